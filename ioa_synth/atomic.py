@@ -1,0 +1,34 @@
+"""Atomic file writes: write to a temporary file in the same folder, fsync, rename."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` so that readers see the old file or the whole new one.
+
+    Parent folders are created. Raises ``OSError`` on I/O failure (the target is untouched).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_json_atomic(path: str | Path, obj: Any) -> Path:
+    """Write ``obj`` as indented UTF-8 JSON atomically (see :func:`write_text_atomic`)."""
+    return write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,143 @@
+"""Per-component LLM configuration: a JSON ``--config`` file plus environment variables.
+
+Every LLM-using component (``generator``, ``judge``, ``audit_judge``, ``prober``,
+``simulator``, ``validity_filter``) reads ``<X>_BASE_URL`` / ``<X>_API_KEY`` (X upper
+case), each falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. With no base URL
+at all the component uses the embedded local model. The config file gives, per
+component, ``{"model", "temperature", "structured_output", "request_options"}``;
+see ``config.example.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "simulator", "validity_filter")
+
+#: Default sampling temperature per component (PROTOCOL.md §5-6 paper settings).
+DEFAULT_TEMPERATURE: dict[str, float] = {
+    "generator": 0.7,
+    "judge": 0.3,
+    "audit_judge": 0.3,
+    "prober": 0.7,
+    "simulator": 0.2,
+    "validity_filter": 0.2,
+}
+
+#: Keys of ``request_options`` passed through to ``chat.completions.create``.
+REQUEST_OPTION_KEYS = ("extra_body", "reasoning_effort", "max_tokens", "max_completion_tokens", "top_p")
+
+StructuredOutput = Literal["json_schema", "json_object_schema", "none"]
+
+_UNSET = "__default__"
+
+
+class ConfigError(ValueError):
+    """An unusable configuration file or value; the message says which."""
+
+
+class ComponentConfig(BaseModel):
+    """Settings of one component.
+
+    ``temperature``: a float, ``null`` to omit the parameter, or absent for the
+    component's default. ``structured_output``: ``json_schema`` (OpenAI/vLLM),
+    ``json_object_schema`` (llama-cpp-python) or ``none``; absent picks
+    ``json_object_schema`` for the embedded model and ``json_schema`` otherwise.
+    ``max_retries``: HTTP retries (429, 5xx, timeouts, connection errors) done by the
+    ``openai`` client with exponential backoff and jitter. ``content_retries``:
+    re-requests of a reply that is not valid JSON, fails the schema or stopped on
+    ``length``. ``timeout``: seconds per request.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    temperature: float | None | str = _UNSET
+    structured_output: StructuredOutput | None = None
+    json_schema_strict: bool = False
+    request_options: dict[str, Any] = Field(default_factory=dict)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    content_retries: int = Field(default=2, ge=0, le=10)
+    timeout: float = Field(default=600.0, gt=0)
+
+    @field_validator("request_options")
+    @classmethod
+    def _known_options(cls, v: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(v) - set(REQUEST_OPTION_KEYS))
+        if unknown:
+            raise ValueError(f"unknown request_options {unknown}; allowed: {', '.join(REQUEST_OPTION_KEYS)}")
+        if "extra_body" in v and not isinstance(v["extra_body"], dict):
+            raise ValueError("request_options.extra_body must be an object")
+        return v
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, v: Any) -> Any:
+        if isinstance(v, str) and v != _UNSET:
+            raise ValueError("temperature must be a number or null")
+        return v
+
+    def effective_temperature(self, component: str) -> float | None:
+        """The temperature to send (``None``: omit the parameter)."""
+        if self.temperature == _UNSET:
+            return DEFAULT_TEMPERATURE.get(component, 0.7)
+        return self.temperature  # type: ignore[return-value]
+
+
+class ToolkitConfig(BaseModel):
+    """The whole config file: one optional block per component."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    generator: ComponentConfig = Field(default_factory=ComponentConfig)
+    judge: ComponentConfig = Field(default_factory=ComponentConfig)
+    audit_judge: ComponentConfig = Field(default_factory=ComponentConfig)
+    prober: ComponentConfig = Field(default_factory=ComponentConfig)
+    simulator: ComponentConfig = Field(default_factory=ComponentConfig)
+    validity_filter: ComponentConfig = Field(default_factory=ComponentConfig)
+
+    def component(self, name: str) -> ComponentConfig:
+        """Settings of component ``name``; raises ``KeyError`` for an unknown one."""
+        if name not in COMPONENTS:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+def load_config(path: str | Path | None) -> ToolkitConfig:
+    """Read a ``--config`` JSON file (``None``: all defaults).
+
+    Raises:
+        ConfigError: unreadable file, invalid JSON, unknown component or key, bad value.
+    """
+    if path is None:
+        return ToolkitConfig()
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: the config must be a JSON object")
+    data = {k: v for k, v in data.items() if not k.startswith("_")}  # "_comment" keys
+    try:
+        return ToolkitConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise ConfigError(f"{p}: {where}: {err['msg']}") from exc
+
+
+def env_endpoint(component: str) -> tuple[str | None, str | None]:
+    """(base_url, api_key) of ``component`` from the environment, with the
+    ``OPENAI_*`` fallbacks; empty strings count as unset."""
+    up = component.upper()
+    base = os.environ.get(f"{up}_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or None
+    key = os.environ.get(f"{up}_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
+    return base, key

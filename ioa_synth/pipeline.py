@@ -1,0 +1,246 @@
+"""The two-stage loop for one case (PROTOCOL.md §3-5).
+
+Stage 1 (G_participants, then J_participants, gate θ1) and stage 2 (G_dialogue, then
+J_dialogue, gate θ2). A stage that fails its content rules or its θ gets exactly one
+regeneration whose request carries the written feedback; a second failure discards
+the case. Stage 2 regenerates the dialogue only; the accepted profiles stay.
+
+Every successful LLM call is stored (with the scores it produced) in one catalog
+transaction, and a re-run replays stored calls instead of paying for them again: a
+case interrupted anywhere resumes from its last completed step.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from .atomic import write_json_atomic
+from .catalog import Catalog
+from .cells import MA_TYPES, TASK_TYPES
+from .judgement import Judgement, judge_schema, parse_judgement
+from .llm import CallRecord, LLMCallError, LLMClient
+from .prompts import render
+from .rubric import Rubric
+from .schemas import Stage1Output, Stage2Output, request_schema, stage1_problems, stage2_problems
+from .seedfile import SeedTuple
+
+CallKey = tuple[str, int, str, int]  # (case_id, stage, role, attempt)
+
+
+@dataclass
+class Case:
+    """One seed tuple in a split, and where its record goes."""
+
+    case_id: str
+    split: str
+    seed: SeedTuple
+    path: Path
+
+
+@dataclass
+class Outcome:
+    """What happened to a case in this run; ``status`` in accepted|discarded|failed."""
+
+    case_id: str
+    status: str
+    stage1_attempts: int = 0
+    stage2_attempts: int = 0
+    reason: str | None = None
+    tokens: int = 0
+
+
+class Discard(Exception):
+    """A stage failed twice: the case is discarded with this reason."""
+
+
+@dataclass
+class StageResult:
+    output: BaseModel
+    attempt: int
+    judgement: Judgement
+
+
+@dataclass
+class Pipeline:
+    """Runs cases through the loop against a generator and a judge client.
+
+    Args:
+        catalog: where calls, scores and case states are stored.
+        generator / judge: clients of the two components.
+        rubric: the rubric (θ1, θ2).
+        run_id: id of the current run (stored with each call).
+        replay: successful responses already paid for, keyed by (case, stage, role, attempt).
+        on_tokens: called with the token count of each fresh call (for progress).
+    """
+
+    catalog: Catalog
+    generator: LLMClient
+    judge: LLMClient
+    rubric: Rubric
+    run_id: str
+    replay: dict[CallKey, str] = field(default_factory=dict)
+    on_tokens: Callable[[int], None] = lambda n: None
+    judge_role: str = "judge"
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- public ------------------------------------------------------------------
+    def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
+                 stage1: dict[str, Any] | None = None) -> Outcome:
+        """Run ``case`` through both stages (or stage 2 only when ``profiles`` is given,
+        with ``stage1`` the accepted stage-1 quality block) and record the result.
+
+        ``first_attempt`` numbers the first generation of each stage (1 for a build;
+        later numbers for ``regenerate``). Never raises for LLM failures: they make a
+        ``failed`` outcome.
+        """
+        out = Outcome(case.case_id, "failed")
+        try:
+            if profiles is None:
+                s1 = self._stage(case, 1, first_attempt, out, profiles=None)
+                profiles, stage1 = s1.output, {"attempt": s1.attempt, **s1.judgement.as_quality()}
+            s2 = self._stage(case, 2, first_attempt, out, profiles=profiles)
+        except Discard as exc:
+            out.status, out.reason = "discarded", str(exc)
+        except LLMCallError as exc:
+            out.status, out.reason = "failed", str(exc)
+        else:
+            quality = {"stage1": stage1, "stage2": {"attempt": s2.attempt, **s2.judgement.as_quality()}}
+            self._write_record(case, profiles, s2.output, quality)
+            out.status = "accepted"
+        self._set_status(case, out, first_attempt)
+        return out
+
+    # -- stages --------------------------------------------------------------------
+    def _stage(self, case: Case, stage: int, first_attempt: int, out: Outcome,
+               profiles: Stage1Output | None) -> StageResult:
+        previous: str | None = None
+        feedback: str | None = None
+        reasons: list[str] = []
+        for attempt in (first_attempt, first_attempt + 1):
+            if stage == 1:
+                out.stage1_attempts += 1
+            else:
+                out.stage2_attempts += 1
+            gen = self._generate(case, stage, attempt, profiles, previous, feedback)
+            problems = stage1_problems(gen) if stage == 1 else stage2_problems(gen)
+            previous = gen.model_dump_json()
+            if problems:
+                feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
+                reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
+                continue
+            verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
+            if verdict.passed:
+                return StageResult(gen, attempt, verdict)
+            feedback = verdict.feedback_text()
+            theta = self.rubric.stage(stage).theta
+            reasons.append(f"attempt {attempt}: below {theta} on {', '.join(verdict.failed_items)}")
+        raise Discard(f"stage {stage} failed twice ({' | '.join(reasons)})")
+
+    def _generate(self, case: Case, stage: int, attempt: int, profiles: Stage1Output | None,
+                  previous: str | None, feedback: str | None) -> BaseModel:
+        model = Stage1Output if stage == 1 else Stage2Output
+        seed = case.seed
+        ctx: dict[str, Any] = {"previous": previous, "feedback": feedback}
+        if stage == 1:
+            ctx |= {"seed": seed, "domain": seed.domain, "task_type": seed.task_type,
+                    "task_description": TASK_TYPES[seed.task_type], "ma_types": MA_TYPES}
+        else:
+            ctx |= {"profiles": profiles.model_dump()}
+        prompt = render(stage, "generator", **ctx)
+        name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
+        value, _ = self._call(self.generator, case, stage, "generator", attempt, prompt, request_schema(model),
+                              name, model.model_validate, scores=None)
+        return value
+
+    def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel) -> Judgement:
+        srub = self.rubric.stage(stage)
+        ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
+        ctx: dict[str, Any] = {"profiles": profiles.model_dump(), "stage_rubric": srub,
+                               "no_change": self.rubric.no_change_feedback}
+        if stage == 2:
+            ctx["dialogue"] = gen.model_dump()
+        prompt = render(stage, "judge", **ctx)
+        value, _ = self._call(self.judge, case, stage, self.judge_role, attempt, prompt, judge_schema(srub, ma_ids),
+                              f"stage{stage}_scores", lambda d: parse_judgement(self.rubric, stage, d, ma_ids),
+                              scores=True)
+        return value
+
+    # -- calls and storage -----------------------------------------------------------
+    def _call(self, client: LLMClient, case: Case, stage: int, role: str, attempt: int, prompt: Any,
+              schema: dict[str, Any], name: str, parse: Callable[[Any], Any], scores: bool | None) -> tuple[Any, bool]:
+        key = (case.case_id, stage, role, attempt)
+        cached = self.replay.get(key)
+        if cached is not None:
+            try:
+                return parse(json.loads(cached)), False
+            except ValueError:
+                pass  # a stored reply the current parser rejects: ask again
+        base = {"case_id": case.case_id, "stage": stage, "role": role, "attempt": attempt,
+                "template_sha256": prompt.template_sha256, "run_id": self.run_id}
+
+        def store_failed(rec: CallRecord) -> None:
+            self.catalog.insert("llm_calls", _call_row(base, rec))
+
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed)
+        self.on_tokens((rec.prompt_tokens or 0) + (rec.completion_tokens or 0))
+        with self.catalog.transaction() as cat:
+            cat.insert("llm_calls", _call_row(base, rec))
+            if scores:
+                cat.insert_many("scores", _score_rows(case.case_id, stage, attempt, role, client.endpoint.model, value))
+        self.replay[key] = rec.response_text or ""
+        return value, True
+
+    def _write_record(self, case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> None:
+        turns = [t.model_dump() for t in dialogue.turns]
+        record = {
+            "case_id": case.case_id,
+            "profiles": profiles.model_dump(),
+            "dialogue": {"num_turns": len(turns), "turns": turns},
+            "seed": case.seed.as_record(),
+            "quality": quality,
+        }
+        write_json_atomic(case.path, record)
+
+    def _set_status(self, case: Case, out: Outcome, first_attempt: int) -> None:
+        reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
+        self.catalog.execute(
+            "UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
+            "stage2_attempts = GREATEST(stage2_attempts, ?), "
+            "path = ?, discard_reason = ?, error = ?, updated_at = ? WHERE case_id = ?",
+            [out.status, *reached,
+             str(case.path) if out.status == "accepted" else None,
+             out.reason if out.status == "discarded" else None,
+             out.reason if out.status == "failed" else None, _now(), case.case_id],
+        )
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
+    return {**base, "try_index": rec.try_index, "model": rec.model, "base_url": rec.base_url,
+            "temperature": rec.temperature, "request_json": rec.request_json, "response_text": rec.response_text,
+            "finish_reason": rec.finish_reason, "prompt_tokens": rec.prompt_tokens,
+            "completion_tokens": rec.completion_tokens, "latency_ms": rec.latency_ms, "error": rec.error,
+            "created_at": _now()}
+
+
+def _score_rows(case_id: str, stage: int, attempt: int, role: str, model: str, j: Judgement) -> list[dict[str, Any]]:
+    now = _now()
+    rows = [{"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
+             "item": item, "dimension": dim, "score": score, "feedback": j.feedback.get(item, ""), "created_at": now}
+            for item, dims in j.items.items() for dim, score in dims.items()]
+    if j.overall_feedback:
+        rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
+                     "item": "overall", "dimension": "overall_feedback", "score": None,
+                     "feedback": j.overall_feedback, "created_at": now})
+    return rows
+
