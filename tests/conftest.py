@@ -1,0 +1,61 @@
+"""Shared test fixtures: real seed tuples, a clean environment, scripted endpoints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ioa_synth.cells import TASK_TYPES
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOT = ROOT / "seeds" / "snapshot.jsonl"
+
+ENV_VARS = [f"{c}_{v}" for c in ("OPENAI", "GENERATOR", "JUDGE", "AUDIT_JUDGE", "PROBER", "SIMULATOR",
+                                 "VALIDITY_FILTER") for v in ("BASE_URL", "API_KEY")]
+
+
+@pytest.fixture(autouse=True)
+def clean_llm_env(monkeypatch):
+    """No test sees the developer's endpoints or keys."""
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+def real_seed_tuples(n: int, domains: tuple[str, ...] | None = None) -> list[dict]:
+    """``n`` build-format seed tuples made from real papers of seeds/snapshot.jsonl,
+    task types assigned round-robin."""
+    papers = [json.loads(line) for line in SNAPSHOT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if domains:
+        papers = [p for p in papers if p["domain"] in domains]
+    tasks = list(TASK_TYPES)
+    return [{"seed_id": f"{p['source']}:{p['source_id']}", "source": p["source"], "domain": p["domain"],
+             "task_type": tasks[i % len(tasks)], "title": p["title"], "abstract": p["abstract"],
+             "license": p["license"]} for i, p in enumerate(papers[:n])]
+
+
+@pytest.fixture
+def seeds_file(tmp_path):
+    """Factory: write ``n`` real seed tuples to a JSONL file and return its path."""
+
+    def make(n: int = 3, name: str = "seeds.jsonl", **kw) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(s) + "\n" for s in real_seed_tuples(n, **kw)), encoding="utf-8")
+        return path
+
+    return make
+
+
+@pytest.fixture
+def cli():
+    """Run ``ioa-synth`` in-process; returns the click Result (exit_code, stdout, stderr)."""
+    from ioa_synth.cli import app
+
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return run
