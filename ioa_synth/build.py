@@ -115,31 +115,40 @@ class _Scheduler:
                     self.summary["skipped"] += 1
         self.pipeline.replay = load_replay(self.catalog, [c.case_id for c in todo])
         self.progress = BuildProgress(self.console, total=len(todo))
-        with self.progress, ThreadPoolExecutor(self.workers, thread_name_prefix="case") as pool:
-            queue = deque(todo)
-            running: dict[Future[Outcome], Cell] = {}
-            in_flight: dict[Cell, int] = {}
-            while queue or running:
-                while queue and len(running) < self.workers:
-                    case = queue.popleft()
-                    cell = (case.seed.domain, case.seed.task_type)
-                    running[pool.submit(self.pipeline.run_case, case)] = cell
-                    in_flight[cell] = in_flight.get(cell, 0) + 1
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    cell = running.pop(fut)
-                    in_flight[cell] -= 1
-                    outcome = fut.result()
-                    self.summary[outcome.status] += 1
-                    self.progress.advance(outcome.status)
-                    if outcome.status == "accepted":
-                        accepted[cell] += 1
-                    elif outcome.status == "discarded" and self._should_draw(cell, accepted[cell] + in_flight[cell]):
-                        queue.extend(self._cases_of([self.plans[cell].reserve.popleft()]))
-                        self.summary["reserve_drawn"] += 1
-                        self.progress.grow(1)
+        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="case")
+        try:
+            with self.progress:
+                self._drain(pool, deque(todo), accepted)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: stop now; re-running resumes
+            raise
+        pool.shutdown(wait=True)
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
+
+    def _drain(self, pool: ThreadPoolExecutor, queue: deque[Case], accepted: dict[Cell, int]) -> None:
+        """Keep ``workers`` cases in flight; a discard draws the cell's next reserve tuple."""
+        running: dict[Future[Outcome], Cell] = {}
+        in_flight: dict[Cell, int] = {}
+        while queue or running:
+            while queue and len(running) < self.workers:
+                case = queue.popleft()
+                cell = (case.seed.domain, case.seed.task_type)
+                running[pool.submit(self.pipeline.run_case, case)] = cell
+                in_flight[cell] = in_flight.get(cell, 0) + 1
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                cell = running.pop(fut)
+                in_flight[cell] -= 1
+                outcome = fut.result()
+                self.summary[outcome.status] += 1
+                self.progress.advance(outcome.status)
+                if outcome.status == "accepted":
+                    accepted[cell] += 1
+                elif outcome.status == "discarded" and self._should_draw(cell, accepted[cell] + in_flight[cell]):
+                    queue.extend(self._cases_of([self.plans[cell].reserve.popleft()]))
+                    self.summary["reserve_drawn"] += 1
+                    self.progress.grow(1)
 
     def _should_draw(self, cell: Cell, accepted_or_running: int) -> bool:
         plan = self.plans[cell]

@@ -56,6 +56,8 @@ def build(
                             args=args)
     except FingerprintMismatch as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; run the same command again to resume", code=130)
     except (EndpointError, LocalModelError) as exc:
         fail(str(exc), code=1)
     from .catalog import Catalog

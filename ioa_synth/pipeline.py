@@ -110,6 +110,8 @@ class Pipeline:
             out.status, out.reason = "discarded", str(exc)
         except LLMCallError as exc:
             out.status, out.reason = "failed", str(exc)
+        except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+            out.status, out.reason = "failed", f"internal error: {type(exc).__name__}: {exc}"
         else:
             quality = {"stage1": stage1, "stage2": {"attempt": s2.attempt, **s2.judgement.as_quality()}}
             self._write_record(case, profiles, s2.output, quality)
