@@ -101,7 +101,7 @@ def status(
 ) -> None:
     """Show counts per split and cell, and token use, of a build directory."""
     from .catalog import Catalog
-    from .status import cell_table, status_report
+    from .status import status_report, status_tables
 
     try:
         cat = Catalog(out, read_only=True)
@@ -112,5 +112,8 @@ def status(
     if as_json:
         typer.echo(json.dumps(report, indent=2, default=str))
         return
-    console = Console()
-    console.print(cell_table(report["cells"]))
+    from .reporting import wide_console
+
+    console = wide_console()
+    for table in status_tables(report):
+        console.print(table)

@@ -1,0 +1,176 @@
+"""Annotation forms generated from the rubric data (issue 4.3): a Label Studio project
+(tasks JSON + labeling config XML) or a CSV with one row per item.
+
+Nothing here names a dimension: the ratings, their ranges and the level definitions
+shown as hints all come from ``judges/rubric.json``. The forms are blind to judge
+scores: they show the scenario, the members, the misalignment points (both
+understandings) and the dialogue turns (utterance and inner thought), never the
+``quality`` block.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..atomic import write_text_atomic
+from ..builddir import AcceptedCase
+from ..rubric import Dimension, load_rubric
+from .sample import DIALOGUE_ITEM, Manifest, SampledCase, annotation_dir
+
+DIALOGUE_OBJECT = "dialogue"  # name of the Paragraphs object the dialogue ratings point to
+
+
+def rating_name(item: str, dimension: str) -> str:
+    """The Label Studio control name (``from_name``) of one rating, e.g. ``MA1_subtlety``."""
+    return f"{item}_{dimension}"
+
+
+def rating_names(ma_ids: list[str]) -> dict[str, tuple[int, str, str]]:
+    """``from_name`` -> (stage, item, dimension) for points ``ma_ids`` and the dialogue."""
+    rubric = load_rubric()
+    names = {rating_name(m, d.name): (1, m, d.name) for m in ma_ids for d in rubric.stage(1).dimensions}
+    names |= {rating_name(DIALOGUE_ITEM, d.name): (2, DIALOGUE_ITEM, d.name) for d in rubric.stage(2).dimensions}
+    return names
+
+
+def point_field(ma_id: str) -> str:
+    """Task data key holding the text of point ``ma_id``."""
+    return f"point_{ma_id}"
+
+
+def _hint(d: Dimension) -> str:
+    levels = " | ".join(f"{s}: {d.levels[str(s)]}" for s in d.scores)
+    return f"{d.name} ({d.min}-{d.max}): {d.question} {levels}"
+
+
+def labeling_config(ma_ids: list[str], required_points: int) -> str:
+    """Label Studio labeling config: the scenario and members, each point with one
+    rating per stage-1 dimension, the dialogue as turns with one rating per stage-2
+    dimension; every rating preceded by its question and level definitions.
+    Ratings of the first ``required_points`` points and of the dialogue are required."""
+    rubric = load_rubric()
+    root = ET.Element("View")
+    ET.SubElement(root, "Header", value="Meeting scenario")
+    ET.SubElement(root, "Text", name="scenario", value="$scenario")
+    ET.SubElement(root, "Header", value="Participants")
+    ET.SubElement(root, "Text", name="members", value="$members")
+    for i, ma in enumerate(ma_ids):
+        block = ET.SubElement(root, "View", style="border-top: 1px solid #ccc; margin-top: 1em")
+        ET.SubElement(block, "Header", value=f"Misalignment point {ma}")
+        ET.SubElement(block, "Text", name=f"text_{ma}", value=f"${point_field(ma)}")
+        for d in rubric.stage(1).dimensions:
+            _rating(block, rating_name(ma, d.name), f"text_{ma}", d, required=i < required_points)
+    view = ET.SubElement(root, "View", style="border-top: 1px solid #ccc; margin-top: 1em")
+    ET.SubElement(view, "Header", value="Dialogue (utterance, then the speaker's private thought)")
+    ET.SubElement(view, "Paragraphs", name=DIALOGUE_OBJECT, value="$turns", layout="dialogue",
+                  nameKey="author", textKey="text")
+    ET.SubElement(view, "Header", value="Dialogue ratings")
+    for d in rubric.stage(2).dimensions:
+        _rating(view, rating_name(DIALOGUE_ITEM, d.name), DIALOGUE_OBJECT, d, required=True)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _rating(parent: ET.Element, name: str, to_name: str, d: Dimension, required: bool) -> None:
+    ET.SubElement(parent, "Header", value=_hint(d), size="6")
+    ET.SubElement(parent, "Rating", name=name, toName=to_name, maxRating=str(d.max), icon="star", size="medium",
+                  required="true" if required else "false")
+
+
+def _members(c: AcceptedCase) -> str:
+    return "\n\n".join(f"{m.id} {m.name}, {m.role}. Expertise: {m.expertise}. Background: {m.background}.\n"
+                       f"Private state: {m.private_state}\nHidden assumptions: {'; '.join(m.hidden_assumptions)}"
+                       for m in c.profiles.members)
+
+
+def _scenario(c: AcceptedCase) -> str:
+    s = c.profiles.meeting_scenario
+    return f"Context: {s.context}\nAgenda: {s.agenda}\nExpected outcome: {s.expected_outcome}"
+
+
+def _point(c: AcceptedCase, ma_id: str) -> str:
+    names = {m.id: m.name for m in c.profiles.members}
+    p = next(p for p in c.profiles.misalignment_points if p.id == ma_id)
+    return (f"{p.id} [{p.type}] topic: {p.topic}\nSurface form: \"{p.surface_form}\"\n"
+            f"M1 ({names.get('M1', 'M1')}) understands: {p.member_a_understanding}\n"
+            f"M2 ({names.get('M2', 'M2')}) understands: {p.member_b_understanding}\n"
+            f"Why it goes undetected: {p.why_undetected}")
+
+
+def _turns(c: AcceptedCase) -> list[dict[str, str]]:
+    return [{"author": f"{t.speaker_name} ({t.speaker_id})", "text": f"{t.utterance}\n(thinks: {t.inner_thought})"}
+            for t in c.dialogue.turns]
+
+
+def ls_task(c: AcceptedCase, s: SampledCase, ma_ids: list[str]) -> dict[str, Any]:
+    """One Label Studio task (``{"data": {...}}``); points the case lacks get a note."""
+    data: dict[str, Any] = {"case_id": c.case_id, "item_set": s.item_set, "domain": c.domain,
+                            "task_type": c.task_type, "scenario": _scenario(c), "members": _members(c),
+                            "turns": _turns(c)}
+    for ma in ma_ids:
+        data[point_field(ma)] = _point(c, ma) if ma in s.ma_ids else f"(this dialogue has no {ma}: leave its ratings empty)"
+    return {"data": data}
+
+
+def csv_rows(c: AcceptedCase, s: SampledCase) -> list[dict[str, Any]]:
+    """One row per item of the case, with context columns and an empty column per dimension."""
+    dims = [d.name for _, d in load_rubric().all_dimensions()]
+    base = {"case_id": c.case_id, "item_set": s.item_set, "domain": c.domain, "task_type": c.task_type}
+    transcript = "\n".join(f"[{t.turn_idx}] {t.speaker_name} ({t.speaker_id}) says: {t.utterance} | thinks: "
+                           f"{t.inner_thought}" for t in c.dialogue.turns)
+    rows = []
+    for stage, item in s.items():
+        rows.append({"item_id": f"{c.case_id}#{item}", **base, "stage": stage, "item": item,
+                     "scenario": _scenario(c), "members": _members(c),
+                     "point": _point(c, item) if stage == 1 else "",
+                     "dialogue": transcript if stage == 2 else "", **{d: "" for d in dims}})
+    return rows
+
+
+def guidelines() -> str:
+    """Markdown rating guide for CSV annotators, generated from the rubric."""
+    rubric = load_rubric()
+    lines = ["# Rating guide", "", f"Rubric version {rubric.version}. Fill only the columns of the item's stage "
+             "(stage 1: misalignment points, stage 2: dialogues); leave the others empty.", ""]
+    for srub in rubric.stages:
+        lines += [f"## Stage {srub.stage}: {srub.unit}", ""]
+        for d in srub.dimensions:
+            lines += [f"### {d.name} ({d.min}-{d.max})", "", d.question, ""]
+            lines += [f"- {s}: {d.levels[str(s)]}" for s in d.scores] + [""]
+    return "\n".join(lines)
+
+
+def export(out_dir: Path, manifest: Manifest, records: dict[str, AcceptedCase], fmt: str) -> list[Path]:
+    """Write the forms of ``manifest`` under ``DIR/annotation/<split>/`` and return the paths:
+    ``label-studio``: ``tasks.json``, ``calibration_tasks.json``, ``labeling_config.xml``;
+    ``csv``: ``items.csv``, ``calibration_items.csv``, ``guidelines.md``."""
+    folder = annotation_dir(out_dir, manifest.split)
+    ma_ids = sorted({m for c in manifest.cases for m in c.ma_ids}, key=lambda m: (len(m), m))
+    names = {"sample": ("tasks.json", "items.csv"), "calibration": ("calibration_tasks.json", "calibration_items.csv")}
+    paths: list[Path] = []
+    for item_set, (json_name, csv_name) in names.items():
+        chosen = manifest.of_set(item_set)
+        if fmt == "label-studio":
+            tasks = [ls_task(records[s.case_id], s, ma_ids) for s in chosen]
+            paths.append(write_text_atomic(folder / json_name, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n"))
+        else:
+            rows = [r for s in chosen for r in csv_rows(records[s.case_id], s)]
+            frame = pl.DataFrame(rows, schema=_csv_schema())
+            paths.append(write_text_atomic(folder / csv_name, frame.write_csv()))
+    if fmt == "label-studio":
+        required = min(len(c.ma_ids) for c in manifest.cases)
+        paths.append(write_text_atomic(folder / "labeling_config.xml", labeling_config(ma_ids, required)))
+    else:
+        paths.append(write_text_atomic(folder / "guidelines.md", guidelines()))
+    return paths
+
+
+def _csv_schema() -> dict[str, Any]:
+    cols = ["item_id", "case_id", "item_set", "domain", "task_type", "stage", "item", "scenario", "members",
+            "point", "dialogue"] + [d.name for _, d in load_rubric().all_dimensions()]
+    return {c: (pl.Int64 if c == "stage" else pl.String) for c in cols}

@@ -1,0 +1,99 @@
+"""``annotate report``: human scores against the build judge, per rubric dimension
+(PROTOCOL.md §5: n, human mean with the annotators averaged, LLM mean, share of items
+within ±0.5 and ±1 point), plus inter-annotator agreement: Krippendorff's alpha
+(ordinal, all annotators) and quadratic-weighted Cohen's kappa (exactly two
+annotators, items both rated). Calibration items are left out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..catalog import Catalog
+from ..reporting import write_report
+from ..rubric import load_rubric
+from ..stats import compare_scores, ordinal_alpha, quadratic_kappa
+from .importer import TABLE
+from .sample import AnnotationError
+
+KEY = ["case_id", "stage", "attempt", "item", "dimension"]
+
+
+def annotated_splits(catalog: Catalog) -> list[str]:
+    """Splits with imported sample scores, in name order."""
+    if not _has_table(catalog):
+        return []
+    return [s for s, in catalog.execute(f"SELECT DISTINCT split FROM {TABLE} WHERE item_set = 'sample' ORDER BY 1")]
+
+
+def _has_table(catalog: Catalog) -> bool:
+    return bool(catalog.execute("SELECT 1 FROM information_schema.tables WHERE table_name = ?", [TABLE]))
+
+
+def human_scores(catalog: Catalog, split: str) -> pl.DataFrame:
+    """Sample scores of ``split``: columns annotator + :data:`KEY` + score."""
+    rows = catalog.query_dicts(f"SELECT annotator, {', '.join(KEY)}, score FROM {TABLE} "
+                               "WHERE split = ? AND item_set = 'sample'", [split]) if _has_table(catalog) else []
+    schema = {"annotator": pl.String, "case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64, "item": pl.String,
+              "dimension": pl.String, "score": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def judge_scores(catalog: Catalog, split: str) -> pl.DataFrame:
+    """The build judge's scores of ``split`` (latest per key): :data:`KEY` + ``llm``."""
+    rows = catalog.query_dicts(
+        f"SELECT {', '.join('s.' + k for k in KEY)}, arg_max(s.score, s.created_at) AS llm FROM scores s "
+        "JOIN cases c USING (case_id) WHERE c.split = ? AND s.judge_role = 'judge' AND s.score IS NOT NULL GROUP BY ALL",
+        [split])
+    schema = {"case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64, "item": pl.String, "dimension": pl.String,
+              "llm": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def annotation_report(catalog: Catalog, split: str) -> dict[str, Any]:
+    """The report of ``split``: ``{split, annotators, items, dimensions: [{stage, dimension,
+    n, human_mean, llm_mean, mean_diff, within_0_5, within_1, alpha, kappa, kappa_pairs}]}``.
+    Raises :class:`AnnotationError` when no sample score of ``split`` was imported."""
+    human = human_scores(catalog, split)
+    if human.is_empty():
+        raise AnnotationError(f"no annotations imported for split {split!r} (run 'ioa-synth annotate import')")
+    annotators = sorted(human["annotator"].unique().to_list())
+    per_item = human.group_by(KEY).agg(pl.col("score").cast(pl.Float64).mean().alias("human"))
+    merged = per_item.join(judge_scores(catalog, split), on=KEY, how="left")
+    rubric = load_rubric()
+    rows = compare_scores(merged, "llm", "human", [(s, d.name) for s, d in rubric.all_dimensions()])
+    out = []
+    for r, (_, dim) in zip(rows, rubric.all_dimensions()):
+        sub = human.filter(pl.col("dimension") == dim.name)
+        alpha, kappa, pairs = _agreement(sub, annotators, list(range(dim.min, dim.max + 1)))
+        out.append({"stage": r["stage"], "dimension": r["dimension"], "n": r["n"], "human_mean": r["mean_human"],
+                    "llm_mean": r["mean_llm"], "mean_diff": r["mean_diff"], "within_0_5": r["within_0_5"],
+                    "within_1": r["within_1"], "alpha": alpha, "kappa": kappa, "kappa_pairs": pairs})
+    items = per_item.select("case_id", "item").unique()
+    return {"split": split, "annotators": annotators,
+            "items": {"points": items.filter(pl.col("item") != "dialogue").height,
+                      "dialogues": items.filter(pl.col("item") == "dialogue").height},
+            "dimensions": out}
+
+
+def _agreement(sub: pl.DataFrame, annotators: list[str], domain: list[int]) -> tuple[float | None, float | None, int]:
+    """Alpha over the annotators x items table of one dimension; kappa over the items
+    both annotators rated (only with exactly two annotators)."""
+    if sub.is_empty():
+        return None, None, 0
+    wide = sub.with_columns(pl.concat_str(["case_id", "item", "attempt"], separator="#").alias("_item")) \
+        .pivot(on="annotator", index="_item", values="score").sort("_item")
+    present = [a for a in annotators if a in wide.columns]
+    alpha = ordinal_alpha([wide[a].to_list() for a in present], domain)
+    if len(annotators) != 2 or len(present) != 2:
+        return alpha, None, 0
+    both = wide.drop_nulls(present)
+    return alpha, quadratic_kappa(both[present[0]].to_list(), both[present[1]].to_list(), domain), both.height
+
+
+def write_annotation_report(out_dir: Path, report: dict[str, Any]) -> list[Path]:
+    """``DIR/reports/annotation_<split>.json``."""
+    return write_report(out_dir, f"annotation_{report['split']}", report)
