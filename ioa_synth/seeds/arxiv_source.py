@@ -13,10 +13,12 @@
   handled completely; the overlap at the boundary is removed as duplicates.
 - Endpoint: ``ARXIV_API_URL`` replaces ``Client.query_url_format`` (the library's own knob).
 - Faults: HTTP errors and empty pages are first retried by the library
-  (``num_retries``, paced); a page that stays empty before the end is asked again from
-  the same offset after a backoff; a page that comes back short just moves the offset by
+  (``num_retries``, paced); a page that comes back empty although ``totalResults`` says
+  more remain is asked again from the same offset after a backoff (and, if it stays
+  empty, taken as the end, noted in the state); a page that comes back short moves the offset by
   what arrived; error entries (``<id>…/api/errors#…</id>``) raise :class:`SourceError`
-  even with HTTP 200; titles are kept as given, even ``"0"``.
+  with arXiv's message, whatever the HTTP status (a ``requests`` response hook on the
+  client's session); titles are kept as given, even ``"0"``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
 import arxiv
+from lxml import etree
 
 from .pace import RetryLater, SourceError, paced_session
 from .settings import Settings
@@ -36,24 +39,39 @@ DOMAIN_CATEGORIES: dict[str, tuple[str, ...]] = {
     "software_engineering": ("cs.SE",),
     "business": ("q-fin.*",),
 }
+ATOM = "{http://www.w3.org/2005/Atom}"
 INTERVAL = 3.0
-PAGE_SIZE = 200
 MAX_PAGE = 2000
-MAX_PER_QUERY = 30_000
 LICENSE = "CC0-1.0 (arXiv metadata, incl. abstracts)"
 _WITHDRAWN = re.compile(r"\bwithdrawn\b", re.I)
 _WITHDRAWN_SUMMARY = re.compile(r"\b(?:has been|is|was) withdrawn\b", re.I)
 
 
 class _Client(arxiv.Client):
-    """``arxiv.Client`` that rejects arXiv's error entries, which may come with HTTP 200."""
+    """``arxiv.Client`` that remembers ``opensearch:totalResults`` of the last page it parsed."""
+
+    total: int | None = None
 
     def _parse_feed(self, url: str, first_page: bool = True, _try_index: int = 0):
         feed = super()._parse_feed(url, first_page=first_page, _try_index=_try_index)
-        for result in feed.results:
-            if "/api/errors" in result.entry_id:
-                raise SourceError(f"arXiv API error: {result.summary.strip()} ({url})")
+        self.total = feed.header.total_results
         return feed
+
+
+def reject_error_feed(resp, *args, **kwargs):
+    """``requests`` response hook: raise :class:`SourceError` for an arXiv error feed.
+
+    arXiv reports a bad query as an Atom entry whose ``<id>`` is
+    ``https://arxiv.org/api/errors#...`` (HTTP 400 today, HTTP 200 in older deployments and
+    some mirrors); the library would skip that entry silently or retry a 400 in vain.
+    """
+    if b"/api/errors#" in resp.content:
+        root = etree.fromstring(resp.content, etree.XMLParser(no_network=True, resolve_entities=False))
+        for entry in root.iterfind(f"{ATOM}entry"):
+            if "/api/errors" in (entry.findtext(f"{ATOM}id") or ""):
+                message = " ".join((entry.findtext(f"{ATOM}summary") or "").split())
+                raise SourceError(f"arXiv API error (HTTP {resp.status_code}): {message} ({resp.url})")
+    return resp
 
 
 def in_domain(domain: str, primary: str) -> bool:
@@ -83,17 +101,18 @@ class ArxivSource:
     name = "arxiv"
 
     def __init__(self, domain: str, query: str | None, since: str | None, settings: Settings,
-                 page_size: int | None = None, max_per_query: int = MAX_PER_QUERY) -> None:
+                 page_size: int | None = None, max_per_query: int | None = None) -> None:
         if domain not in DOMAIN_CATEGORIES:
             raise ValueError(f"arXiv has no domain {domain!r} (use one of {', '.join(DOMAIN_CATEGORIES)})")
         self.domain, self.query, self.settings = domain, query, settings
         self.since = since.replace("-", "") + "0000" if since else None
         self.page_size = max(1, min(page_size or settings.arxiv_page_size, MAX_PAGE))
-        self.max_per_query = max_per_query
+        self.max_per_query = max_per_query or settings.arxiv_max_per_query
         self.backoff = settings.backoff(base=INTERVAL)
         self.client = _Client(page_size=self.page_size, delay_seconds=0, num_retries=2)
         self.client.query_url_format = settings.arxiv_url + "?{}"
-        paced_session(settings.pacer(INTERVAL), self.backoff, self.client._session)
+        session = paced_session(settings.pacer(INTERVAL), self.backoff, self.client._session)
+        session.hooks["response"].append(reject_error_feed)
 
     @property
     def key(self) -> str:
@@ -152,7 +171,7 @@ class ArxivSource:
         empty_tries = 0
         while True:
             until = state.get("until")
-            query, start = self.search_query(until), 0
+            query, start, expected = self.search_query(until), 0, 0
             while start < self.max_per_query:
                 batch, cut = self._page(query, start)
                 if batch:
@@ -162,13 +181,16 @@ class ArxivSource:
                     stamps += [state["until"]] if state.get("until") else []
                     state["until"] = min(stamps) if stamps else None
                     start += len(batch)
-                if cut:  # arXiv sent an empty page before the end (after the library's retries)
+                    expected, empty_tries = max(expected, self.client.total or 0), 0
+                if cut or (not batch and start < expected):  # an empty page before the end
                     empty_tries += 1
                     if empty_tries > self.backoff.retries:
-                        raise SourceError("arXiv keeps returning empty pages; rerun later to resume")
+                        state["exhausted"] = True
+                        state["note"] = f"arXiv sent empty pages from {start} of {expected}; stopped there"
+                        return
                     self.backoff.pause(empty_tries, None)
                     continue
-                if not batch:
+                if not batch or start >= expected:
                     state["exhausted"] = True
                     return
             if state.get("until") == until:  # a full window within one minute: step past it

@@ -47,7 +47,8 @@ class Settings:
     openalex_email: str | None = None
     openalex_api_key: str | None = None
     scale: float = 1.0
-    arxiv_page_size: int = 200
+    arxiv_page_size: int = 200  # results per arXiv request (API maximum 2,000)
+    arxiv_max_per_query: int = 30_000  # arXiv API: slice larger result sets by submittedDate
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
     @classmethod
