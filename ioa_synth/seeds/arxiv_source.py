@@ -24,13 +24,14 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
 import arxiv
 from lxml import etree
 
-from .pace import RetryLater, SourceError, paced_session
+from .pace import Batch, RetryLater, SourceError, paced_session
 from .settings import Settings
 from .text import arxiv_summary
 
@@ -80,6 +81,13 @@ def in_domain(domain: str, primary: str) -> bool:
         if primary == cat or (cat.endswith(".*") and primary.startswith(cat[:-1])):
             return True
     return False
+
+
+def _advance(state: dict[str, Any], batch: list[dict[str, Any]]) -> None:
+    """Commit a handled batch: ``until`` becomes the oldest submission time seen."""
+    stamps = [c["_published"] for c in batch if c["_published"]]
+    stamps += [state["until"]] if state.get("until") else []
+    state["until"] = min(stamps) if stamps else None
 
 
 def _stamp(dt: datetime) -> str:
@@ -161,9 +169,9 @@ class ArxivSource:
             raise SourceError(f"arXiv API answered HTTP {exc.status} for {exc.url}") from exc
         return batch, False
 
-    def batches(self, state: dict[str, Any], done: set[str]) -> Iterator[list[dict[str, Any]]]:
-        """Yield candidate batches (one API page each); keeps ``state["until"]`` current and
-        sets ``state["exhausted"]`` at the end of the results.
+    def batches(self, state: dict[str, Any], done: set[str]) -> Iterator[Batch]:
+        """Yield ``(candidates, commit)`` per API page; ``commit()`` (called once the page is
+        handled) moves ``state["until"]``; ``state["exhausted"]`` is set at the end.
 
         Raises :class:`SourceError` (API error, HTTP error after retries, persistent empty
         pages) and :class:`~ioa_synth.seeds.pace.RetryLater`.
@@ -175,11 +183,7 @@ class ArxivSource:
             while start < self.max_per_query:
                 batch, cut = self._page(query, start)
                 if batch:
-                    yield batch
-                    # reached only once the whole batch was handled
-                    stamps = [c["_published"] for c in batch if c["_published"]]
-                    stamps += [state["until"]] if state.get("until") else []
-                    state["until"] = min(stamps) if stamps else None
+                    yield batch, partial(_advance, state, batch)
                     start += len(batch)
                     expected, empty_tries = max(expected, self.client.total or 0), 0
                 if cut or (not batch and start < expected):  # an empty page before the end

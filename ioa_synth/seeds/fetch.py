@@ -168,7 +168,7 @@ def _loop(src, log: FetchLog, qstate: dict, result: FetchResult, domain: str,
           max_records: int | None, endpoint: str, catalog: Catalog, on_batch) -> None:
     tally = result.tally
     full = False
-    for batch in src.batches(qstate, log.done):
+    for batch, commit in src.batches(qstate, log.done):
         kept: list[dict[str, Any]] = []
         dropped: list[dict[str, Any]] = []
         batch_ids: set[str] = set()
@@ -195,6 +195,8 @@ def _loop(src, log: FetchLog, qstate: dict, result: FetchResult, domain: str,
             if "_bucket" in cand:
                 bucket = qstate["buckets"][cand["_bucket"]]
                 bucket["kept"] = bucket.get("kept", 0) + 1
+        if not full:
+            commit()  # the whole batch was handled: its progress may be recorded
         log.append(kept, dropped)
         log.save_state()
         new, merged = add_papers(catalog, kept)

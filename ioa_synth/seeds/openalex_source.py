@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -31,7 +32,7 @@ import pyalex
 import requests
 
 from .ids import normalize_doi
-from .pace import SourceError, paced_session
+from .pace import Batch, SourceError, paced_session
 from .settings import Settings
 from .text import openalex_abstract, strip_markup
 
@@ -159,7 +160,7 @@ class OpenAlexSource:
         except (pyalex.api.QueryError, ValueError) as exc:
             raise SourceError(f"OpenAlex rejected {what}: {exc}") from exc
 
-    def _pages(self, state: dict[str, Any], domain_id: str | None) -> Iterator[list[dict[str, Any]]]:
+    def _pages(self, state: dict[str, Any], domain_id: str | None) -> Iterator[Batch]:
         cursor, seen, empty = state.get("cursor", "*"), state.get("seen", 0), 0
         while cursor:
             page = self._get(lambda: self._works(domain_id).get(per_page=self.per_page, cursor=cursor),
@@ -169,14 +170,12 @@ class OpenAlexSource:
                 empty += 1  # empty page before the end: ask again
                 self.backoff.pause(empty, None)
                 continue
-            empty = 0
-            yield [work_candidate(w) for w in page]
-            seen += len(page)
-            state["seen"], state["cursor"] = seen, nxt
+            empty, seen = 0, seen + len(page)
+            yield [work_candidate(w) for w in page], partial(state.update, seen=seen, cursor=nxt)
             cursor = nxt if page or nxt != cursor else None
         state["exhausted"] = True
 
-    def _balanced(self, state: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
+    def _balanced(self, state: dict[str, Any]) -> Iterator[Batch]:
         quota = math.ceil(self.max_records / len(OPENALEX_DOMAINS)) if self.max_records else None
         buckets = state.setdefault("buckets", {})
         pages = {d: self._pages(buckets.setdefault(d, {}), d) for d in OPENALEX_DOMAINS}
@@ -185,14 +184,14 @@ class OpenAlexSource:
                 if quota is not None and buckets[d].get("kept", 0) >= quota:
                     del pages[d]
                     continue
-                batch = next(pages[d], None)
-                if batch is None:
+                item = next(pages[d], None)
+                if item is None:
                     del pages[d]
                     continue
-                yield [{**c, "_bucket": d} for c in batch]
+                yield [{**c, "_bucket": d} for c in item[0]], item[1]
         state["exhausted"] = all(b.get("exhausted") for b in buckets.values())
 
-    def _by_doi(self, state: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
+    def _by_doi(self, state: dict[str, Any]) -> Iterator[Batch]:
         start = state.get("next", 0)
         for k in range(start, len(self.dois), 25):
             batch = []
@@ -205,12 +204,12 @@ class OpenAlexSource:
                     if "HTTP 404" not in str(exc):
                         raise
                     batch.append({"source": "openalex", "source_id": doi, "_flags": {"not_found": True}})
-            yield batch
-            state["next"] = k + len(self.dois[k:k + 25])
+            yield batch, partial(state.update, next=k + len(batch))
         state["exhausted"] = True
 
-    def batches(self, state: dict[str, Any], done: set[str]) -> Iterator[list[dict[str, Any]]]:
-        """Yield candidate batches; raises :class:`SourceError` or ``RetryLater``."""
+    def batches(self, state: dict[str, Any], done: set[str]) -> Iterator[Batch]:
+        """Yield ``(candidates, commit)`` per page; ``commit()`` stores the next cursor (or DOI
+        index) once the page is handled. Raises :class:`SourceError` or ``RetryLater``."""
         with pyalex_config(self.settings):
             if self.dois is not None:
                 yield from self._by_doi(state)

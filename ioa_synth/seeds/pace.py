@@ -26,12 +26,20 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
 
 T = TypeVar("T")
+
+#: What a source yields: candidate records, and a function that records the progress they
+#: represent in the fetch state (called by the fetcher once every candidate was handled).
+Batch = tuple[list[dict[str, Any]], Callable[[], None]]
+
+
+def no_commit() -> None:
+    """Commit function of a batch whose progress needs no state (ids already mark it)."""
 
 #: Status codes worth retrying (too many requests, server-side trouble).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})

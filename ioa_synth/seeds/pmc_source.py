@@ -28,7 +28,7 @@ from typing import Any, Iterator
 from Bio import Entrez
 from lxml import etree
 
-from .pace import SourceError, parse_retry_after
+from .pace import Batch, SourceError, no_commit, parse_retry_after
 from .settings import EUTILS_DEFAULT, Settings
 from .text import element_text, jats_abstract
 
@@ -200,9 +200,9 @@ class PmcSource:
         return self._call(lambda: Entrez.efetch(db="pmc", id=",".join(ids), retmode="xml"),
                           parse_articles)
 
-    def batches(self, state: dict[str, Any], done: set[str]) -> Iterator[list[dict[str, Any]]]:
-        """Yield candidate batches; ids asked for but not returned come back as
-        ``{"source_id": ..., "_flags": {"unavailable": True}}``."""
+    def batches(self, state: dict[str, Any], done: set[str]) -> Iterator[Batch]:
+        """Yield ``(candidates, commit)`` per eFetch; ids asked for but not returned come back
+        as ``{"source_id": ..., "_flags": {"unavailable": True}}``."""
         with entrez_session(self.settings):
             while True:
                 start = state.get("retstart", 0)
@@ -217,7 +217,7 @@ class PmcSource:
                     got = {c["source_id"] for c in found}
                     missing = [{"source": "pmc", "source_id": f"PMC{i}", "_flags": {"unavailable": True}}
                                for i in asked if f"PMC{i}" not in got]
-                    yield found + missing
+                    yield found + missing, no_commit  # handled ids are skipped on resume
                 state["retstart"] = start + len(ids)
                 if state["retstart"] >= count:
                     state["exhausted"] = True
