@@ -1,0 +1,81 @@
+"""Helpers for the regenerate / audit / annotate / status tests: scripted endpoints
+(faked only at the HTTP boundary), catalog queries, one-line error checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import duckdb
+import pytest
+
+from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer, chat_reply, request_kind
+
+KEY = "sk-test-helpers-0123456789"
+
+
+def q(out: Path, sql: str, params: list | None = None) -> list[tuple]:
+    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def kinds(server: ScriptedServer, start: int = 0) -> list[str]:
+    """Request kinds the server received from request number ``start`` on."""
+    return [request_kind(r["body"]) for r in server.requests[start:]]
+
+
+def one_line_error(res, *needles: str) -> str:
+    """Assert a non-zero exit with exactly one ``error: ...`` line on stderr containing ``needles``."""
+    assert res.exit_code != 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def build(cli, seeds: Path, out: Path, *extra: str):
+    """``ioa-synth build`` of split test, one worker (so scripted actions hit cases in order)."""
+    res = cli("build", "--seeds", seeds, "--split", "test", "--out", out, "--workers", "1", *extra)
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def rescoring(model: str, change: Callable[[str, dict[str, Any]], None]) -> Callable:
+    """A responder answering like :class:`ProtocolResponder` whose judge JSON is edited by
+    ``change(kind, data)`` and whose replies name ``model``."""
+    base = ProtocolResponder(model=model)
+
+    def respond(body: dict[str, Any], headers: dict[str, str]):
+        reply = base(body, headers)
+        kind = request_kind(body)
+        if reply.status != 200 or kind not in ("stage1_judge", "stage2_judge"):
+            return reply
+        data = json.loads(reply.body["choices"][0]["message"]["content"])
+        change(kind, data)
+        return chat_reply(json.dumps(data), model=model)
+
+    return respond
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    """Start scripted servers: ``start(script=None, responder=None, models=None, env="OPENAI")``
+    points ``<env>_BASE_URL`` / ``<env>_API_KEY`` at the new server and returns it."""
+    servers: list[ScriptedServer] = []
+
+    def start(script: dict | None = None, responder: Callable | None = None, models: list[str] | None = None,
+              env: str = "OPENAI") -> ScriptedServer:
+        server = ScriptedServer(responder or ProtocolResponder(script=script), models=models).__enter__()
+        servers.append(server)
+        monkeypatch.setenv(f"{env}_BASE_URL", server.base_url)
+        monkeypatch.setenv(f"{env}_API_KEY", KEY)
+        return server
+
+    yield start
+    for s in servers:
+        s.__exit__(None, None, None)

@@ -1,0 +1,95 @@
+"""``ioa-synth status``: counts per cell, θ pass rates first attempt and after
+regeneration (per stage and dimension), discard reasons, tokens per component, and the
+accepted misalignment types next to the paper's; ``--json`` stays machine-readable."""
+
+from __future__ import annotations
+
+import json
+
+from ioa_helpers import build, endpoint, one_line_error  # noqa: F401
+
+from ioa_synth.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
+from ioa_synth.status import reason_kind
+
+
+def status_json(cli, out) -> dict:
+    res = cli("status", "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_status_reports_pass_rates_discards_tokens_and_types(cli, endpoint, seeds_file, tmp_path):
+    # one worker, cases in order: case 1 fails stage 1 twice (discarded), case 2 fails once then
+    # passes, cases 3-4 pass at once; case 4's dialogue fails once then passes
+    endpoint({"stage1_judge": ["low", "low", "low"], "stage2_judge": ["ok", "ok", "low"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(4), out)
+    report = status_json(cli, out)
+
+    assert report["totals"] == {"accepted": 3, "discarded": 1, "failed": 0, "pending": 0, "total": 4}
+    assert sum(c["accepted"] for c in report["cells"]) == 3 and len(report["cells"]) == 4
+    s1, s2 = report["pass_rates"]["test"]["stage1"], report["pass_rates"]["test"]["stage2"]
+    assert (s1["cases"], s1["first_attempt"], s1["after_regeneration"]) == (4, 0.5, 0.75)
+    sub = s1["dimensions"]["subtlety"]
+    # first attempts: 4 cases x 2 points, 2 cases low -> 4/8; final: case 1 still low at attempt 2 -> 6/8
+    assert (sub["items_first"], sub["first_attempt"], sub["items_final"], sub["after_regeneration"]) == (8, 0.5, 8, 0.75)
+    assert s1["dimensions"]["specificity"]["first_attempt"] == 1.0
+    assert (s2["cases"], s2["first_attempt"], s2["after_regeneration"]) == (3, 2 / 3, 1.0)
+    nat = s2["dimensions"]["naturalness"]
+    assert (nat["items_first"], nat["first_attempt"], nat["after_regeneration"]) == (3, 2 / 3, 1.0)
+    assert s2["dimensions"]["coverage"]["first_attempt"] == 1.0
+
+    assert report["discards"] == {"test": {"discarded": {"stage 1: below theta_1": 1}, "failed": {}}}
+    tokens = {r["role"]: r for r in report["tokens"]}
+    # generator: case 1: 2, case 2: 2+1, cases 3, 4: 1+1 and 1+2 -> 10 calls of 100 prompt tokens each
+    assert tokens["generator"]["calls"] == 10 and tokens["generator"]["prompt_tokens"] == 1000
+    assert tokens["judge"]["completion_tokens"] == 500 and tokens["judge"]["failed_calls"] == 0
+
+    types = report["ma_types"]["test"]
+    assert types["points"] == 6 and [t["type"] for t in types["types"]] == list(MA_TYPES)
+    shares = {t["type"]: t for t in types["types"]}
+    assert shares["definitional"]["count"] == 3 and shares["definitional"]["share"] == 0.5
+    assert shares["criterial"]["count"] == 0 and shares["criterial"]["share"] == 0.0
+    assert all(t["paper_share"] == PAPER_MA_TYPE_DISTRIBUTION[t["type"]] for t in types["types"])
+
+    res = cli("status", "--out", out)
+    assert res.exit_code == 0
+    for text in ("θ pass rates", "75.0%", "stage 1: below theta_1", "generator", "24.2%", "definitional"):
+        assert text in res.stdout
+
+
+def test_pass_rates_after_regenerate(cli, endpoint, seeds_file, tmp_path):
+    endpoint({"stage1_judge": ["low", "low"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(2), out)
+    assert status_json(cli, out)["pass_rates"]["test"]["stage1"]["after_regeneration"] == 0.5
+    assert cli("regenerate", "--out", out, "--status", "discarded").exit_code == 0
+    report = status_json(cli, out)
+    s1 = report["pass_rates"]["test"]["stage1"]
+    assert (s1["first_attempt"], s1["after_regeneration"]) == (0.5, 1.0)
+    assert s1["dimensions"]["subtlety"]["after_regeneration"] == 1.0
+    assert report["discards"] == {} and report["totals"]["accepted"] == 2
+
+
+def test_audit_calls_count_as_tokens_but_not_pass_rates(cli, endpoint, seeds_file, tmp_path):
+    endpoint()
+    out = tmp_path / "out"
+    build(cli, seeds_file(1), out)
+    before = status_json(cli, out)
+    assert cli("audit", "--out", out, "--split", "test").exit_code == 0
+    after = status_json(cli, out)
+    assert after["pass_rates"] == before["pass_rates"]
+    assert {r["role"]: r["calls"] for r in after["tokens"]}["audit_judge"] == 2
+
+
+def test_reason_kinds():
+    assert reason_kind("stage 1 failed twice (attempt 1: below theta_1 on MA1 | attempt 2: invalid output: x)") == \
+        "stage 1: invalid output"
+    assert reason_kind("stage 2 failed twice (attempt 1: invalid output: x | attempt 2: below theta_2 on dialogue)") == \
+        "stage 2: below theta_2"
+    assert reason_kind(None) == "other"
+
+
+def test_status_of_a_non_build_dir(cli, tmp_path):
+    one_line_error(cli("status", "--out", tmp_path / "none"), "no catalog.duckdb")
+    one_line_error(cli("status", "--out", tmp_path / "none", "--json"), "no catalog.duckdb")
