@@ -9,8 +9,8 @@ A record's identities are strings ``"<kind>:<value>"``:
   (``10.48550/arXiv.<id>``) yield it too.
 - ``pmid:``, ``pmcid:`` (``PMC`` + digits), ``openalex:`` (``W`` + digits) when known.
 - ``title:<normalised title>`` — accents folded, case folded, punctuation dropped; only for
-  titles of at least :data:`MIN_TITLE_WORDS` words, so that short generic titles
-  ("Editorial", "0") never merge different papers.
+  titles of at least :data:`MIN_TITLE_WORDS` words and :data:`MIN_TITLE_CHARS` characters,
+  so that short generic titles ("Editorial", "Book Review", "0") never merge different papers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import unicodedata
 from typing import Any, Iterable
 from urllib.parse import unquote
 
-MIN_TITLE_WORDS = 3
+MIN_TITLE_WORDS = 2
+MIN_TITLE_CHARS = 12
 
 _DOI_PREFIX = re.compile(r"^(?:https?://)?(?:dx\.)?(?:doi\.org/)|^doi:\s*", re.I)
 _DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
@@ -101,7 +102,7 @@ def identities(record: dict[str, Any]) -> list[str]:
     if (w := _tail(ids.get("openalex"), r"(W\d+)\s*$")) is not None:
         out.add(f"openalex:{w}")
     title = normalize_title(record.get("title"))
-    if len(title.split()) >= MIN_TITLE_WORDS:
+    if len(title.split()) >= MIN_TITLE_WORDS and len(title) >= MIN_TITLE_CHARS:
         out.add(f"title:{title}")
     return sorted(out)
 

@@ -78,22 +78,20 @@ def _new_row(paper_id: str, record: dict[str, Any], ids: list[str]) -> dict[str,
     }
 
 
-def _merge(catalog: Catalog, paper_id: str, record: dict[str, Any], ids: list[str]) -> None:
-    row = catalog.query_dicts("SELECT * FROM papers WHERE paper_id = ?", [paper_id])[0]
+def _merge(row: dict[str, Any], record: dict[str, Any], ids: list[str]) -> bool:
+    """Merge ``record`` into the paper ``row`` in place; True if the row changed."""
     known = set(json.loads(row["identities_json"]))
     sources = json.loads(row["sources_json"])
     entry = _source_entry(record)
-    changed = {}
+    before = dict(row)
     if entry not in sources:
-        changed["sources_json"] = dumps(sources + [entry])
+        row["sources_json"] = dumps(sources + [entry])
     if not known.issuperset(ids):
-        changed["identities_json"] = dumps(sorted(known | set(ids)))
+        row["identities_json"] = dumps(sorted(known | set(ids)))
     fill = {"doi": normalize_doi(record.get("doi") or (record.get("ids") or {}).get("doi")),
             "year": _year(record.get("year")), "license": record.get("license")}
-    changed.update({k: v for k, v in fill.items() if v is not None and row[k] is None})
-    if changed:
-        sets = ", ".join(f"{k} = ?" for k in changed)
-        catalog.execute(f"UPDATE papers SET {sets} WHERE paper_id = ?", [*changed.values(), paper_id])
+    row.update({k: v for k, v in fill.items() if v is not None and row[k] is None})
+    return row != before
 
 
 def validate(record: Any) -> str | None:
@@ -111,48 +109,46 @@ def validate(record: Any) -> str | None:
     return None
 
 
-def add_paper(catalog: Catalog, record: dict[str, Any]) -> tuple[str, bool]:
-    """Insert ``record`` as a paper or merge it into the paper sharing an identity.
-
-    Returns ``(paper_id, merged)``; raises ``ValueError`` for an invalid record
-    (see :func:`validate`). Call inside ``catalog.transaction()`` for batches.
-    """
-    problem = validate(record)
-    if problem:
-        raise ValueError(problem)
-    ids = identities(record)
-    own = primary_identity(record)
-    ids = sorted(set(ids) | {own})
-    marks = ", ".join("?" for _ in ids)
-    hits = catalog.execute(
-        f"SELECT DISTINCT paper_id FROM paper_ids WHERE identity IN ({marks}) ORDER BY paper_id", ids
-    )
-    if hits:
-        paper_id = hits[0][0]
-        _merge(catalog, paper_id, record, ids)
-        merged = True
-    else:
-        paper_id = own
-        catalog.insert("papers", _new_row(paper_id, record, ids))
-        merged = False
-    catalog.execute(
-        f"INSERT INTO paper_ids SELECT i, ? FROM (SELECT UNNEST(?::VARCHAR[]) AS i) "
-        f"WHERE i NOT IN (SELECT identity FROM paper_ids)",
-        [paper_id, ids],
-    )
-    return paper_id, merged
-
-
 def add_papers(catalog: Catalog, records: Iterable[dict[str, Any]]) -> tuple[int, int]:
-    """Add many records in one transaction; returns ``(new papers, merged records)``."""
-    new = merged = 0
+    """Add records as papers, merging each into a paper that shares an identity, in one
+    transaction. Returns ``(new papers, merged records)``.
+
+    Raises ``ValueError`` for an invalid record (see :func:`validate`); nothing is written then.
+    """
     ensure_tables(catalog)
     with catalog.transaction():
+        index = dict(catalog.execute("SELECT identity, paper_id FROM paper_ids"))
+        fresh: dict[str, dict[str, Any]] = {}
+        changed: dict[str, dict[str, Any]] = {}
+        new_ids: list[dict[str, str]] = []
+        merged = 0
         for record in records:
-            _, was_merged = add_paper(catalog, record)
-            merged += was_merged
-            new += not was_merged
-    return new, merged
+            problem = validate(record)
+            if problem:
+                raise ValueError(problem)
+            own = primary_identity(record)
+            ids = sorted(set(identities(record)) | {own})
+            hits = sorted({index[i] for i in ids if i in index})
+            if hits:
+                paper_id, merged = hits[0], merged + 1
+                row = fresh.get(paper_id) or changed.get(paper_id) or catalog.query_dicts(
+                    "SELECT * FROM papers WHERE paper_id = ?", [paper_id])[0]
+                if _merge(row, record, ids) and paper_id not in fresh:
+                    changed[paper_id] = row
+            else:
+                paper_id = own
+                fresh[paper_id] = _new_row(paper_id, record, ids)
+            for identity in ids:
+                if identity not in index:
+                    index[identity] = paper_id
+                    new_ids.append({"identity": identity, "paper_id": paper_id})
+        catalog.insert_many("papers", fresh.values())
+        catalog.insert_many("paper_ids", new_ids)
+        for paper_id, row in changed.items():
+            cols = ("sources_json", "identities_json", "doi", "year", "license")
+            catalog.execute(f"UPDATE papers SET {', '.join(f'{c} = ?' for c in cols)} WHERE paper_id = ?",
+                            [*(row[c] for c in cols), paper_id])
+    return len(fresh), merged
 
 
 def load_papers(catalog: Catalog) -> list[dict[str, Any]]:
