@@ -19,15 +19,15 @@ from typing import Any
 
 import polars as pl
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from .builddir import AcceptedCase, accepted_cases, open_catalog
+from .builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
 from .catalog import Catalog
 from .config import ToolkitConfig
 from .endpoints import open_endpoints
 from .fingerprint import setup_description
 from .llm import LLMCallError, LLMClient
 from .pipeline import Case, Pipeline
-from .progress import BuildProgress
 from .reporting import write_report
 from .rubric import load_rubric
 from .runs import finish_run, start_run
@@ -75,6 +75,8 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
     catalog = open_catalog(out_dir)
     try:
         cases = accepted_cases(catalog, split)[:limit] if limit else accepted_cases(catalog, split)
+        if not cases:
+            raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
         with open_endpoints([ROLE], config, local_model, log_dir=out_dir / "logs") as eps:
             client = LLMClient(eps[ROLE])
             model = client.endpoint.model
@@ -98,25 +100,31 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
 def _score_all(catalog: Catalog, client: LLMClient, run_id: str, jobs: list[AuditJob], workers: int,
                console: Console, run: dict[str, Any]) -> None:
     lock = threading.Lock()
-    with BuildProgress(console, total=len(jobs), label="audit") as progress:
-        def add_tokens(n: int) -> None:
-            with lock:
-                run["tokens"] += n
-                progress.tokens(run["tokens"])
+    progress = Progress(TextColumn("[bold]audit"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+                        console=console)
+    task = progress.add_task("audit", total=len(jobs), stats="")
 
-        pipeline = Pipeline(catalog, client, client, load_rubric(), run_id, on_tokens=add_tokens, judge_role=ROLE)
-        with ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit") as pool:
-            futures = {pool.submit(_score_one, pipeline, job): job for job in jobs}
-            for fut in as_completed(futures):
-                error = fut.result()
-                job = futures[fut]
+    def show() -> None:
+        progress.update(task, stats=f"{run['scored']} scored, {run['failed']} failed, {run['tokens']:,} tokens")
+
+    def add_tokens(n: int) -> None:
+        with lock:
+            run["tokens"] += n
+            show()
+
+    pipeline = Pipeline(catalog, client, client, load_rubric(), run_id, on_tokens=add_tokens, judge_role=ROLE)
+    with progress, ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit") as pool:
+        futures = {pool.submit(_score_one, pipeline, job): job for job in jobs}
+        for fut in as_completed(futures):
+            error, job = fut.result(), futures[fut]
+            with lock:
                 if error is None:
                     run["scored"] += 1
-                    progress.advance("accepted")
                 else:
                     run["failed"] += 1
                     run["errors"].append(f"{job.case.case_id} stage {job.stage}: {error}")
-                    progress.advance("failed")
+                show()
+            progress.advance(task)
 
 
 def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:

@@ -309,3 +309,27 @@ def test_report_bad_input(cli, out, tmp_path):
     one_line_error(cli("annotate", "report", "--out", out, "--split", "val"), "no annotations imported")
     one_line_error(cli("annotate", "report", "--out", tmp_path / "nothing"), "not a build directory")
     assert not (out / "reports").exists()
+
+
+# -- the statistics themselves ------------------------------------------------------------------
+
+def test_stats_against_hand_and_published_values():
+    from ioa_synth.stats import ordinal_alpha, quadratic_kappa
+
+    a, b = NAT_A, NAT_B
+    assert quadratic_kappa(a, b, [1, 2, 3]) == pytest.approx(1 - (0.25 / 5) / (6.25 / 25))
+    assert ordinal_alpha([a, b], [1, 2, 3]) == pytest.approx(1 - 9 * 32 / 1400)
+    # identical raters agree perfectly; reversed raters disagree systematically
+    assert quadratic_kappa(a, a, [1, 2, 3]) == pytest.approx(1.0)
+    # by hand: sum w*O = 2 (two pairs at weight 1); E = 1*1/2 in each corner, sum w*E = 1 -> 1 - 2/1
+    assert quadratic_kappa([1, 3], [3, 1], [1, 2, 3]) == pytest.approx(-1.0)
+    # Krippendorff's (2011) worked example, 4 observers x 12 units with gaps: ordinal alpha 0.815
+    n = None
+    data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
+            [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n]]
+    assert ordinal_alpha(data, [1, 2, 3, 4, 5]) == pytest.approx(0.815, abs=5e-4)
+    # undefined cases are None, not NaN
+    assert ordinal_alpha([[1, 2, 3]], [1, 2, 3]) is None
+    assert ordinal_alpha([[1, n], [n, 2]], [1, 2]) is None
+    assert ordinal_alpha([[3, 3], [3, 3]], [1, 2, 3]) is None
+    assert quadratic_kappa([], [], [1, 2]) is None

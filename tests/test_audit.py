@@ -144,5 +144,6 @@ def test_bad_input_is_refused(cli, built, tmp_path):
     one_line_error(audit(cli, out, "--judge-config", unknown), "audit_judge.modle")
     one_line_error(cli("audit", "--out", out, "--split", "dev"), "--split")
     one_line_error(cli("audit", "--out", tmp_path / "none", "--split", "test"), "not a build directory")
+    one_line_error(cli("audit", "--out", out, "--split", "val"), "no accepted case in split 'val'")
     assert audit_server.requests == []
     assert not (out / "reports").exists()
