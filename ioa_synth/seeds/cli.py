@@ -166,15 +166,16 @@ def check_cmd(out: Path = typer.Option(..., "--out", help="build directory holdi
         findings, counts = run_check(out)
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    summary = ", ".join(f"{s} {n}" for s, n in counts.items() if n)
+    table = Table(title="seeds check: seed tuples per split")
+    for split in counts:
+        table.add_column(split, justify="right")
+    table.add_row(*(str(n) for n in counts.values()))
+    console.print(table)
     if not findings:
-        console.print(f"no leakage: every paper is used once ({summary} tuples)")
+        console.print("no leakage: every paper is used once")
         return
-    table = Table(title="seeds check: papers used more than once")
-    for col in ("kind", "splits", "seed tuples", "title", "shared identity"):
-        table.add_column(col)
     for f in findings:
-        table.add_row(f.kind, ", ".join(f.splits), "\n".join(f.seed_ids), "\n".join(f.titles), "\n".join(f.shared[:3]))
-    Console(stderr=True).print(table)
+        typer.echo(f"{f.kind}: {f.titles[0][:80]!r} in {', '.join(f.splits)}: {', '.join(f.seed_ids)} "
+                   f"(shared {', '.join(f.shared[:2])})", err=True)
     leaks = sum(f.kind == "leak" for f in findings)
     raise _fail(f"{leaks} papers leak across splits, {len(findings) - leaks} are reused within a split", 1)
