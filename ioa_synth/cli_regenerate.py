@@ -15,6 +15,8 @@ from .cli_common import fail, out_dir_option
 
 @app.command()
 def regenerate(
+    case_ids: Optional[list[str]] = typer.Argument(None, metavar="[CASE_ID]...",
+                                                   help="More case ids (same as --case; '--case A B' works too)"),
     out: Path = out_dir_option(),
     case: Optional[list[str]] = typer.Option(None, "--case", help="Case id (repeatable), e.g. test/business/planning_000"),
     status: Optional[str] = typer.Option(None, "--status", help="discarded or failed (default with no --case: both)"),
@@ -33,6 +35,7 @@ def regenerate(
     from .regenerate import REGENERABLE, RegenerateError, run_regenerate
     from .runs import FingerprintMismatch
 
+    case = [c for c in (case or []) + (case_ids or []) if c.strip()]
     if status is not None and status not in REGENERABLE:
         fail(f"--status must be one of {', '.join(REGENERABLE)} (got {status!r})")
     if split is not None and split not in SPLITS:

@@ -133,3 +133,19 @@ def test_changed_setup_is_refused(cli, endpoint, seeds_file, tmp_path):
     assert len(server.requests) == n
     assert q(out, "SELECT count(*) FROM runs WHERE command = 'regenerate'")[0][0] == 0
     assert q(out, "SELECT status FROM cases") == [("discarded",)]
+
+
+def test_several_cases_in_one_run(cli, endpoint, seeds_file, tmp_path):
+    server = endpoint({"stage2_judge": ["low", "low", "low", "low"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(3), out)
+    assert [s for (s,) in q(out, "SELECT status FROM cases ORDER BY case_id")] == ["discarded", "discarded", "accepted"]
+    n = len(server.requests)
+    res = regen(cli, out, "--case", DESIGN, PLANNING, "--stage", "2")  # '--case A B' form
+    assert res.exit_code == 0, res.output
+    assert sorted(kinds(server, n)) == ["stage2_generator"] * 2 + ["stage2_judge"] * 2
+    assert [s for (s,) in q(out, "SELECT status FROM cases ORDER BY case_id")] == ["accepted"] * 3
+    assert res.stdout.count("discarded → accepted") == 2
+    res = regen(cli, out, "--case", DESIGN, "--case", PLANNING, "--stage", "2")  # repeated form
+    assert res.exit_code == 0 and res.stdout.count("accepted → accepted") == 2
+    assert q(out, "SELECT max(attempt) FROM llm_calls WHERE stage = 2 AND case_id = ?", [DESIGN]) == [(4,)]
