@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .builddir import BuildDirError, open_catalog
+from .builddir import open_catalog
 from .catalog import Catalog
 from .config import ToolkitConfig
 from .endpoints import open_endpoints

@@ -66,7 +66,7 @@ def annotation_report(catalog: Catalog, split: str) -> dict[str, Any]:
     rubric = load_rubric()
     rows = compare_scores(merged, "llm", "human", [(s, d.name) for s, d in rubric.all_dimensions()])
     out = []
-    for r, (_, dim) in zip(rows, rubric.all_dimensions()):
+    for r, (_, dim) in zip(rows, rubric.all_dimensions(), strict=True):
         sub = human.filter(pl.col("dimension") == dim.name)
         alpha, kappa, pairs = _agreement(sub, annotators, list(range(dim.min, dim.max + 1)))
         out.append({"stage": r["stage"], "dimension": r["dimension"], "n": r["n"], "human_mean": r["mean_human"],
