@@ -15,7 +15,7 @@ from .cli_common import fail, out_dir_option
 
 @app.command()
 def regenerate(
-    case_ids: Optional[list[str]] = typer.Argument(None, metavar="[CASE_ID]...",
+    case_ids: Optional[list[str]] = typer.Argument(None, metavar="CASE_ID",
                                                    help="More case ids (same as --case; '--case A B' works too)"),
     out: Path = out_dir_option(),
     case: Optional[list[str]] = typer.Option(None, "--case", help="Case id (repeatable), e.g. test/business/planning_000"),
