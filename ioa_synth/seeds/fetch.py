@@ -15,7 +15,8 @@ The flow for every batch a source yields:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -51,7 +52,6 @@ class FetchResult:
     catalog_new: int = 0
     catalog_merged: int = 0
     total_kept: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def make_source(source: str, domain: str, *, query: str | None, since: str | None,
@@ -144,6 +144,7 @@ def run_fetch(out_dir: str | Path, source: str, domain: str, *, max_records: int
                       max_records=max_records, doi_file=doi_file)
     log = FetchLog(Path(out_dir), source, domain).open()
     qstate = log.state.setdefault(src.key, {})
+    qstate["kept"] = sum(r.get("query") == src.key for r in log.records)  # the log is the truth
     result = FetchResult(Tally(), log, total_kept=qstate.get("kept", 0))
     if qstate.get("exhausted"):
         result.message = "this query was fetched completely before; nothing new to fetch"
@@ -166,19 +167,21 @@ def run_fetch(out_dir: str | Path, source: str, domain: str, *, max_records: int
 
 def _loop(src, log: FetchLog, qstate: dict, result: FetchResult, domain: str,
           max_records: int | None, endpoint: str, catalog: Catalog, on_batch) -> None:
-    tally = result.tally
-    full = False
+    tally, full = result.tally, False
     for batch, commit in src.batches(qstate, log.done):
         kept: list[dict[str, Any]] = []
         dropped: list[dict[str, Any]] = []
+        handled: set[str] = set()
         batch_ids: set[str] = set()
+        buckets: Counter = Counter()
         for cand in batch:
-            if max_records is not None and qstate.get("kept", 0) >= max_records:
+            if max_records is not None and qstate.get("kept", 0) + len(kept) >= max_records:
                 full = True
                 break
             sid = str(cand.get("source_id"))
-            if sid in log.done:
+            if sid in log.done or sid in handled:
                 continue
+            handled.add(sid)
             reason = review(cand)
             if reason:
                 dropped.append({"source_id": sid, "reason": reason, "query": src.key})
@@ -191,22 +194,23 @@ def _loop(src, log: FetchLog, qstate: dict, result: FetchResult, domain: str,
                 continue
             batch_ids.update(ids)
             kept.append(rec)
-            qstate["kept"] = qstate.get("kept", 0) + 1
             if "_bucket" in cand:
-                bucket = qstate["buckets"][cand["_bucket"]]
-                bucket["kept"] = bucket.get("kept", 0) + 1
+                buckets[cand["_bucket"]] += 1
         if not full:
             commit()  # the whole batch was handled: its progress may be recorded
         log.append(kept, dropped)
+        qstate["kept"] = qstate.get("kept", 0) + len(kept)
+        for name, n in buckets.items():
+            qstate["buckets"][name]["kept"] = qstate["buckets"][name].get("kept", 0) + n
         log.save_state()
         new, merged = add_papers(catalog, kept)
         tally.kept += len(kept)
         result.catalog_new += new
         result.catalog_merged += merged
-        result.total_kept = qstate.get("kept", 0)
+        result.total_kept = qstate["kept"]
         if on_batch:
             on_batch(result)
         if full or (max_records is not None and result.total_kept >= max_records):
             full = True
             break
-    result.stopped = "max" if full else ("exhausted" if qstate.get("exhausted") else "max")
+    result.stopped = "max" if full or not qstate.get("exhausted") else "exhausted"
