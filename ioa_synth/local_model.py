@@ -197,7 +197,9 @@ def model_path(name: str) -> Path:
 
 
 # Runs in the server child: die with the parent (Linux PR_SET_PDEATHSIG, kept across exec),
-# and quit at once if the parent is already gone, then run ``python -m llama_cpp.server``.
+# quit at once if the parent is already gone, drop env vars that the server would read instead
+# of our flags (its settings read any field from the env, and HOST/PORT override --host/--port),
+# then run ``python -m llama_cpp.server``.
 _LAUNCHER = """\
 import ctypes, os, runpy, signal, sys
 parent = int(sys.argv.pop(1))
@@ -207,6 +209,10 @@ except Exception:
     pass
 if os.getppid() != parent:
     sys.exit(1)
+from llama_cpp.server.settings import ConfigFileSettings, Settings
+names = {*Settings.model_fields, *ConfigFileSettings.model_fields, "config_file"}
+for key in [k for k in os.environ if k.lower() in names]:
+    del os.environ[key]
 sys.argv[0] = "llama_cpp.server"
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
@@ -233,7 +239,8 @@ class EmbeddedServer:
     free 127.0.0.1 port with ``n_ctx`` tokens of context and one thread per usable core, and
     waits until ``GET /v1/models`` answers. Attributes: ``name``, ``model`` (served model id,
     equal to ``name``), ``base_url`` (``http://127.0.0.1:PORT/v1``), ``port``, ``pid``.
-    Server output goes to ``log_path`` (appended) or to a temporary file removed on exit.
+    Server output goes to ``log_path`` (appended) or to an unnamed temporary file; either way
+    it never reaches the terminal, and its tail is quoted in startup errors.
     On exit (also on ``KeyboardInterrupt``) the server gets SIGTERM, then SIGKILL after
     ``grace`` seconds. On Linux the child is killed if the thread that started it dies, so
     start it in the main thread (or a thread that outlives its use).
@@ -251,8 +258,7 @@ class EmbeddedServer:
         self.port: int | None = None
         self.base_url = ""
         self._proc: subprocess.Popen | None = None
-        self._log_file: Path | None = None
-        self._keep_log = True
+        self._log = None  # binary file the server writes to (unnamed temp file without log_path)
 
     @property
     def pid(self) -> int | None:
@@ -285,23 +291,17 @@ class EmbeddedServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file, keep = self.log_path, True
-        else:
-            fd, tmp = tempfile.mkstemp(prefix="ioa-synth-llama-", suffix=".log")
-            os.close(fd)
-            self._log_file, keep = Path(tmp), False
+            self._log = open(self.log_path, "ab+")
+        else:  # already unlinked: nothing is left behind even if we are SIGKILLed
+            self._log = tempfile.TemporaryFile(prefix="ioa-synth-llama-")
         cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()),
                "--model", str(gguf), "--model_alias", self.name,
                "--host", "127.0.0.1", "--port", str(self.port),
                "--n_ctx", str(self.n_ctx), "--n_threads", str(_cores())]
-        with open(self._log_file, "ab") as log:
-            log.write(f"\n=== ioa-synth: {' '.join(cmd[3:])}\n".encode())
-            log.flush()
-            # The server's settings also read env vars; drop those that would override our CLI.
-            env = {k: v for k, v in os.environ.items() if k not in ("CONFIG_FILE", "API_KEY")}
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, env=env,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
-        self._keep_log = keep
+        self._log.write(f"\n=== ioa-synth: {' '.join(cmd[3:])}\n".encode())
+        self._log.flush()
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
+                                      stderr=subprocess.STDOUT, start_new_session=True)
         _LIVE.add(self)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -321,10 +321,13 @@ class EmbeddedServer:
         )
 
     def _log_tail(self, lines: int = 30) -> str:
-        try:
-            text = self._log_file.read_text(errors="replace") if self._log_file else ""
-        except OSError:
+        if self._log is None:
             return "(no log)"
+        fd = self._log.fileno()
+        size = os.fstat(fd).st_size
+        text = os.pread(fd, 65536, max(0, size - 65536)).decode(errors="replace")
+        if "\nusage: " in text:  # the server prints its error, then its whole --help
+            text = text[: text.rindex("\nusage: ")]
         return "\n".join(text.splitlines()[-lines:])
 
     def _stop(self) -> None:
@@ -340,6 +343,6 @@ class EmbeddedServer:
                 proc.wait()
                 if not isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
                     raise
-        if self._log_file is not None and not self._keep_log:
-            self._log_file.unlink(missing_ok=True)
-            self._log_file = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None

@@ -70,6 +70,15 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _port_closes(port: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while _port_open(port):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 def _gone(pid: int, timeout: float = 15.0, zombie_ok: bool = False) -> bool:
     """True once ``pid`` no longer exists (or, with ``zombie_ok``, is a zombie awaiting init)."""
     deadline = time.monotonic() + timeout
@@ -200,8 +209,9 @@ def test_server_dies_with_killed_parent(tmp_path):
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
+    # A SIGKILLed server is a zombie (its threads still exiting) until init reaps it.
     assert _gone(pid, zombie_ok=True), "server outlived its SIGKILLed parent"
-    assert not _port_open(port)
+    assert _port_closes(port)
 
 
 @pytest.mark.embedded
@@ -211,6 +221,15 @@ def test_startup_timeout_reports_and_cleans_up(tmp_path):
     with pytest.raises(lm.LocalModelError, match="did not answer"):
         srv.__enter__()
     assert srv.pid is None  # stopped and reaped before raising
+
+
+@pytest.mark.embedded
+def test_server_that_exits_reports_log_tail():
+    srv = lm.EmbeddedServer("smollm2-135m", n_ctx=-1)  # rejected by the server's settings
+    with pytest.raises(lm.LocalModelError, match="exited; log tail") as err:
+        srv.__enter__()
+    assert "n_ctx" in str(err.value)
+    assert srv.pid is None
 
 
 @pytest.mark.embedded
