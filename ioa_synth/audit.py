@@ -134,7 +134,7 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
     case = Case(c.case_id, c.split, SeedTuple.model_validate(c.record["seed"]), c.path)
     gen = c.profiles if job.stage == 1 else c.dialogue
     try:
-        pipeline._judge(case, job.stage, job.attempt, c.profiles, gen)  # noqa: SLF001 - the build's own judge step
+        pipeline.judge_stage(case, job.stage, job.attempt, c.profiles, gen)
     except (LLMCallError, ValueError) as exc:
         return " ".join(str(exc).split())[:300]
     return None

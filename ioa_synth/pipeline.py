@@ -119,6 +119,16 @@ class Pipeline:
         self._set_status(case, out, first_attempt)
         return out
 
+    def judge_stage(self, case: Case, stage: int, attempt: int, profiles: Stage1Output,
+                    generated: BaseModel) -> Judgement:
+        """Score one stage output with this pipeline's judge client and store calls and
+        scores under ``judge_role`` (used by ``audit`` to re-score accepted attempts).
+
+        Raises:
+            LLMCallError: the judge gave no usable reply after all retries.
+        """
+        return self._judge(case, stage, attempt, profiles, generated)
+
     # -- stages --------------------------------------------------------------------
     def _stage(self, case: Case, stage: int, first_attempt: int, out: Outcome,
                profiles: Stage1Output | None) -> StageResult:
