@@ -52,6 +52,7 @@ class Works(pyalex.Works):
 
     @property
     def url(self) -> str:
+        """pyalex's URL with scheme, host and base path taken from :attr:`base_url`."""
         parts, base = urlsplit(super().url), urlsplit(self.base_url)
         return urlunsplit((base.scheme, base.netloc, base.path.rstrip("/") + parts.path, parts.query, ""))
 

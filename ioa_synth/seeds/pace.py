@@ -104,16 +104,17 @@ class Pacer:
     interval: float
     scale: float = 1.0
     sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
     _last: float | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def wait(self) -> None:
         """Block until the next request may start (call under :attr:`lock`)."""
         if self._last is not None:
-            gap = self.interval * self.scale - (time.monotonic() - self._last)
+            gap = self.interval * self.scale - (self.clock() - self._last)
             if gap > 0:
                 self.sleep(gap)
-        self._last = time.monotonic()
+        self._last = self.clock()
 
     @property
     def lock(self) -> threading.Lock:

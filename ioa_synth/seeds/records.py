@@ -83,18 +83,22 @@ class FetchLog:
 
     @property
     def base(self) -> Path:
+        """Common stem of the three files."""
         return Path(self.out_dir) / "seeds" / "fetched" / f"{self.source}_{self.domain}"
 
     @property
     def records_path(self) -> Path:
+        """The kept-records JSONL."""
         return self.base.with_name(self.base.name + ".jsonl")
 
     @property
     def dropped_path(self) -> Path:
+        """The dropped-ids JSONL."""
         return self.base.with_name(self.base.name + ".dropped.jsonl")
 
     @property
     def state_path(self) -> Path:
+        """The state JSON."""
         return self.base.with_name(self.base.name + ".state.json")
 
     def open(self) -> "FetchLog":

@@ -50,6 +50,7 @@ class Settings:
     arxiv_page_size: int = 200  # results per arXiv request (API maximum 2,000)
     arxiv_max_per_query: int = 30_000  # arXiv API: slice larger result sets by submittedDate
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
@@ -74,7 +75,7 @@ class Settings:
 
     def pacer(self, interval: float) -> Pacer:
         """A :class:`Pacer` with this run's scale and sleep function."""
-        return Pacer(interval, scale=self.scale, sleep=self.sleep)
+        return Pacer(interval, scale=self.scale, sleep=self.sleep, clock=self.clock)
 
     def backoff(self, base: float = 2.0, **kwargs) -> Backoff:
         """A :class:`Backoff` with this run's scale and sleep function."""

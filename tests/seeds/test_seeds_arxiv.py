@@ -32,10 +32,13 @@ def test_software_engineering_keeps_cs_se_primaries(tmp_path, settings, replay):
 
 
 def test_requests_are_three_seconds_apart(tmp_path, settings, replay, waits):
+    now = [0.0]  # a clock that only moves when the code sleeps
+    settings.clock = lambda: now[0]
+    settings.sleep = lambda s: (waits.append(s), now.__setitem__(0, now[0] + s))
     settings.arxiv_page_size = 5
     run_fetch(tmp_path, "arxiv", "software_engineering", settings=settings)
     assert replay.count("arxiv") == 4
-    assert len(waits) == 3 and all(2.5 < w <= 3.0 for w in waits)
+    assert waits == [3.0, 3.0, 3.0]
     assert all(p["max_results"] == "5" for _, p in replay.requests)
 
 
