@@ -141,3 +141,10 @@ def test_long_retry_after_stops_cleanly(tmp_path, settings, replay):
     replay.fault("arxiv", Reply(429, b"", {"Retry-After": "86400"}))
     result = run_fetch(tmp_path, "arxiv", "software_engineering", settings=settings)
     assert result.stopped == "retry_later" and "resume after" in result.message
+
+
+def test_short_pages_advance_by_what_arrived(tmp_path, settings, replay):
+    replay.arxiv_mode, settings.arxiv_page_size = "recorded", 20  # the recorded pages hold 10
+    result = run_fetch(tmp_path, "arxiv", "software_engineering", max_records=SE_PRIMARY, settings=settings)
+    assert [(p["start"], p["max_results"]) for _, p in replay.requests] == [("0", "20"), ("10", "20")]
+    assert result.total_kept == SE_PRIMARY
