@@ -7,10 +7,13 @@ Exit codes: 0 done; 1 leakage found, short cells, or a network failure after ret
 from __future__ import annotations
 
 import http.client
+import os
 import urllib.error
+import warnings
 from pathlib import Path
 from typing import Optional
 
+import duckdb
 import requests
 import typer
 from rich.console import Console
@@ -61,6 +64,9 @@ def fetch_cmd(
     """Fetch paper records of one domain from arXiv, PubMed Central or OpenAlex (resumable)."""
     if domain not in DOMAINS:
         raise _fail(f"unknown domain {domain!r} (use one of {', '.join(DOMAINS)})")
+    if source == "pmc" and not os.environ.get("NCBI_EMAIL"):
+        typer.echo("warning: NCBI_EMAIL is not set; NCBI asks for a contact e-mail with every request",
+                   err=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("dropped {task.fields[dropped]}"), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as progress:
@@ -74,6 +80,8 @@ def fetch_cmd(
                                doi_file=doi_file, on_batch=on_batch)
         except ValueError as exc:
             raise _fail(str(exc)) from None
+        except duckdb.Error as exc:
+            raise _fail(f"catalog {out}: {exc}") from None
         except SourceError as exc:
             raise _fail(f"{exc}; records fetched so far are kept, rerun to resume") from None
         except (requests.RequestException, urllib.error.URLError, http.client.HTTPException,
@@ -97,6 +105,8 @@ def import_cmd(
         stats = run_import(file, out)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    except duckdb.Error as exc:
+        raise _fail(f"catalog {out}: {exc}") from None
     table = Table(title=f"seeds import: {file}")
     for col in ("domain", "records", "new papers", "merged"):
         table.add_column(col, justify="left" if col == "domain" else "right")
@@ -150,6 +160,8 @@ def assign_cmd(
         plan, written = run_assign(out, counts, reserve=reserve, rng_seed=rng_seed, allow_short=allow_short)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    except duckdb.Error as exc:
+        raise _fail(f"catalog {out}: {exc}") from None
     console.print(_assign_table(plan, counts, reserve))
     _report_short(plan, counts, reserve)
     if plan.short and not allow_short:
@@ -163,9 +175,15 @@ def assign_cmd(
 def check_cmd(out: Path = typer.Option(..., "--out", help="build directory holding the assignment")) -> None:
     """Leakage report: exit 1 if any paper is used in two splits (or twice in one)."""
     try:
-        findings, counts = run_check(out)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            findings, counts = run_check(out)
+        for warning in caught:
+            typer.echo(f"warning: {warning.message}", err=True)
     except ValueError as exc:
         raise _fail(str(exc)) from None
+    except duckdb.Error as exc:
+        raise _fail(f"catalog {out}: {exc}") from None
     table = Table(title="seeds check: seed tuples per split")
     for split in counts:
         table.add_column(split, justify="right")
