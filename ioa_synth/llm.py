@@ -180,7 +180,7 @@ class LLMClient:
             rec.error = "reply cut off (finish_reason=length)"
         else:
             try:
-                return parse(json.loads(_strip_fences(content))), None
+                return parse(json.loads(_strip_fences(content), strict=False)), None
             except json.JSONDecodeError as exc:
                 rec.error = f"invalid JSON: {exc.msg} at char {exc.pos}"
             except ValueError as exc:  # pydantic.ValidationError and JudgementError are ValueErrors
