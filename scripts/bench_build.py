@@ -1,0 +1,547 @@
+#!/usr/bin/env python
+"""Benchmark of ``ioa-synth build`` against a scripted endpoint with a fixed latency.
+
+What runs
+    N real seed papers from ``seeds/snapshot.jsonl`` (round-robin over the six domains,
+    task types cycled within each domain, so every (domain, task_type) cell gets cases)
+    are written to a temporary seed JSONL in the ``build --seeds`` format and read back
+    with ``load_seed_file``; ``ioa_synth.build.run_build`` (the code path of the CLI:
+    ``plan_from_seeds``, a ``ToolkitConfig`` with no model set - so the model is listed
+    from the endpoint, as without ``--config`` - and only ``timeout``/``max_retries``
+    bounded, the real ``openai`` client, the DuckDB catalog on disk, the progress bar
+    rendered to a null terminal) builds them into a fresh
+    temporary ``--out`` directory, once per ``--workers`` value. The endpoint is
+    ``ScriptedServer(ProtocolResponder(latency=L))`` on 127.0.0.1, reached through
+    ``OPENAI_BASE_URL``/``OPENAI_API_KEY``. Every reply is valid and passing, so a case
+    is exactly 4 chat calls (G_participants, J_participants, G_dialogue, J_dialogue).
+
+    The server runs in a child process, so its request handling does not compete with
+    the toolkit for the GIL (a real endpoint is remote). Its handler is instrumented:
+    for every chat request it records ``t_in`` (the request line has arrived:
+    ``parse_request`` entry) and ``t_out`` (the reply is written: ``do_POST`` exit) on
+    ``time.perf_counter`` = CLOCK_MONOTONIC, which both processes share.
+
+(a) Toolkit overhead per LLM call (run with workers=1)
+    With one worker the calls are strictly sequential, so the time between the reply of
+    call i leaving the server and request i+1 arriving is spent entirely on the client
+    side: ``gap_i = t_in[i+1] - t_out[i]``. It holds everything the toolkit does per
+    call: the openai/httpx response parsing, JSON decoding and pydantic validation,
+    the catalog transaction, the progress update, rendering the next prompt, building
+    its schema and request, and both loopback transfers. Endpoint time (header parsing
+    through the 200 ms sleep to the last byte written) is excluded. The headline number
+    is the median gap; p90, the mean (which includes the per-case work - record file,
+    status update - that falls in one gap out of four) and the aggregate
+    ``(wall - sum(t_out - t_in)) / calls`` (which also spreads the one-off setup:
+    catalog creation, fingerprint, case registration) are printed too, and the part
+    spent inside the openai call (``llm_calls.latency_ms`` minus endpoint time). Target:
+    median <= 2 ms. Wall-clock gaps grow with the host's load, so the process CPU per
+    call in the in-flight window (all threads, sampled every 20 ms from ``os.times``)
+    is printed as well; with few calls per second it is dominated by fixed-rate work
+    (the progress bar's 10 Hz refresh, the sampler itself).
+
+(b) Throughput scaling
+    Ideal throughput with W workers is ``W / chain`` cases/s, ``chain = 4 * latency``
+    (a case's calls are sequential). The ratio measured/ideal is printed for the
+    in-flight window (first chat request in -> last reply out; this is the scaling
+    figure checked against the >= 0.9 target at 32 workers) and for the end-to-end
+    ``run_build`` wall time (includes the one-off setup and teardown, shown apart).
+    N should be a multiple of every W, or the last wave runs partly empty.
+
+Server capacity check
+    Before the builds, a burst of max(W) concurrent chat requests on fresh connections
+    and a closed loop of max(W) keep-alive clients (4 x N calls, no toolkit) measure
+    what the scripted server itself can do; its ratio is the ceiling for (b). The burst
+    is also sent to a server as shipped: ``ScriptedServer``'s ThreadingHTTPServer
+    listens with socketserver's default backlog of 5, so a burst of new connections
+    can overflow the accept queue (a dropped SYN is retried after 1 s). The bench's
+    server re-``listen()``s with ``--server-backlog`` (default 128) to rule that out.
+
+Bounds: N <= number of seeds in the snapshot (197); every request goes to 127.0.0.1
+(proxies bypassed); per-request timeout and a whole-benchmark watchdog
+(``--max-seconds``). Exit status is 0 regardless of the targets unless ``--check``.
+
+Usage::
+
+    .venv/bin/python scripts/bench_build.py                 # 64 cases, 200 ms, workers 1,8,32
+    .venv/bin/python scripts/bench_build.py --cases 32 --latency 0.1 --workers 1,32 --check
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any, Self
+
+REPO = Path(__file__).resolve().parent.parent
+SNAPSHOT = REPO / "seeds" / "snapshot.jsonl"
+CALLS_PER_CASE = 4
+OVERHEAD_TARGET_MS = 2.0
+SCALING_TARGET = 0.9
+SCALING_TARGET_WORKERS = 32
+
+
+# -- scripted server in a child process -------------------------------------------------
+def serve(latency: float, backlog: int | None) -> None:
+    """Child process (``--serve``): run ``ProtocolResponder(latency)`` and answer one-line
+    JSON commands on stdin (``log``: send and clear the timing records; ``stop``)."""
+    from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer
+
+    server = ScriptedServer(ProtocolResponder(latency=latency))
+    httpd = getattr(server, "_httpd", None)
+    if httpd is None:  # pragma: no cover - ScriptedServer internals changed
+        print(json.dumps({"error": "ScriptedServer has no _httpd; update the bench's instrumentation"}), flush=True)
+        return
+    log: list[tuple[float, float, str]] = []
+    lock = threading.Lock()
+    base = httpd.RequestHandlerClass
+
+    class Timed(base):  # type: ignore[misc, valid-type]
+        def parse_request(self) -> bool:
+            self._t_in = time.perf_counter()
+            return super().parse_request()
+
+        def do_POST(self) -> None:
+            super().do_POST()
+            t_out = time.perf_counter()
+            with lock:
+                log.append((self._t_in, t_out, self.path))
+
+    httpd.RequestHandlerClass = Timed
+    queue = getattr(httpd, "request_queue_size", 5)  # the listen() backlog ScriptedServer was bound with
+    if backlog:
+        httpd.socket.listen(backlog)  # Linux: re-listen() on a listening socket resizes its accept queue
+    with server:
+        print(json.dumps({"base_url": server.base_url, "request_queue_size": queue, "backlog": backlog or queue}),
+              flush=True)
+        for line in sys.stdin:
+            cmd = line.strip()
+            if cmd == "log":
+                with lock:
+                    out, log[:] = list(log), []
+                    server.requests.clear()
+                print(json.dumps(out), flush=True)
+            elif cmd == "stop":
+                return
+
+
+class ServerProcess:
+    """The scripted server in a child process (``python bench_build.py --serve``);
+    ``take_log()`` returns and clears its ``(t_in, t_out, path)`` records."""
+
+    def __init__(self, latency: float, backlog: int | None = None) -> None:
+        self._argv = [sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(latency)]
+        if backlog:
+            self._argv += ["--server-backlog", str(backlog)]
+
+    def __enter__(self) -> Self:
+        self._proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                      cwd=str(REPO))
+        info = json.loads(self._proc.stdout.readline() or '{"error": "scripted server exited at start"}')
+        if "error" in info:
+            self.__exit__()
+            raise RuntimeError(info["error"])
+        self.base_url: str = info["base_url"]
+        self.request_queue_size: int = info["request_queue_size"]
+        self.backlog: int = info["backlog"]
+        assert self.base_url.startswith("http://127.0.0.1:"), self.base_url
+        return self
+
+    def take_log(self) -> list[tuple[float, float, str]]:
+        self._proc.stdin.write("log\n")
+        self._proc.stdin.flush()
+        return [tuple(r) for r in json.loads(self._proc.stdout.readline())]
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._proc.stdin.write("stop\n")
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self._proc.terminate()
+            self._proc.wait(5)
+
+
+# -- seeds ------------------------------------------------------------------------------
+def select_seeds(n: int) -> list[dict[str, Any]]:
+    """``n`` seed tuples from the snapshot: domains round-robin, task types cycled per domain."""
+    from ioa_synth.cells import DOMAINS, TASK_TYPES
+
+    by_domain: dict[str, list[dict[str, Any]]] = {d: [] for d in DOMAINS}
+    for line in SNAPSHOT.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            paper = json.loads(line)
+            by_domain.setdefault(paper["domain"], []).append(paper)
+    total = sum(len(v) for v in by_domain.values())
+    if not 1 <= n <= total:
+        raise SystemExit(f"--cases must be between 1 and {total} (papers in {SNAPSHOT.name})")
+    task_types = list(TASK_TYPES)
+    used = {d: 0 for d in by_domain}
+    out: list[dict[str, Any]] = []
+    while len(out) < n:
+        for d, papers in by_domain.items():
+            if len(out) == n or used[d] >= len(papers):
+                continue
+            p = papers[used[d]]
+            out.append({"seed_id": f"{p['source']}:{p['source_id']}", "source": p["source"], "domain": d,
+                        "task_type": task_types[used[d] % len(task_types)], "title": p["title"],
+                        "abstract": p["abstract"]})
+            used[d] += 1
+    return out
+
+
+# -- one build --------------------------------------------------------------------------
+@dataclass
+class RunResult:
+    workers: int
+    cases: int
+    wall_s: float
+    summary: dict[str, Any]
+    log: list[tuple[float, float, str]]  # chat requests only, sorted by t_in
+    t_start: float
+    t_end: float
+    client_latency_ms: list[float] = field(default_factory=list)  # llm_calls.latency_ms, call order
+    cpu_s: float = 0.0  # user + system CPU of this process (all threads) during run_build
+    cpu_samples: list[tuple[float, float]] = field(default_factory=list)  # (perf_counter, CPU s), every 20 ms
+
+    def cpu_between(self, a: float, b: float) -> float:
+        """Process CPU seconds spent between perf_counter times ``a`` and ``b`` (interpolated)."""
+        def at(t: float) -> float:
+            xs = self.cpu_samples
+            for (t0, c0), (t1, c1) in pairwise(xs):
+                if t0 <= t <= t1:
+                    return c0 + (c1 - c0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
+            return xs[0][1] if t < xs[0][0] else xs[-1][1]
+        return at(b) - at(a) if self.cpu_samples else float("nan")
+
+    def window_cpu_ms_per_call(self) -> float:
+        return self.cpu_between(self.log[0][0], self.log[-1][1]) / max(1, self.calls) * 1000 if self.log else float("nan")
+
+    @property
+    def calls(self) -> int:
+        return len(self.log)
+
+    @property
+    def endpoint_s(self) -> float:
+        return sum(b - a for a, b, _ in self.log)
+
+    @property
+    def window_s(self) -> float:
+        return self.log[-1][1] - self.log[0][0] if self.log else float("nan")
+
+    def gaps_ms(self) -> list[float]:
+        return [(self.log[i + 1][0] - self.log[i][1]) * 1000 for i in range(len(self.log) - 1)]
+
+    def valid(self) -> bool:
+        return self.summary.get("accepted") == self.cases and self.calls == CALLS_PER_CASE * self.cases
+
+
+def run_once(seeds_path: Path, n_cases: int, workers: int, server: ServerProcess, tmp_root: Path,
+             timeout: float, keep: bool) -> RunResult:
+    from rich.console import Console
+
+    from ioa_synth.build import plan_from_seeds, run_build
+    from ioa_synth.catalog import Catalog
+    from ioa_synth.config import ToolkitConfig
+    from ioa_synth.seedfile import load_seed_file
+
+    out_dir = Path(tempfile.mkdtemp(prefix=f"bench-w{workers}-", dir=tmp_root))
+    cfg = ToolkitConfig.model_validate({c: {"timeout": timeout, "max_retries": 1} for c in ("generator", "judge")})
+    plans = plan_from_seeds(load_seed_file(seeds_path))
+    console = Console(file=open(os.devnull, "w"), force_terminal=True, width=120)  # noqa: SIM115
+    server.take_log()  # drop anything earlier
+    try:
+        samples: list[tuple[float, float]] = []
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.is_set():
+                samples.append((time.perf_counter(), _cpu()))
+                stop.wait(0.02)
+
+        sampler = threading.Thread(target=sample, name="bench-cpu-sampler", daemon=True)
+        sampler.start()
+        cpu0 = _cpu()
+        t0 = time.perf_counter()
+        summary = run_build(plans, "train", out_dir / "build", cfg, workers=workers, console=console,
+                            args={"bench": True, "workers": workers})
+        t1 = time.perf_counter()
+        cpu1 = _cpu()
+        stop.set()
+        sampler.join()
+        samples.append((time.perf_counter(), _cpu()))
+        log = sorted(r for r in server.take_log() if r[2].rstrip("/").endswith("/chat/completions"))
+        with Catalog(out_dir / "build", read_only=True) as cat:
+            lat = [r[0] for r in cat.execute(
+                "SELECT latency_ms FROM llm_calls WHERE error IS NULL ORDER BY created_at")]
+    finally:
+        console.file.close()
+        if not keep:
+            shutil.rmtree(out_dir, ignore_errors=True)
+    return RunResult(workers, n_cases, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, samples)
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+# -- server capacity ---------------------------------------------------------------------
+_PROBE = json.dumps({"model": "scripted", "messages": [{"role": "user", "content": "Score the dialogue"}]}).encode()
+
+
+def _post(conn: http.client.HTTPConnection) -> None:
+    conn.request("POST", "/v1/chat/completions", body=_PROBE, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    resp.read()
+    if resp.status != 200:
+        raise RuntimeError(f"scripted server answered {resp.status}")
+
+
+def server_capacity(server: ServerProcess, concurrency: int, total_calls: int, latency: float,
+                    loop: bool = True) -> dict[str, float]:
+    """Burst of ``concurrency`` requests on fresh connections, then a closed loop of
+    ``concurrency`` keep-alive clients making ``total_calls`` calls; no toolkit involved."""
+    host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+    barrier = threading.Barrier(concurrency)
+    burst: list[float] = []
+
+    def one_burst() -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        barrier.wait()
+        t = time.perf_counter()
+        _post(conn)
+        burst.append(time.perf_counter() - t)
+        conn.close()
+
+    threads = [threading.Thread(target=one_burst) for _ in range(concurrency)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+    if not loop:
+        server.take_log()
+        return {"burst_max_s": max(burst), "burst_median_s": statistics.median(burst)}
+    per_client = max(1, total_calls // concurrency)
+
+    def loop() -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        for _ in range(per_client):
+            _post(conn)
+        conn.close()
+
+    threads = [threading.Thread(target=loop) for _ in range(concurrency)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    elapsed = time.perf_counter() - t0
+    server.take_log()
+    return {"burst_max_s": max(burst), "burst_median_s": statistics.median(burst),
+            "loop_ratio": (per_client * latency) / elapsed, "loop_calls": per_client * concurrency}
+
+
+# -- report --------------------------------------------------------------------------------
+def _pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
+
+
+def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[str, float] | None,
+           runs: list[RunResult], server: ServerProcess) -> bool:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 130)
+    chain = CALLS_PER_CASE * args.latency
+    ok = True
+
+    def verdict(passed: bool) -> str:
+        nonlocal ok
+        ok &= passed
+        return "[green]PASS[/]" if passed else "[red]FAIL[/]"
+
+    def ms(x: float) -> str:
+        return f"{x:.2f} ms"
+
+    t = Table(title=f"ioa-synth build: {args.cases} cases x {CALLS_PER_CASE} calls, endpoint latency "
+                    f"{args.latency * 1000:.0f} ms/call (chain {chain * 1000:.0f} ms/case)")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_column("target", justify="right")
+    t.add_column("", justify="center")
+
+    slow = args.latency * 1500
+    if cap_default is not None:
+        t.add_row(f"server as shipped (backlog {server.request_queue_size}): {args.max_workers} new connections at once",
+                  f"slowest {cap_default['burst_max_s'] * 1000:.0f} ms", f"< {slow:.0f} ms",
+                  "ok" if cap_default["burst_max_s"] * 1000 < slow else "[yellow]stalls[/]")
+    t.add_row(f"bench server (backlog {server.backlog}): {args.max_workers} new connections at once",
+              f"slowest {cap['burst_max_s'] * 1000:.0f} ms", f"< {slow:.0f} ms", verdict(cap["burst_max_s"] * 1000 < slow))
+    t.add_row(f"bench server: {args.max_workers} keep-alive clients, {cap['loop_calls']} calls (no toolkit)",
+              f"ratio {cap['loop_ratio']:.3f}", ">= 0.95", verdict(cap["loop_ratio"] >= 0.95))
+
+    for r in runs:
+        if not r.valid():
+            t.add_row(f"workers={r.workers}: run INVALID ({r.calls} calls)", str(r.summary),
+                      f"{r.cases} accepted", verdict(False))
+
+    one = next((r for r in runs if r.workers == 1), None)
+    if one is not None and one.calls > 1:
+        gaps = one.gaps_ms()
+        med = statistics.median(gaps)
+        t.add_section()
+        t.add_row("(a) toolkit overhead per call: median gap, workers=1", ms(med), f"<= {OVERHEAD_TARGET_MS:g} ms",
+                  verdict(med <= OVERHEAD_TARGET_MS))
+        t.add_row("    p90 gap / mean gap (mean has per-case work)", f"{_pct(gaps, 0.9):.2f} / {statistics.fmean(gaps):.2f} ms",
+                  "", "")
+        t.add_row("    (wall - endpoint time) / calls (has setup)",
+                  ms((one.wall_s - one.endpoint_s) / one.calls * 1000), "", "")
+        client_http = [c - (b - a) * 1000 for c, (a, b, _) in zip(one.client_latency_ms, one.log)]
+        if len(client_http) == one.calls:
+            t.add_row("    inside the openai call (latency_ms - endpoint)", ms(statistics.median(client_http)), "", "")
+        t.add_row("    process CPU per call in flight (all threads)", ms(one.window_cpu_ms_per_call()), "", "")
+
+    t.add_section()
+    for r in runs:
+        if not r.log:
+            continue
+        ideal = r.workers / chain
+        tp = r.cases / r.window_s
+        target = r.workers >= SCALING_TARGET_WORKERS
+        t.add_row(f"(b) workers={r.workers}: in flight, ideal {ideal:.2f} cases/s",
+                  f"{tp:.2f} cases/s, ratio {tp / ideal:.3f}", f">= {SCALING_TARGET}" if target else "",
+                  verdict(tp / ideal >= SCALING_TARGET) if target else "")
+        tp_e2e = r.cases / r.wall_s
+        t.add_row(f"    end to end: {r.wall_s:.2f} s, setup {(r.log[0][0] - r.t_start) * 1000:.0f} ms, "
+                  f"teardown {(r.t_end - r.log[-1][1]) * 1000:.0f} ms", f"{tp_e2e:.2f} cases/s, ratio {tp_e2e / ideal:.3f}",
+                  "", "")
+        t.add_row("    process CPU per call in flight (all threads)", ms(r.window_cpu_ms_per_call()), "", "")
+    console.print(t)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    console.print(f"host: {os.cpu_count()} CPUs, 1-min load average {load:.2f} after the runs "
+                  "(other processes' load inflates every wall-clock figure)")
+    if cap_default is not None and cap_default["burst_max_s"] * 1000 >= slow:
+        console.print(f"note: ScriptedServer listens with backlog {server.request_queue_size} (socketserver's default): "
+                      f"{args.max_workers} simultaneous new connections can overflow the accept queue, and a dropped "
+                      "SYN is retried after 1 s. The bench server re-listens with --server-backlog.")
+    if any(args.cases % w for w in args.workers):
+        console.print(f"note: {args.cases} cases is not a multiple of every worker count: the last wave runs partly "
+                      "empty, which lowers the ratio by itself.")
+    return ok
+
+
+def summarize(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[str, float] | None,
+              runs: list[RunResult], ok: bool) -> dict[str, Any]:
+    """The numbers of the report as plain data."""
+    chain = CALLS_PER_CASE * args.latency
+    out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "targets_met": ok,
+                           "server": cap, "server_as_shipped": cap_default, "runs": {}}
+    for r in runs:
+        row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
+                               "ratio_in_flight": r.cases / r.window_s / (r.workers / chain) if r.log else None,
+                               "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain),
+                               "cpu_ms_per_call_in_flight": r.window_cpu_ms_per_call()}
+        if r.workers == 1 and r.calls > 1:
+            gaps = r.gaps_ms()
+            row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": _pct(gaps, 0.9),
+                    "gap_mean_ms": statistics.fmean(gaps),
+                    "overhead_aggregate_ms": (r.wall_s - r.endpoint_s) / r.calls * 1000}
+        out["runs"][str(r.workers)] = row
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", type=int, default=64, help="cases per run (default 64)")
+    ap.add_argument("--latency", type=float, default=0.2, help="endpoint seconds per call (default 0.2)")
+    ap.add_argument("--workers", default="1,8,32", help="comma-separated worker counts (default 1,8,32)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--tmp-root", type=Path, default=None, help="where the temporary build dirs go (default: $TMPDIR)")
+    ap.add_argument("--keep", action="store_true", help="keep the build dirs (paths are printed)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the measured numbers to this JSON file")
+    ap.add_argument("--max-seconds", type=float, default=900, help="abort the whole benchmark after this (default 900)")
+    ap.add_argument("--server-backlog", type=int, default=128,
+                    help="listen backlog of the bench's scripted server (default 128; 0 keeps ScriptedServer's own)")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # child process mode
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve(args.latency, args.server_backlog)
+        return 0
+    args.workers = sorted({int(w) for w in args.workers.split(",") if w.strip()})
+    if not args.workers or min(args.workers) < 1 or max(args.workers) > 256:
+        ap.error("--workers: worker counts between 1 and 256")
+    if not 0 < args.latency <= 5:
+        ap.error("--latency must be in (0, 5] seconds")
+    args.max_workers = max(args.workers)
+
+    def abort() -> None:
+        print(f"bench_build: aborted after --max-seconds {args.max_seconds:.0f}", file=sys.stderr, flush=True)
+        os._exit(2)
+
+    watchdog = threading.Timer(args.max_seconds, abort)
+    watchdog.daemon = True
+    watchdog.start()
+
+    tmp_root = Path(tempfile.mkdtemp(prefix="ioa-bench-", dir=args.tmp_root))
+    saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GENERATOR_BASE_URL",
+                                            "GENERATOR_API_KEY", "JUDGE_BASE_URL", "JUDGE_API_KEY", "NO_PROXY",
+                                            "no_proxy")}
+    try:
+        seeds_path = tmp_root / "seeds.jsonl"
+        seeds = select_seeds(args.cases)
+        seeds_path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in seeds), encoding="utf-8")
+        cap_default = None
+        if args.server_backlog:
+            with ServerProcess(args.latency, backlog=None) as shipped:
+                cap_default = server_capacity(shipped, args.max_workers, 0, args.latency, loop=False)
+        with ServerProcess(args.latency, backlog=args.server_backlog) as server:
+            for k in ("GENERATOR_BASE_URL", "GENERATOR_API_KEY", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
+                os.environ.pop(k, None)
+            os.environ["OPENAI_BASE_URL"] = server.base_url
+            os.environ["OPENAI_API_KEY"] = "bench-not-a-key"
+            os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+            print(f"scripted server {server.base_url} (child process); {len(seeds)} seeds over "
+                  f"{len({(s['domain'], s['task_type']) for s in seeds})} cells; build dirs under {tmp_root}",
+                  file=sys.stderr, flush=True)
+            cap = server_capacity(server, args.max_workers, CALLS_PER_CASE * args.cases, args.latency)
+            runs = []
+            for w in args.workers:
+                print(f"workers={w}: building {args.cases} cases ...", file=sys.stderr, flush=True)
+                runs.append(run_once(seeds_path, args.cases, w, server, tmp_root,
+                                     timeout=max(10.0, 20 * args.latency), keep=args.keep))
+        ok = report(args, cap, cap_default, runs, server)
+        if args.json:
+            args.json.write_text(json.dumps(summarize(args, cap, cap_default, runs, ok), indent=2) + "\n")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if not args.keep:
+            shutil.rmtree(tmp_root, ignore_errors=True)
+        watchdog.cancel()
+    return 0 if ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
