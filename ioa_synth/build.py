@@ -97,22 +97,23 @@ class _Scheduler:
         return register_cases(self.catalog, self.out_dir, self.split, seeds)
 
     def run(self) -> dict:
-        todo: list[Case] = []
-        accepted: dict[Cell, int] = {}
-        for cell, plan in self.plans.items():
-            # reserve tuples drawn in an earlier run are part of the cell again
-            drawn = {r["seed_id"] for r in self.catalog.query_dicts(
-                "SELECT seed_id FROM cases WHERE split = ? AND domain = ? AND task_type = ?", [self.split, *cell])}
-            earlier = [s for s in plan.reserve if s.seed_id in drawn]
+        # reserve tuples drawn in an earlier run are part of their cell again
+        drawn = {r[0] for r in self.catalog.execute("SELECT seed_id FROM cases WHERE split = ?", [self.split])}
+        seeds: list[SeedTuple] = []
+        for plan in self.plans.values():
+            seeds += plan.primary + [s for s in plan.reserve if s.seed_id in drawn]
             plan.reserve = deque(s for s in plan.reserve if s.seed_id not in drawn)
-            cases = self._cases_of(plan.primary + earlier)
-            states = case_status(self.catalog, [c.case_id for c in cases])
-            accepted[cell] = sum(states[c.case_id] == "accepted" for c in cases)
-            for c in cases:
-                if states[c.case_id] in ("pending", "failed"):
-                    todo.append(c)
-                else:
-                    self.summary["skipped"] += 1
+        cases = self._cases_of(seeds)
+        states = case_status(self.catalog, [c.case_id for c in cases])
+        accepted: dict[Cell, int] = {cell: 0 for cell in self.plans}
+        todo: list[Case] = []
+        for c in cases:
+            state = states[c.case_id]
+            accepted[(c.seed.domain, c.seed.task_type)] += state == "accepted"
+            if state in ("pending", "failed"):
+                todo.append(c)
+            else:
+                self.summary["skipped"] += 1
         self.pipeline.replay = load_replay(self.catalog, [c.case_id for c in todo])
         self.progress = BuildProgress(self.console, total=len(todo))
         pool = ThreadPoolExecutor(self.workers, thread_name_prefix="case")

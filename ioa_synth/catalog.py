@@ -1,8 +1,13 @@
 """DuckDB provenance catalog kept at ``DIR/catalog.duckdb``.
 
 One :class:`Catalog` per process; every statement goes through one connection
-guarded by a lock, so worker threads may share it. Each statement commits on its
-own, so a ``kill -9`` loses at most the statement in flight.
+guarded by a lock, so worker threads may share it.
+
+Hot-path writes (LLM calls, scores, status updates) go through :meth:`Catalog.record`:
+the rows are appended to ``catalog.journal`` (flushed to the OS, so they survive a
+``kill -9`` of the process) and committed to DuckDB in batches by a writer thread
+(one transaction per batch instead of one per call). Any read, and closing, first
+commits what is queued; opening a catalog re-applies a journal left by a killed run.
 
 Tables (columns beyond these may be added by later modules with ``ensure_table``):
 
@@ -23,6 +28,8 @@ from typing import Any, Iterable, Sequence
 
 import duckdb
 
+from .journal import JOURNAL_FILE, Entry, Journal
+
 CATALOG_FILE = "catalog.duckdb"
 
 SCHEMA: dict[str, str] = {
@@ -33,7 +40,7 @@ SCHEMA: dict[str, str] = {
         path VARCHAR, discard_reason VARCHAR, error VARCHAR, updated_at TIMESTAMP
     """,
     "llm_calls": """
-        call_id BIGINT, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER,
+        call_id VARCHAR, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER,
         try_index INTEGER, model VARCHAR, base_url VARCHAR, temperature DOUBLE,
         template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
         finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
@@ -41,7 +48,8 @@ SCHEMA: dict[str, str] = {
     """,
     "scores": """
         case_id VARCHAR, stage INTEGER, attempt INTEGER, judge_role VARCHAR, judge_model VARCHAR,
-        item VARCHAR, dimension VARCHAR, score INTEGER, feedback VARCHAR, created_at TIMESTAMP
+        item VARCHAR, dimension VARCHAR, score INTEGER, feedback VARCHAR, created_at TIMESTAMP,
+        call_id VARCHAR
     """,
     "seeds": """
         seed_id VARCHAR, split VARCHAR, source VARCHAR, domain VARCHAR, task_type VARCHAR,
@@ -74,9 +82,47 @@ class Catalog:
         self.path = path
         self._lock = threading.RLock()
         self._con = duckdb.connect(str(path), read_only=read_only)
+        self._journal: Journal | None = None
+        self._in_tx = False
         if not read_only:
             for name, cols in SCHEMA.items():
                 self.ensure_table(name, cols)
+            self._journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
+            with self._lock:
+                self._journal.recover(self._apply_recovered)
+
+    # -- write-behind ------------------------------------------------------------
+    def record(self, entries: list[Entry]) -> None:
+        """Queue rows and statements for the next batch commit; returns once they are in
+        the journal (safe against a process kill). ``entries`` are ``(table, row_dict)``
+        inserts and ``(None, (sql, params))`` statements, applied in order."""
+        assert self._journal is not None, "catalog opened read-only"
+        self._journal.append(entries)
+
+    def flush(self) -> None:
+        """Commit everything queued by :meth:`record` now (not inside a transaction())."""
+        if self._journal is not None:
+            with self._lock:
+                if not self._in_tx:
+                    self._journal.drain()
+
+    def _commit_batch(self, entries: list[Entry]) -> None:
+        with self._lock:
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                _apply(self._con, entries)
+                self._con.execute("COMMIT")
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+
+    def _apply_recovered(self, entries: list[Entry]) -> None:
+        """Re-apply a killed run's journal: inserts whose ``call_id`` is already stored are
+        skipped (their batch was committed); statements are idempotent."""
+        ids = [row["call_id"] for table, row in entries if table and "call_id" in row]
+        done = {r[0] for r in self._con.execute(
+            "SELECT call_id FROM llm_calls WHERE list_contains(?, call_id)", [ids]).fetchall()} if ids else set()
+        self._commit_batch([(t, r) for t, r in entries if not (t and r.get("call_id") in done)])
 
     # -- low level -------------------------------------------------------------
     def ensure_table(self, name: str, columns_sql: str) -> None:
@@ -87,6 +133,7 @@ class Catalog:
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         """Run one statement and return all rows (empty list for DML)."""
         with self._lock:
+            self.flush()
             cur = self._con.execute(sql, params or [])
             try:
                 return cur.fetchall()
@@ -96,6 +143,7 @@ class Catalog:
     def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Run a query and return rows as dicts keyed by column name."""
         with self._lock:
+            self.flush()
             cur = self._con.execute(sql, params or [])
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, row)) for row in cur.fetchall()]
@@ -114,6 +162,7 @@ class Catalog:
         cols = list(rows[0])
         sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
         with self._lock:
+            self.flush()
             self._con.executemany(sql, [[r[c] for c in cols] for r in rows])
 
     def transaction(self):
@@ -121,7 +170,10 @@ class Catalog:
         return _Transaction(self)
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Commit what is queued, remove the journal, close the connection (idempotent)."""
+        journal, self._journal = self._journal, None
+        if journal is not None:
+            journal.close()  # not under self._lock: the writer thread may be waiting for it
         with self._lock:
             try:
                 self._con.close()
@@ -141,14 +193,36 @@ class _Transaction:
 
     def __enter__(self) -> Catalog:
         self.catalog._lock.acquire()
+        self.catalog.flush()
         self.catalog._con.execute("BEGIN TRANSACTION")
+        self.catalog._in_tx = True
         return self.catalog
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        self.catalog._in_tx = False
         try:
             self.catalog._con.execute("ROLLBACK" if exc_type else "COMMIT")
         finally:
             self.catalog._lock.release()
+
+
+def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
+    """Execute entries in order, inserting consecutive rows of one table with one statement."""
+    i = 0
+    while i < len(entries):
+        table, payload = entries[i]
+        if table is None:
+            con.execute(*payload)
+            i += 1
+            continue
+        cols = list(payload)
+        j = i
+        while j < len(entries) and entries[j][0] == table and list(entries[j][1]) == cols and j - i < 500:
+            j += 1
+        marks = "(" + ", ".join("?" for _ in cols) + ")"
+        params = [row[c] for _, row in entries[i:j] for c in cols]
+        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join([marks] * (j - i)), params)
+        i = j
 
 
 def dumps(obj: Any) -> str:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
+import httpx
 import openai
 
 from .config import ComponentConfig, StructuredOutput
@@ -146,14 +147,17 @@ class LLMClient:
         """
         body = self.request_body(messages, schema, name)
         sent = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
-        request_json = redact(json.dumps(sent, ensure_ascii=False, sort_keys=True), self._secrets)
+        payload = json.dumps(sent, ensure_ascii=False)
+        request_json = redact(payload, self._secrets)
         last_error = "no attempt made"
         for try_index in range(self.endpoint.content_retries + 1):
             rec = CallRecord(model=self.endpoint.model, base_url=self.endpoint.base_url,
                              temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
             start = time.perf_counter()
             try:
-                resp = self._client.chat.completions.create(**body)
+                # the SDK's own POST and retries, sending the body encoded once; the reply is read as plain JSON
+                resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
+                                         options={"headers": {"Content-Type": "application/json"}})
             except openai.APIError as exc:
                 rec.latency_ms = (time.perf_counter() - start) * 1000
                 rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
@@ -167,12 +171,19 @@ class LLMClient:
         raise LLMCallError(f"no usable reply after {self.endpoint.content_retries + 1} tries: {last_error}")
 
     def _read(self, resp: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
-        usage = getattr(resp, "usage", None)
-        rec.prompt_tokens = getattr(usage, "prompt_tokens", None)
-        rec.completion_tokens = getattr(usage, "completion_tokens", None)
-        choice = resp.choices[0] if getattr(resp, "choices", None) else None
-        content = choice.message.content if choice is not None and choice.message else None
-        rec.finish_reason = getattr(choice, "finish_reason", None)
+        try:
+            data = resp.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            rec.error = "reply is not a chat-completions JSON object"
+            return None, rec.error
+        usage = data.get("usage") or {}
+        rec.prompt_tokens, rec.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        choices = data.get("choices") or []
+        choice = choices[0] if choices and isinstance(choices[0], dict) else None
+        content = ((choice or {}).get("message") or {}).get("content")
+        rec.finish_reason = (choice or {}).get("finish_reason")
         rec.response_text = redact(content, self._secrets)
         if choice is None or content is None:
             rec.error = "empty reply (no choices or no content)"

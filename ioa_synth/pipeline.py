@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -198,14 +199,16 @@ class Pipeline:
                 "template_sha256": prompt.template_sha256, "run_id": self.run_id}
 
         def store_failed(rec: CallRecord) -> None:
-            self.catalog.insert("llm_calls", _call_row(base, rec))
+            self.catalog.record([("llm_calls", _call_row(base, rec))])
 
         value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed)
         self.on_tokens((rec.prompt_tokens or 0) + (rec.completion_tokens or 0))
-        with self.catalog.transaction() as cat:
-            cat.insert("llm_calls", _call_row(base, rec))
-            if scores:
-                cat.insert_many("scores", _score_rows(case.case_id, stage, attempt, role, client.endpoint.model, value))
+        row = _call_row(base, rec)
+        entries = [("llm_calls", row)]
+        if scores:
+            entries += [("scores", r) for r in _score_rows(row["call_id"], case.case_id, stage, attempt, role,
+                                                           client.endpoint.model, value)]
+        self.catalog.record(entries)  # the call and its scores: one journal write, one batch
         self.replay[key] = rec.response_text or ""
         return value, True
 
@@ -222,15 +225,14 @@ class Pipeline:
 
     def _set_status(self, case: Case, out: Outcome, first_attempt: int) -> None:
         reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
-        self.catalog.execute(
+        self.catalog.record([(None, (
             "UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
             "stage2_attempts = GREATEST(stage2_attempts, ?), "
             "path = ?, discard_reason = ?, error = ?, updated_at = ? WHERE case_id = ?",
             [out.status, *reached,
              str(case.path) if out.status == "accepted" else None,
              out.reason if out.status == "discarded" else None,
-             out.reason if out.status == "failed" else None, _now(), case.case_id],
-        )
+             out.reason if out.status == "failed" else None, _now(), case.case_id]))])
 
 
 def _now() -> datetime:
@@ -238,21 +240,22 @@ def _now() -> datetime:
 
 
 def _call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
-    return {**base, "try_index": rec.try_index, "model": rec.model, "base_url": rec.base_url,
+    return {"call_id": uuid.uuid4().hex, **base, "try_index": rec.try_index, "model": rec.model, "base_url": rec.base_url,
             "temperature": rec.temperature, "request_json": rec.request_json, "response_text": rec.response_text,
             "finish_reason": rec.finish_reason, "prompt_tokens": rec.prompt_tokens,
             "completion_tokens": rec.completion_tokens, "latency_ms": rec.latency_ms, "error": rec.error,
             "created_at": _now()}
 
 
-def _score_rows(case_id: str, stage: int, attempt: int, role: str, model: str, j: Judgement) -> list[dict[str, Any]]:
+def _score_rows(call_id: str, case_id: str, stage: int, attempt: int, role: str, model: str,
+                j: Judgement) -> list[dict[str, Any]]:
     now = _now()
     rows = [{"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
-             "item": item, "dimension": dim, "score": score, "feedback": j.feedback.get(item, ""), "created_at": now}
+             "item": item, "dimension": dim, "score": score, "feedback": j.feedback.get(item, ""), "created_at": now, "call_id": call_id}
             for item, dims in j.items.items() for dim, score in dims.items()]
     if j.overall_feedback:
         rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
                      "item": "overall", "dimension": "overall_feedback", "score": None,
-                     "feedback": j.overall_feedback, "created_at": now})
+                     "feedback": j.overall_feedback, "created_at": now, "call_id": call_id})
     return rows
 

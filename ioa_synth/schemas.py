@@ -11,6 +11,7 @@ regeneration round), not a malformed reply.
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -152,8 +153,9 @@ def stage2_problems(out: Stage2Output) -> list[str]:
     return problems
 
 
+@lru_cache(maxsize=None)
 def request_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of ``model`` with every ``$ref`` inlined (no ``$defs``), as
+    """(Cached; do not mutate the result.) The JSON schema of ``model`` with every ``$ref`` inlined (no ``$defs``), as
     sent in ``response_format``; llama.cpp grammars and OpenAI strict mode both accept it."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})

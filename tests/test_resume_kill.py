@@ -12,6 +12,7 @@ import time
 
 import duckdb
 
+from ioa_synth.catalog import Catalog
 from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer
 
 
@@ -30,6 +31,10 @@ def test_kill_9_then_resume(seeds_file, tmp_path):
         proc.wait()
         first_run = len(server.requests)
 
+        # calls finished before the kill may still sit in the journal: opening the catalog applies them
+        assert (out / "catalog.journal").exists()
+        Catalog(out).close()
+        assert not (out / "catalog.journal").exists()
         con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
         stored_before = con.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL").fetchone()[0]
         statuses = [s for (s,) in con.execute("SELECT status FROM cases").fetchall()]

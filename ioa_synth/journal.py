@@ -1,0 +1,123 @@
+"""Write-behind journal of the catalog: rows are appended to a JSONL file (durable against
+a process kill once ``append`` returns) and committed to DuckDB in batches by one writer
+thread. Opening the catalog after a kill re-applies what the journal holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+JOURNAL_FILE = "catalog.journal"
+
+#: ``(table, row)`` for an insert, ``(None, (sql, params))`` for a statement.
+Entry = tuple[str | None, Any]
+
+BATCH_WINDOW_S = 0.02
+
+
+class Journal:
+    """Append-only journal plus the queue of entries not yet committed.
+
+    Args:
+        path: the journal file.
+        commit: ``commit(entries)`` applies a batch in one transaction (called with the
+            catalog's lock held, in append order).
+        lock: the catalog's lock; every drain holds it, so batches commit in order.
+    """
+
+    def __init__(self, path: Path, commit: Callable[[list[Entry]], None], lock: threading.RLock) -> None:
+        self.path = path
+        self._commit = commit
+        self._lock = lock
+        self._cond = threading.Condition()
+        self._queue: list[Entry] = []
+        self._error: BaseException | None = None
+        self._closing = False
+        self._file = None
+        self._writer: threading.Thread | None = None
+
+    def recover(self, apply: Callable[[list[Entry]], None]) -> int:
+        """Re-apply entries left by a killed process with ``apply``, then empty the
+        journal; returns how many entries were found. A torn last line is ignored."""
+        entries: list[Entry] = []
+        if self.path.exists():
+            for line in self.path.read_bytes().splitlines():
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                entries.append((obj["t"], obj["r"]) if obj.get("t") else (None, (obj["sql"], obj["p"])))
+        if entries:
+            apply(entries)
+        self.path.unlink(missing_ok=True)
+        return len(entries)
+
+    def append(self, entries: list[Entry]) -> None:
+        """Journal ``entries`` (one write, flushed to the OS) and queue them for commit.
+
+        Raises:
+            RuntimeError: an earlier batch failed to commit (the message says why).
+        """
+        blob = b"".join(_line(e) for e in entries)
+        with self._cond:
+            self._raise_if_failed()
+            if self._file is None:
+                self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
+                self._writer = threading.Thread(target=self._write_loop, name="catalog-writer", daemon=True)
+                self._writer.start()
+            os.write(self._file.fileno(), blob)
+            self._queue.extend(entries)
+            self._cond.notify()
+
+    def drain(self) -> None:
+        """Commit every queued entry now (the caller holds the catalog's lock)."""
+        with self._cond:
+            batch, self._queue = self._queue, []
+        if batch:
+            try:
+                self._commit(batch)
+            except BaseException as exc:
+                self._error = exc
+                raise
+        self._raise_if_failed()
+
+    def close(self) -> None:
+        """Stop the writer, commit what is queued and remove the journal file."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        if self._writer is not None:
+            self._writer.join()
+        with self._lock:
+            self.drain()
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+            self.path.unlink(missing_ok=True)
+
+    def _write_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closing:
+                    self._cond.wait()
+                if self._closing:
+                    return
+                self._cond.wait(BATCH_WINDOW_S)  # let concurrent workers join the batch
+            try:
+                with self._lock:
+                    self.drain()
+            except BaseException:  # noqa: BLE001 - kept in _error, raised to the next caller
+                return
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise RuntimeError(f"catalog write failed: {self._error}") from self._error
+
+
+def _line(entry: Entry) -> bytes:
+    table, payload = entry
+    obj = {"t": table, "r": payload} if table else {"sql": payload[0], "p": list(payload[1])}
+    return json.dumps(obj, default=str, ensure_ascii=False).encode() + b"\n"
