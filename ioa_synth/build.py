@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from rich.console import Console
 
@@ -62,20 +64,35 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     console = console or Console(stderr=True)
     catalog = Catalog(out_dir)
     try:
-        with open_endpoints(["generator", "judge"], config, local_model, log_dir=out_dir / "logs") as eps:
-            description = setup_description(eps)
-            check_fingerprint(catalog, description)
-            run_id = start_run(catalog, "build", args or {}, description)
-            gen, judge = LLMClient(eps["generator"]), LLMClient(eps["judge"])
-            try:
-                summary = _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console).run()
-            finally:
-                gen.close()
-                judge.close()
-            finish_run(catalog, run_id, summary)
-            return summary
+        with generation_run(catalog, "build", config, local_model, args) as (run_id, gen, judge, summary):
+            summary |= _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console).run()
+        return summary
     finally:
         catalog.close()
+
+
+@contextmanager
+def generation_run(catalog: Catalog, command: str, config: ToolkitConfig, local_model: str | None,
+                   args: dict | None) -> Iterator[tuple[str, LLMClient, LLMClient, dict]]:
+    """Open the generator and judge endpoints, refuse a changed setup, record a ``runs``
+    row; yield ``(run_id, generator, judge, summary)`` and store ``summary`` at the end.
+
+    Raises:
+        FingerprintMismatch: the directory was built with another setup.
+        EndpointError / LocalModelError: an endpoint cannot be used.
+    """
+    with open_endpoints(["generator", "judge"], config, local_model, log_dir=catalog.out_dir / "logs") as eps:
+        description = setup_description(eps)
+        check_fingerprint(catalog, description)
+        run_id = start_run(catalog, command, args or {}, description)
+        gen, judge = LLMClient(eps["generator"]), LLMClient(eps["judge"])
+        summary: dict = {}
+        try:
+            yield run_id, gen, judge, summary
+        finally:
+            gen.close()
+            judge.close()
+        finish_run(catalog, run_id, summary)
 
 
 class _Scheduler:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from .cli import app
-from .cli_common import fail, out_dir_option
+from .cli_common import check_choice, config_or_fail, fail, out_dir_option
 
 
 @app.command()
@@ -25,20 +25,14 @@ def audit(
     """Score accepted cases with the audit judge and compare with the build judge, per dimension."""
     from .builddir import BuildDirError
     from .cells import SPLITS
-    from .config import ConfigError, load_config
     from .endpoints import EndpointError
     from .local_model import LOCAL_MODELS, LocalModelError
     from .audit import run_audit, write_audit_report
     from .reporting import wide_console
 
-    if split not in SPLITS:
-        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
-    if local_model is not None and local_model not in LOCAL_MODELS:
-        fail(f"--local-model must be one of {', '.join(LOCAL_MODELS)} (got {local_model!r})")
-    try:
-        cfg = load_config(judge_config)
-    except ConfigError as exc:
-        fail(str(exc))
+    check_choice("--split", split, SPLITS)
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    cfg = config_or_fail(judge_config)
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
             "workers": workers, "local_model": local_model}
     try:

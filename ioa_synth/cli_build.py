@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from .cli import app
-from .cli_common import fail, out_dir_option
+from .cli_common import check_choice, fail, out_dir_option
 from .config import ConfigError, load_config
 from .seedfile import SeedError, load_seed_file
 
@@ -33,10 +33,8 @@ def build(
     from .runs import FingerprintMismatch
     from .status import cell_counts, cell_table
 
-    if split not in SPLITS:
-        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
-    if local_model is not None and local_model not in LOCAL_MODELS:
-        fail(f"--local-model must be one of {', '.join(LOCAL_MODELS)} (got {local_model!r})")
+    check_choice("--split", split, SPLITS)
+    check_choice("--local-model", local_model, LOCAL_MODELS)
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
     try:
@@ -73,8 +71,6 @@ def build(
 
 def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
     from collections import deque
-
-    from .cells import PER_CELL_TARGET  # noqa: F401  (targets come from the pool itself)
 
     try:
         from .seeds.pool import load_pool

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .cli import app
-from .cli_common import fail, out_dir_option
+from .cli_common import check_choice, config_or_fail, fail, out_dir_option
 
 
 @app.command()
@@ -29,7 +29,6 @@ def regenerate(
     """Re-run cases through the loop; earlier calls and scores are kept, attempt numbers continue."""
     from .builddir import BuildDirError
     from .cells import SPLITS
-    from .config import ConfigError, load_config
     from .endpoints import EndpointError
     from .local_model import LOCAL_MODELS, LocalModelError
     from .regenerate import REGENERABLE, RegenerateError, run_regenerate
@@ -38,16 +37,11 @@ def regenerate(
     case = [c for c in (case or []) + (case_ids or []) if c.strip()]
     if status is not None and status not in REGENERABLE:
         fail(f"--status must be one of {', '.join(REGENERABLE)} (got {status!r})")
-    if split is not None and split not in SPLITS:
-        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
+    check_choice("--split", split, SPLITS)
     if stage not in (1, 2):
         fail(f"--stage must be 1 or 2 (got {stage})")
-    if local_model is not None and local_model not in LOCAL_MODELS:
-        fail(f"--local-model must be one of {', '.join(LOCAL_MODELS)} (got {local_model!r})")
-    try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        fail(str(exc))
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    cfg = config_or_fail(config)
     args = {"case": case or [], "status": status, "split": split, "stage": stage, "workers": workers,
             "local_model": local_model, "config": str(config) if config else None}
     console = Console(stderr=True)

@@ -23,14 +23,11 @@ from rich.console import Console
 from .builddir import open_catalog
 from .catalog import Catalog
 from .config import ToolkitConfig
-from .endpoints import open_endpoints
-from .fingerprint import setup_description
+from .build import generation_run
 from .judgement import parse_judgement
-from .llm import LLMClient
 from .pipeline import Case, Outcome, Pipeline
 from .progress import BuildProgress
 from .rubric import Rubric, load_rubric
-from .runs import check_fingerprint, finish_run, start_run
 from .schemas import Stage1Output
 from .seedfile import SeedTuple
 
@@ -155,21 +152,12 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
     try:
         rows = select_rows(catalog, case_ids, status, split)
         targets, skipped = plan_targets(catalog, out_dir, rows, stage, named=bool(case_ids))
-        summary: dict[str, Any] = {"cases": [], "skipped": skipped, "tokens": 0}
         if not targets:
-            return summary
-        with open_endpoints(["generator", "judge"], config, local_model, log_dir=out_dir / "logs") as eps:
-            description = setup_description(eps)
-            check_fingerprint(catalog, description)
-            run_id = start_run(catalog, "regenerate", args or {}, description)
-            gen, judge = LLMClient(eps["generator"]), LLMClient(eps["judge"])
-            try:
-                pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id)
-                summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, summary)
-            finally:
-                gen.close()
-                judge.close()
-            finish_run(catalog, run_id, summary)
+            return {"cases": [], "skipped": skipped, "tokens": 0}
+        with generation_run(catalog, "regenerate", config, local_model, args) as (run_id, gen, judge, summary):
+            summary |= {"cases": [], "skipped": skipped, "tokens": 0}
+            pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id)
+            summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, summary)
         return summary
     finally:
         catalog.close()
