@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from typer.testing import CliRunner
 
 from ioa_synth.cells import TASK_TYPES
+from ioa_helpers import KEY
+from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "seeds" / "snapshot.jsonl"
@@ -59,3 +62,22 @@ def cli():
         return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    """Start scripted servers: ``start(script=None, responder=None, models=None, env="OPENAI")``
+    points ``<env>_BASE_URL`` / ``<env>_API_KEY`` at the new server and returns it."""
+    servers: list[ScriptedServer] = []
+
+    def start(script: dict | None = None, responder: Callable | None = None, models: list[str] | None = None,
+              env: str = "OPENAI") -> ScriptedServer:
+        server = ScriptedServer(responder or ProtocolResponder(script=script), models=models).__enter__()
+        servers.append(server)
+        monkeypatch.setenv(f"{env}_BASE_URL", server.base_url)
+        monkeypatch.setenv(f"{env}_API_KEY", KEY)
+        return server
+
+    yield start
+    for s in servers:
+        s.__exit__(None, None, None)

@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
-import pytest
-
 from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer, chat_reply, request_kind
 
 KEY = "sk-test-helpers-0123456789"
@@ -60,22 +58,3 @@ def rescoring(model: str, change: Callable[[str, dict[str, Any]], None]) -> Call
         return chat_reply(json.dumps(data), model=model)
 
     return respond
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    """Start scripted servers: ``start(script=None, responder=None, models=None, env="OPENAI")``
-    points ``<env>_BASE_URL`` / ``<env>_API_KEY`` at the new server and returns it."""
-    servers: list[ScriptedServer] = []
-
-    def start(script: dict | None = None, responder: Callable | None = None, models: list[str] | None = None,
-              env: str = "OPENAI") -> ScriptedServer:
-        server = ScriptedServer(responder or ProtocolResponder(script=script), models=models).__enter__()
-        servers.append(server)
-        monkeypatch.setenv(f"{env}_BASE_URL", server.base_url)
-        monkeypatch.setenv(f"{env}_API_KEY", KEY)
-        return server
-
-    yield start
-    for s in servers:
-        s.__exit__(None, None, None)

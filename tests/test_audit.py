@@ -8,7 +8,7 @@ import json
 
 import polars as pl
 import pytest
-from ioa_helpers import build, endpoint, kinds, one_line_error, q, rescoring  # noqa: F401
+from ioa_helpers import build, kinds, one_line_error, q, rescoring
 
 from ioa_synth.scripted_server import Reply, request_kind
 

@@ -6,20 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
+
+from ioa_helpers import q
 
 from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer, request_kind
 
 KEY = "sk-test-SECRET-0123456789"
-
-
-def q(out: Path, sql: str, params=None):
-    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 def case_rows(out: Path) -> dict[str, tuple]:
@@ -29,23 +22,6 @@ def case_rows(out: Path) -> dict[str, tuple]:
 
 def requests_of(server: ScriptedServer, kind: str) -> list[dict]:
     return [r["body"] for r in server.requests if request_kind(r["body"]) == kind]
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    """Start a scripted server with a script and point OPENAI_* at it."""
-    servers = []
-
-    def start(script=None, **kw) -> ScriptedServer:
-        server = ScriptedServer(ProtocolResponder(script=script, **kw)).__enter__()
-        servers.append(server)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        return server
-
-    yield start
-    for s in servers:
-        s.__exit__(None, None, None)
 
 
 def build(cli, seeds, out, *extra):

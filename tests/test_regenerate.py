@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ioa_helpers import build, endpoint, kinds, one_line_error, q  # noqa: F401  (endpoint is a fixture)
+from ioa_helpers import build, kinds, one_line_error, q
 
 from ioa_synth.scripted_server import ProtocolResponder
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ioa_helpers import build, endpoint, one_line_error  # noqa: F401
+from ioa_helpers import build, one_line_error
 
 from ioa_synth.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.status import reason_kind
