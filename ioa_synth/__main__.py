@@ -1,5 +1,5 @@
 """``python -m ioa_synth`` runs the ``ioa-synth`` command line."""
 
-from ioa_synth.cli import app
+from ioa_synth.cli import main
 
-app()
+main()

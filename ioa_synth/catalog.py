@@ -63,13 +63,20 @@ SCHEMA: dict[str, str] = {
 }
 
 
+class CatalogLocked(RuntimeError):
+    """Another process holds the catalog open (DuckDB allows one writer process)."""
+
+
 class Catalog:
     """Thread-safe handle on ``DIR/catalog.duckdb``.
 
     Args:
         out_dir: the build directory; created if missing.
-        read_only: open without the write lock (for ``status``); raises
-            ``FileNotFoundError`` when no catalog exists there.
+        read_only: open for reading only (for ``status``).
+
+    Raises:
+        FileNotFoundError: ``read_only`` and no catalog exists there.
+        CatalogLocked: another process has the catalog open.
     """
 
     def __init__(self, out_dir: str | Path, read_only: bool = False) -> None:
@@ -81,7 +88,12 @@ class Catalog:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.RLock()
-        self._con = duckdb.connect(str(path), read_only=read_only)
+        try:
+            self._con = duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise CatalogLocked(f"{path} is in use by another ioa-synth process; wait for it to finish") from exc
+            raise
         self._journal: Journal | None = None
         self._in_tx = False
         if not read_only:

@@ -35,3 +35,13 @@ def _register() -> None:
 
 _register()
 
+
+def main() -> None:
+    """Console entry point: ``app`` with a one-line error when a catalog is busy."""
+    from .catalog import CatalogLocked
+
+    try:
+        app()
+    except CatalogLocked as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
