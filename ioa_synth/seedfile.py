@@ -6,13 +6,13 @@ Required keys: ``seed_id``, ``source``, ``domain``, ``task_type``, ``title``,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .cells import DOMAINS, TASK_TYPES
+from .jsonl import iter_jsonl
 
 
 class SeedError(ValueError):
@@ -65,20 +65,10 @@ def load_seed_file(path: str | Path) -> list[SeedTuple]:
             task type, or a repeated ``seed_id``; the message names ``path:line``.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SeedError(f"{path}: cannot read seed file ({exc})") from exc
     seeds: list[SeedTuple] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, obj in iter_jsonl(path, SeedError):
         where = f"{path}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SeedError(f"{where}: invalid JSON ({exc.msg})") from exc
         if not isinstance(obj, dict):
             raise SeedError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         try:

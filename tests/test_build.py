@@ -250,7 +250,7 @@ def test_bad_seed_line_is_named_and_nothing_is_written(cli, seeds_file, tmp_path
 
 def test_bad_split_and_missing_seed_file(cli, tmp_path):
     res = cli("build", "--seeds", tmp_path / "nope.jsonl", "--split", "test", "--out", tmp_path / "o")
-    assert res.exit_code == 2 and "cannot read seed file" in res.output
+    assert res.exit_code == 2 and "nope.jsonl: cannot read" in res.output
     res = cli("build", "--seeds", tmp_path / "nope.jsonl", "--split", "dev", "--out", tmp_path / "o")
     assert res.exit_code == 2 and "--split must be one of" in res.output
     assert not (tmp_path / "o").exists()

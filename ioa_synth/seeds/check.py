@@ -21,6 +21,7 @@ import duckdb
 
 from ..catalog import CATALOG_FILE, Catalog
 from ..cells import SPLITS
+from ..jsonl import iter_jsonl
 from .assign import seed_file
 from .ids import IdentityGroups, identities
 
@@ -43,13 +44,7 @@ def _from_files(out_dir: Path) -> list[dict[str, Any]]:
             path = seed_file(out_dir, split, reserve)
             if not path.exists():
                 continue
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+            for n, obj in iter_jsonl(path):
                 if not isinstance(obj, dict) or "seed_id" not in obj:
                     raise ValueError(f"{path}:{n}: not a seed tuple")
                 entries.append({**obj, "split": split})

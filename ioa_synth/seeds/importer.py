@@ -9,12 +9,12 @@ Importing the same file twice adds nothing: records merge into the papers they m
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog
+from ..jsonl import iter_jsonl
 from .store import add_papers, ensure_tables, validate
 
 
@@ -25,18 +25,8 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     fields or unknown domains, and for a file without records.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     records = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+    for n, obj in iter_jsonl(path):
         problem = validate(obj)
         if problem:
             raise ValueError(f"{path}:{n}: {problem}")
