@@ -5,7 +5,7 @@ What runs
     N real seed papers from ``seeds/snapshot.jsonl`` (round-robin over the six domains,
     task types cycled within each domain, so every (domain, task_type) cell gets cases)
     are written to a temporary seed JSONL in the ``build --seeds`` format and read back
-    with ``load_seed_file``; ``ioa_synth.build.run_build`` (the code path of the CLI:
+    with ``load_seed_file``; ``ioa_synth.build.run.run_build`` (the code path of the CLI:
     ``plan_from_seeds``, a ``ToolkitConfig`` with no model set - so the model is listed
     from the endpoint, as without ``--config`` - and only ``timeout``/``max_retries``
     bounded, the real ``openai`` client, the DuckDB catalog on disk, the progress bar
@@ -96,7 +96,7 @@ SCALING_TARGET_WORKERS = 32
 def serve(latency: float, backlog: int | None) -> None:
     """Child process (``--serve``): run ``ProtocolResponder(latency)`` and answer one-line
     JSON commands on stdin (``log``: send and clear the timing records; ``stop``)."""
-    from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer
+    from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 
     server = ScriptedServer(ProtocolResponder(latency=latency))
     httpd = getattr(server, "_httpd", None)
@@ -179,7 +179,7 @@ class ServerProcess:
 # -- seeds ------------------------------------------------------------------------------
 def select_seeds(n: int) -> list[dict[str, Any]]:
     """``n`` seed tuples from the snapshot: domains round-robin, task types cycled per domain."""
-    from ioa_synth.cells import DOMAINS, TASK_TYPES
+    from ioa_synth.protocol.cells import DOMAINS, TASK_TYPES
 
     by_domain: dict[str, list[dict[str, Any]]] = {d: [] for d in DOMAINS}
     for line in SNAPSHOT.read_text(encoding="utf-8").splitlines():
@@ -254,10 +254,10 @@ def run_once(seeds_path: Path, n_cases: int, workers: int, server: ServerProcess
              timeout: float, keep: bool) -> RunResult:
     from rich.console import Console
 
-    from ioa_synth.build import plan_from_seeds, run_build
-    from ioa_synth.catalog import Catalog
-    from ioa_synth.config import ToolkitConfig
-    from ioa_synth.seedfile import load_seed_file
+    from ioa_synth.build.run import plan_from_seeds, run_build
+    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.llm.config import ToolkitConfig
+    from ioa_synth.seeds.tuples import load_seed_file
 
     out_dir = Path(tempfile.mkdtemp(prefix=f"bench-w{workers}-", dir=tmp_root))
     cfg = ToolkitConfig.model_validate({c: {"timeout": timeout, "max_retries": 1} for c in ("generator", "judge")})

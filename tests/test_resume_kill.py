@@ -12,8 +12,8 @@ import time
 
 import duckdb
 
-from ioa_synth.catalog import Catalog
-from ioa_synth.scripted_server import ProtocolResponder, ScriptedServer
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 
 
 def test_kill_9_then_resume(seeds_file, tmp_path):

@@ -8,8 +8,8 @@ import json
 
 from ioa_helpers import build, one_line_error
 
-from ioa_synth.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
-from ioa_synth.status import reason_kind
+from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
+from ioa_synth.build.status import reason_kind
 
 
 def status_json(cli, out) -> dict:

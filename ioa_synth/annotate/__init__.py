@@ -3,6 +3,6 @@ sample exported as a Label Studio project or a CSV (:mod:`.sample`, :mod:`.forms
 annotators' scores imported with strict checks (:mod:`.importer`), and the report
 against the build judge with inter-annotator agreement (:mod:`.report`)."""
 
-from .sample import AnnotationError
+from ioa_synth.annotate.sample import AnnotationError
 
 __all__ = ["AnnotationError"]

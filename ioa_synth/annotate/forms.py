@@ -2,7 +2,7 @@
 (tasks JSON + labeling config XML) or a CSV with one row per item.
 
 Nothing here names a dimension: the ratings, their ranges and the level definitions
-shown as hints all come from ``judges/rubric.json``. The forms are blind to judge
+shown as hints all come from ``ioa_synth/protocol/rubric.json``. The forms are blind to judge
 scores: they show the scenario, the members, the misalignment points (both
 understandings) and the dialogue turns (utterance and inner thought), never the
 ``quality`` block.
@@ -17,10 +17,10 @@ from typing import Any
 
 import polars as pl
 
-from ..atomic import write_text_atomic
-from ..builddir import AcceptedCase
-from ..rubric import Dimension, load_rubric
-from .sample import DIALOGUE_ITEM, Manifest, SampledCase, annotation_dir
+from ioa_synth.store.atomic import write_text_atomic
+from ioa_synth.build.builddir import AcceptedCase
+from ioa_synth.protocol.rubric import Dimension, load_rubric
+from ioa_synth.annotate.sample import DIALOGUE_ITEM, Manifest, SampledCase, annotation_dir
 
 DIALOGUE_OBJECT = "dialogue"  # name of the Paragraphs object the dialogue ratings point to
 
@@ -89,8 +89,7 @@ def _members(c: AcceptedCase) -> str:
 
 
 def _scenario(c: AcceptedCase) -> str:
-    s = c.profiles.meeting_scenario
-    return f"Context: {s.context}\nAgenda: {s.agenda}\nExpected outcome: {s.expected_outcome}"
+    return c.profiles.meeting_scenario
 
 
 def _point(c: AcceptedCase, ma_id: str) -> str:

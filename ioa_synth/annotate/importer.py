@@ -20,11 +20,11 @@ from typing import Any
 
 import polars as pl
 
-from ..catalog import Catalog
-from ..rubric import load_rubric
-from ..runs import finish_run, start_run
-from .forms import rating_names
-from .sample import DIALOGUE_ITEM, AnnotationError, Manifest, load_manifest
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.store.runs import finish_run, start_run
+from ioa_synth.annotate.forms import rating_names
+from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, load_manifest
 
 TABLE = "annotations"
 COLUMNS = """

@@ -12,12 +12,12 @@ from typing import Any
 
 import polars as pl
 
-from ..catalog import Catalog
-from ..reporting import write_report
-from ..rubric import load_rubric
-from ..stats import compare_scores, ordinal_alpha, quadratic_kappa
-from .importer import TABLE
-from .sample import AnnotationError
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.reports.output import write_report
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.reports.stats import compare_scores, ordinal_alpha, quadratic_kappa
+from ioa_synth.annotate.importer import TABLE
+from ioa_synth.annotate.sample import AnnotationError
 
 KEY = ["case_id", "stage", "attempt", "item", "dimension"]
 

@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_json_atomic
-from ..builddir import AcceptedCase
-from ..cells import cells
-from ..rubric import load_rubric
+from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.build.builddir import AcceptedCase
+from ioa_synth.protocol.cells import cells
+from ioa_synth.protocol.rubric import load_rubric
 
 MANIFEST_VERSION = 1
 DIALOGUE_ITEM = "dialogue"
@@ -81,7 +81,7 @@ def annotation_dir(out_dir: Path, split: str) -> Path:
 def draw(accepted: list[AcceptedCase], split: str, per_cell: int, rng_seed: int, calibration: int) -> Manifest:
     """Stratified sample plus calibration set from ``accepted`` (the split's accepted cases).
 
-    Cells are visited in the fixed order of :func:`ioa_synth.cells.cells`; a cell with
+    Cells are visited in the fixed order of :func:`ioa_synth.protocol.cells.cells`; a cell with
     fewer than ``per_cell`` accepted cases gives all it has (listed in ``short_cells``).
     Raises :class:`AnnotationError` when the split has no accepted case.
     """

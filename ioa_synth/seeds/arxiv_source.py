@@ -31,9 +31,9 @@ from typing import Any, Iterator
 import arxiv
 from lxml import etree
 
-from .pace import Batch, RetryLater, SourceError, paced_session
-from .settings import Settings
-from .text import arxiv_summary
+from ioa_synth.seeds.pace import Batch, RetryLater, SourceError, paced_session
+from ioa_synth.seeds.settings import Settings
+from ioa_synth.seeds.text import arxiv_summary
 
 DOMAIN_CATEGORIES: dict[str, tuple[str, ...]] = {
     "ml_research": ("cs.LG", "cs.AI", "cs.CL", "stat.ML"),

@@ -16,8 +16,8 @@ Rules:
   reported.
 
 Outputs: ``DIR/seeds/<split>.jsonl`` (primaries) and ``DIR/seeds/<split>_reserve.jsonl``
-(reserves), both in the ``build --seeds`` format (:mod:`ioa_synth.seedfile`), cells in
-:func:`ioa_synth.cells.cells` order and ranks ascending; table ``seed_pool``; and
+(reserves), both in the ``build --seeds`` format (:mod:`ioa_synth.seeds.tuples`), cells in
+:func:`ioa_synth.protocol.cells.cells` order and ranks ascending; table ``seed_pool``; and
 ``papers.split`` for every paper of a used group.
 """
 
@@ -30,11 +30,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_text_atomic
-from ..catalog import Catalog, dumps
-from ..cells import DOMAINS, SPLITS, TASK_TYPES, cells
-from .ids import IdentityGroups
-from .store import ensure_tables, load_papers
+from ioa_synth.store.atomic import write_text_atomic
+from ioa_synth.store.catalog import Catalog, dumps
+from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES, cells
+from ioa_synth.seeds.ids import IdentityGroups
+from ioa_synth.seeds.store import ensure_tables, load_papers
 
 SEED_POOL_SQL = """
     seed_id VARCHAR, split VARCHAR, domain VARCHAR, task_type VARCHAR, paper_id VARCHAR,

@@ -19,11 +19,11 @@ from typing import Any
 
 import duckdb
 
-from ..catalog import CATALOG_FILE, Catalog
-from ..cells import SPLITS
-from ..jsonl import iter_jsonl
-from .assign import seed_file
-from .ids import IdentityGroups, identities
+from ioa_synth.store.catalog import CATALOG_FILE, Catalog
+from ioa_synth.protocol.cells import SPLITS
+from ioa_synth.store.jsonl import iter_jsonl
+from ioa_synth.seeds.assign import seed_file
+from ioa_synth.seeds.ids import IdentityGroups, identities
 
 
 @dataclass

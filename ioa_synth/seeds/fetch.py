@@ -21,16 +21,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ..catalog import Catalog
-from .arxiv_source import DOMAIN_CATEGORIES, ArxivSource
-from .ids import identities
-from .openalex_source import OpenAlexSource, read_doi_file
-from .pace import RetryLater
-from .pmc_source import PmcSource
-from .records import RECORD_FIELDS, FetchLog, Tally
-from .settings import Settings
-from .store import add_papers, ensure_tables
-from .text import looks_english
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.seeds.arxiv_source import DOMAIN_CATEGORIES, ArxivSource
+from ioa_synth.seeds.ids import identities
+from ioa_synth.seeds.openalex_source import OpenAlexSource, read_doi_file
+from ioa_synth.seeds.pace import RetryLater
+from ioa_synth.seeds.pmc_source import PmcSource
+from ioa_synth.seeds.records import RECORD_FIELDS, FetchLog, Tally
+from ioa_synth.seeds.settings import Settings
+from ioa_synth.seeds.store import add_papers, ensure_tables
+from ioa_synth.seeds.text import looks_english
 
 SOURCES = ("arxiv", "pmc", "openalex")
 DOMAINS_OF: dict[str, tuple[str, ...]] = {

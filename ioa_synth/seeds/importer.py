@@ -13,9 +13,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..catalog import Catalog
-from ..jsonl import iter_jsonl
-from .store import add_papers, ensure_tables, validate
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.jsonl import iter_jsonl
+from ioa_synth.seeds.store import add_papers, ensure_tables, validate
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:

@@ -31,10 +31,10 @@ from urllib.parse import urlsplit, urlunsplit
 import pyalex
 import requests
 
-from .ids import normalize_doi
-from .pace import Batch, SourceError, paced_session
-from .settings import Settings
-from .text import openalex_abstract, strip_markup
+from ioa_synth.seeds.ids import normalize_doi
+from ioa_synth.seeds.pace import Batch, SourceError, paced_session
+from ioa_synth.seeds.settings import Settings
+from ioa_synth.seeds.text import openalex_abstract, strip_markup
 
 LAW_SUBFIELD = "3308"
 OPENALEX_DOMAINS = ("1", "2", "3", "4")  # Life, Social, Physical, Health Sciences

@@ -28,9 +28,9 @@ from typing import Any, Iterator
 from Bio import Entrez
 from lxml import etree
 
-from .pace import Batch, SourceError, no_commit, parse_retry_after
-from .settings import EUTILS_DEFAULT, Settings
-from .text import element_text, jats_abstract
+from ioa_synth.seeds.pace import Batch, SourceError, no_commit, parse_retry_after
+from ioa_synth.seeds.settings import EUTILS_DEFAULT, Settings
+from ioa_synth.seeds.text import element_text, jats_abstract
 
 TERM = '"open access"[filter]'
 ID_PAGE = 500

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..cells import SPLITS, cells
-from ..seedfile import SeedTuple, load_seed_file
-from .assign import seed_file
+from ioa_synth.protocol.cells import SPLITS, cells
+from ioa_synth.seeds.tuples import SeedTuple, load_seed_file
+from ioa_synth.seeds.assign import seed_file
 
 Pool = dict[tuple[str, str], tuple[list[SeedTuple], list[SeedTuple]]]
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_json_atomic
-from .ids import identities
+from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.seeds.ids import identities
 
 #: The fields of a fetched record, in output order.
 RECORD_FIELDS = ("source", "source_id", "doi", "title", "abstract", "categories", "year",

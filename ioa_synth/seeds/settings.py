@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
-from .pace import Backoff, Pacer, delay_scale
+from ioa_synth.seeds.pace import Backoff, Pacer, delay_scale
 
 ARXIV_DEFAULT = "https://export.arxiv.org/api/query"
 EUTILS_DEFAULT = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"

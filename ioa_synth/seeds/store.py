@@ -20,8 +20,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from ..catalog import Catalog, dumps
-from .ids import identities, normalize_doi, primary_identity
+from ioa_synth.store.catalog import Catalog, dumps
+from ioa_synth.seeds.ids import identities, normalize_doi, primary_identity
 
 PAPERS_SQL = """
     paper_id VARCHAR PRIMARY KEY, domain VARCHAR, source VARCHAR, source_id VARCHAR,
@@ -102,7 +102,7 @@ def validate(record: Any) -> str | None:
         value = record.get(key)
         if value is None or not str(value).strip():
             return f"missing field {key!r}"
-    from ..cells import DOMAINS
+    from ioa_synth.protocol.cells import DOMAINS
 
     if record["domain"] not in DOMAINS:
         return f"unknown domain {record['domain']!r}"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ioa_synth.seeds.cli import seeds_app
+from ioa_synth.cli.seeds import seeds_app
 from ioa_synth.seeds.settings import Settings
 
 from .replay import ReplayServer

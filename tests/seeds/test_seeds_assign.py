@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from ioa_synth.catalog import Catalog
-from ioa_synth.cells import DOMAINS, TASK_TYPES, cells
-from ioa_synth.seedfile import load_seed_file
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.protocol.cells import DOMAINS, TASK_TYPES, cells
+from ioa_synth.seeds.tuples import load_seed_file
 from ioa_synth.seeds.assign import parse_per_cell, plan_assignment, run_assign
 from ioa_synth.seeds.check import find_leaks, run_check
 from ioa_synth.seeds.importer import run_import

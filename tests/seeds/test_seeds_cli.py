@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ioa_synth.seedfile import load_seed_file
+from ioa_synth.seeds.tuples import load_seed_file
 
 from .conftest import SNAPSHOT, read_jsonl
 from .replay import Reply, arxiv_recording

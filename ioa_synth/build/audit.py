@@ -1,0 +1,180 @@
+"""``ioa-synth audit``: re-score accepted cases with a second judge (issue 4.2;
+PROTOCOL.md §5, paper App. B.3).
+
+The ``audit_judge`` component scores each accepted case with the build's own rubric
+and judge templates: stage 1 every misalignment point of the accepted profiles,
+stage 2 the accepted dialogue. Its calls go to ``llm_calls`` (role ``audit_judge``)
+and its scores to ``scores`` (``judge_role = 'audit_judge'``, ``judge_model`` its
+model), keyed by the accepted attempt, next to the build judge's. A re-run makes no
+call for an item already scored by the same audit model.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.endpoints import open_endpoints
+from ioa_synth.store.fingerprint import setup_description
+from ioa_synth.llm.client import LLMCallError, LLMClient
+from ioa_synth.build.pipeline import Case, Pipeline
+from ioa_synth.reports.output import write_report
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.store.runs import finish_run, start_run
+from ioa_synth.seeds.tuples import SeedTuple
+from ioa_synth.reports.stats import compare_scores
+
+ROLE = "audit_judge"
+
+#: Test-split means of the paper's cross-family audit judge (PROTOCOL.md §5, App. B.3).
+PAPER_AUDIT_MEANS: dict[str, float] = {
+    "subtlety": 2.65, "specificity": 2.00, "believability": 2.00, "naturalness": 2.63,
+    "implicitness": 2.66, "coverage": 2.00, "profile_consistency": 2.99,
+}
+
+
+@dataclass
+class AuditJob:
+    """One stage of one accepted case to score."""
+
+    case: AcceptedCase
+    stage: int
+
+    @property
+    def attempt(self) -> int:
+        return self.case.attempt(self.stage)
+
+
+def pending_jobs(catalog: Catalog, cases: list[AcceptedCase], model: str) -> list[AuditJob]:
+    """The (case, stage) pairs not yet scored by the audit judge ``model`` at their accepted attempt."""
+    done = {(c, s, a) for c, s, a in catalog.execute(
+        "SELECT DISTINCT case_id, stage, attempt FROM scores WHERE judge_role = ? AND judge_model = ?", [ROLE, model])}
+    return [AuditJob(c, s) for c in cases for s in (1, 2) if (c.case_id, s, c.attempt(s)) not in done]
+
+
+def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | None = None, workers: int = 4,
+              local_model: str | None = None, console: Console | None = None, args: dict | None = None) -> dict[str, Any]:
+    """Audit the first ``limit`` accepted cases of ``split`` (all by default) and return the
+    report of :func:`audit_report` plus ``run`` = ``{model, cases, scored, skipped, failed, tokens}``.
+
+    Raises:
+        BuildDirError: no build directory, or an unreadable accepted record.
+        EndpointError / LocalModelError: the audit judge endpoint cannot be used.
+    """
+    console = console or Console(stderr=True)
+    catalog = open_catalog(out_dir)
+    try:
+        cases = accepted_cases(catalog, split)[:limit] if limit else accepted_cases(catalog, split)
+        if not cases:
+            raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
+        with open_endpoints([ROLE], config, local_model, log_dir=out_dir / "logs") as eps:
+            client = LLMClient(eps[ROLE])
+            model = client.endpoint.model
+            jobs = pending_jobs(catalog, cases, model)
+            run = {"model": model, "cases": len(cases), "scored": 0, "skipped": 2 * len(cases) - len(jobs),
+                   "failed": 0, "tokens": 0, "errors": []}
+            try:
+                if jobs:
+                    run_id = start_run(catalog, "audit", args or {}, setup_description(eps))
+                    _score_all(catalog, client, run_id, jobs, workers, console, run)
+                    finish_run(catalog, run_id, {k: v for k, v in run.items() if k != "errors"})
+            finally:
+                client.close()
+        report = audit_report(catalog, split, model, accepted_cases(catalog, split))
+        report["run"] = run
+        return report
+    finally:
+        catalog.close()
+
+
+def _score_all(catalog: Catalog, client: LLMClient, run_id: str, jobs: list[AuditJob], workers: int,
+               console: Console, run: dict[str, Any]) -> None:
+    lock = threading.Lock()
+    progress = Progress(TextColumn("[bold]audit"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+                        console=console)
+    task = progress.add_task("audit", total=len(jobs), stats="")
+
+    def show() -> None:
+        progress.update(task, stats=f"{run['scored']} scored, {run['failed']} failed, {run['tokens']:,} tokens")
+
+    def add_tokens(n: int) -> None:
+        with lock:
+            run["tokens"] += n
+            show()
+
+    pipeline = Pipeline(catalog, client, client, load_rubric(), run_id, on_tokens=add_tokens, judge_role=ROLE)
+    with progress, ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit") as pool:
+        futures = {pool.submit(_score_one, pipeline, job): job for job in jobs}
+        for fut in as_completed(futures):
+            error, job = fut.result(), futures[fut]
+            with lock:
+                if error is None:
+                    run["scored"] += 1
+                else:
+                    run["failed"] += 1
+                    run["errors"].append(f"{job.case.case_id} stage {job.stage}: {error}")
+                show()
+            progress.advance(task)
+
+
+def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
+    """Score one job through the pipeline's judge step (same templates, schema and
+    storage as the build judge, under role ``audit_judge``); the error text on failure."""
+    c = job.case
+    case = Case(c.case_id, c.split, SeedTuple.model_validate(c.record["seed"]), c.path)
+    gen = c.profiles if job.stage == 1 else c.dialogue
+    try:
+        pipeline.judge_stage(case, job.stage, job.attempt, c.profiles, gen)
+    except (LLMCallError, ValueError) as exc:
+        return " ".join(str(exc).split())[:300]
+    return None
+
+
+def audit_scores(catalog: Catalog, cases: list[AcceptedCase], model: str) -> pl.DataFrame:
+    """One row per (case, stage, item, dimension) of ``cases`` at their accepted attempts,
+    with the build judge's score ``build`` and the audit judge's ``audit`` (null if not scored)."""
+    keys = pl.DataFrame({"case_id": [c.case_id for c in cases for _ in (1, 2)],
+                         "stage": [s for _ in cases for s in (1, 2)],
+                         "attempt": [c.attempt(s) for c in cases for s in (1, 2)]},
+                        schema={"case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64})
+    rows = catalog.query_dicts(
+        "SELECT case_id, stage, attempt, item, dimension, judge_role, arg_max(score, created_at) AS score "
+        "FROM scores WHERE score IS NOT NULL AND (judge_role = 'judge' OR (judge_role = ? AND judge_model = ?)) "
+        "GROUP BY ALL", [ROLE, model])
+    schema = {"case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64, "item": pl.String,
+              "dimension": pl.String, "judge_role": pl.String, "score": pl.Int64}
+    scores = pl.DataFrame(rows, schema=schema).join(keys, on=["case_id", "stage", "attempt"], how="inner")
+    wide = scores.pivot(on="judge_role", index=["case_id", "stage", "attempt", "item", "dimension"], values="score")
+    for col in ("judge", ROLE):
+        if col not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, dtype=pl.Int64).alias(col))
+    return wide.rename({"judge": "build", ROLE: "audit"})
+
+
+def audit_report(catalog: Catalog, split: str, model: str, cases: list[AcceptedCase]) -> dict[str, Any]:
+    """Per dimension: n, build judge mean, audit judge mean, mean difference (audit -
+    build), share within ±0.5 and ±1, next to the paper's audit means."""
+    rubric = load_rubric()
+    dims = [(s, d.name) for s, d in rubric.all_dimensions()]
+    rows = compare_scores(audit_scores(catalog, cases, model), "build", "audit", dims)
+    for r in rows:
+        r["paper_audit_mean"] = PAPER_AUDIT_MEANS.get(r["dimension"])
+    audited = {c for c, in catalog.execute(
+        "SELECT DISTINCT case_id FROM scores WHERE judge_role = ? AND judge_model = ?", [ROLE, model])}
+    return {"split": split, "audit_model": model, "accepted_cases": len(cases),
+            "audited_cases": sum(c.case_id in audited for c in cases), "dimensions": rows}
+
+
+def write_audit_report(out_dir: Path, report: dict[str, Any]) -> list[Path]:
+    """``DIR/reports/audit_<split>.json`` and ``.csv`` (one line per dimension)."""
+    return write_report(out_dir, f"audit_{report['split']}", report, report["dimensions"])

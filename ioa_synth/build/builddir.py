@@ -1,0 +1,85 @@
+"""Read access to a build directory for the commands that work on finished builds
+(``regenerate``, ``audit``, ``annotate``): its catalog, its cases and accepted records.
+
+A record file is ``DIR/<case_id>.json`` as written by the pipeline: ``profiles``,
+``dialogue``, ``seed`` and ``quality`` (with the accepted attempt of each stage).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ioa_synth.store.catalog import CATALOG_FILE, Catalog
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+
+
+class BuildDirError(ValueError):
+    """Not a build directory, or a record in it that cannot be read; the message says which."""
+
+
+def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
+    """The catalog of an existing build directory; raises :class:`BuildDirError` if there is none."""
+    if not (Path(out_dir) / CATALOG_FILE).is_file():
+        raise BuildDirError(f"{out_dir}: no {CATALOG_FILE} here (not a build directory; run 'ioa-synth build')")
+    return Catalog(out_dir, read_only=read_only)
+
+
+@dataclass
+class AcceptedCase:
+    """An accepted case with its parsed record.
+
+    ``stage1_attempt`` / ``stage2_attempt`` are the accepted attempts (from the record's
+    ``quality`` block); ``ma_ids`` the misalignment point ids in record order.
+    """
+
+    case_id: str
+    split: str
+    domain: str
+    task_type: str
+    path: Path
+    record: dict[str, Any]
+    profiles: Stage1Output
+    dialogue: Stage2Output
+    stage1_attempt: int
+    stage2_attempt: int
+
+    @property
+    def ma_ids(self) -> list[str]:
+        return [p.id for p in self.profiles.misalignment_points]
+
+    def attempt(self, stage: int) -> int:
+        """The accepted attempt of ``stage`` (1 or 2)."""
+        return self.stage1_attempt if stage == 1 else self.stage2_attempt
+
+
+def load_accepted(row: dict[str, Any]) -> AcceptedCase:
+    """Parse the record of an accepted ``cases`` row (keys ``case_id, split, domain,
+    task_type, path``). Raises :class:`BuildDirError` for a missing or malformed record."""
+    path = Path(row["path"] or "")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        quality = record["quality"]
+        profiles = Stage1Output.model_validate(record["profiles"])
+        dialogue = Stage2Output.model_validate({"turns": record["dialogue"]["turns"]})
+        attempts = int(quality["stage1"]["attempt"]), int(quality["stage2"]["attempt"])
+    except (OSError, json.JSONDecodeError) as exc:
+        raise BuildDirError(f"{row['case_id']}: cannot read its record {path} ({exc})") from exc
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        raise BuildDirError(f"{row['case_id']}: malformed record {path} ({type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:200]})") from exc
+    return AcceptedCase(row["case_id"], row["split"], row["domain"], row["task_type"], path, record,
+                        profiles, dialogue, *attempts)
+
+
+def accepted_cases(catalog: Catalog, split: str) -> list[AcceptedCase]:
+    """Accepted cases of ``split`` in round-robin cell order (index, then domain, task
+    type), so that any prefix spreads over the cells. Raises :class:`BuildDirError`."""
+    rows = catalog.query_dicts(
+        "SELECT case_id, split, domain, task_type, path FROM cases WHERE split = ? AND status = 'accepted' "
+        "ORDER BY case_index, domain, task_type", [split])
+    return [load_accepted(r) for r in rows]

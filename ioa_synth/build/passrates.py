@@ -1,0 +1,84 @@
+"""θ pass rates of a build, per split, stage and rubric dimension (issue 4.5).
+
+Definitions (build judge only, role ``judge``; audit scores never count):
+
+- a case *reaches* a stage when it has a successful generator call for it; its
+  *first attempt* is its lowest generator attempt of that stage;
+- ``first_attempt``: share of the cases reaching the stage whose first attempt was
+  judged and met θ on every item (an output that broke the content rules fails);
+- ``after_regeneration``: share whose stage passed at some attempt (the feedback
+  round of the loop and any ``regenerate`` run included);
+- per dimension, over judged items (misalignment points or dialogues): the share
+  meeting θ on that dimension at the case's first attempt, and at its final attempt
+  (the latest passing one, else the latest judged one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.protocol.rubric import load_rubric
+
+CASE = ["split", "case_id", "stage"]
+
+
+def _frames(catalog: Catalog) -> tuple[pl.DataFrame, pl.DataFrame]:
+    gens = pl.DataFrame(catalog.query_dicts(
+        "SELECT c.split, l.case_id, l.stage, min(l.attempt) AS first FROM llm_calls l JOIN cases c USING (case_id) "
+        "WHERE l.role = 'generator' AND l.error IS NULL GROUP BY ALL"),
+        schema={"split": pl.String, "case_id": pl.String, "stage": pl.Int64, "first": pl.Int64})
+    scores = pl.DataFrame(catalog.query_dicts(
+        "SELECT c.split, s.case_id, s.stage, s.attempt, s.item, s.dimension, arg_max(s.score, s.created_at) AS score "
+        "FROM scores s JOIN cases c USING (case_id) WHERE s.judge_role = 'judge' AND s.score IS NOT NULL GROUP BY ALL"),
+        schema={"split": pl.String, "case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64, "item": pl.String,
+                "dimension": pl.String, "score": pl.Int64})
+    rubric = load_rubric()
+    need = pl.DataFrame([{"stage": s, "dimension": d, "need": n} for s in (1, 2)
+                         for d, n in rubric.threshold(s).items()], schema={"stage": pl.Int64, "dimension": pl.String,
+                                                                           "need": pl.Int64})
+    scores = scores.join(need, on=["stage", "dimension"], how="inner").with_columns(
+        (pl.col("score") >= pl.col("need")).alias("meets"))
+    return gens, scores
+
+
+def pass_rates(catalog: Catalog) -> dict[str, dict[str, Any]]:
+    """``{split: {"stage1": {cases, first_attempt, after_regeneration, dimensions:
+    {dim: {items_first, first_attempt, items_final, after_regeneration}}}, "stage2": ...}}``;
+    rates are fractions (``None`` with no case or item)."""
+    gens, scores = _frames(catalog)
+    attempts = scores.group_by([*CASE, "attempt"]).agg(pl.col("meets").all().alias("passed"))
+    final = attempts.group_by(CASE).agg(
+        pl.col("passed").any().alias("ever"),
+        pl.when(pl.col("passed").any()).then(pl.col("attempt").filter(pl.col("passed")).max())
+        .otherwise(pl.col("attempt").max()).first().alias("final"))
+    cases = (gens.join(attempts.rename({"attempt": "first", "passed": "first_passed"}), on=[*CASE, "first"], how="left")
+             .join(final, on=CASE, how="left")
+             .with_columns(pl.col("first_passed").fill_null(False), pl.col("ever").fill_null(False)))
+    first_items = scores.join(cases.select(*CASE, pl.col("first").alias("attempt")), on=[*CASE, "attempt"])
+    final_items = scores.join(cases.select(*CASE, pl.col("final").alias("attempt")), on=[*CASE, "attempt"])
+    out: dict[str, dict[str, Any]] = {}
+    for split in sorted(cases["split"].unique().to_list()):
+        out[split] = {f"stage{s}": _stage(cases, first_items, final_items, split, s) for s in (1, 2)}
+    return out
+
+
+def _rate(frame: pl.DataFrame, col: str) -> float | None:
+    return None if frame.is_empty() else float(frame[col].cast(pl.Float64).mean())
+
+
+def _stage(cases: pl.DataFrame, first_items: pl.DataFrame, final_items: pl.DataFrame, split: str,
+           stage: int) -> dict[str, Any]:
+    def pick(df: pl.DataFrame) -> pl.DataFrame:
+        return df.filter((pl.col("split") == split) & (pl.col("stage") == stage))
+
+    c, fi, la = pick(cases), pick(first_items), pick(final_items)
+    dims: dict[str, Any] = {}
+    for d in load_rubric().stage(stage).dimensions:
+        a, b = fi.filter(pl.col("dimension") == d.name), la.filter(pl.col("dimension") == d.name)
+        dims[d.name] = {"items_first": a.height, "first_attempt": _rate(a, "meets"),
+                        "items_final": b.height, "after_regeneration": _rate(b, "meets")}
+    return {"cases": c.height, "first_attempt": _rate(c, "first_passed"), "after_regeneration": _rate(c, "ever"),
+            "dimensions": dims}

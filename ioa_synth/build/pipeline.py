@@ -1,0 +1,228 @@
+"""The two-stage loop for one case (PROTOCOL.md §3-5).
+
+Stage 1 (G_participants, then J_participants, gate θ1) and stage 2 (G_dialogue, then
+J_dialogue, gate θ2). A stage that fails its content rules or its θ gets exactly one
+regeneration whose request carries the written feedback; a second failure discards
+the case. Stage 2 regenerates the dialogue only; the accepted profiles stay.
+
+Every successful LLM call is stored (with the scores it produced) in one catalog
+transaction, and a re-run replays stored calls instead of paying for them again: a
+case interrupted anywhere resumes from its last completed step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
+from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
+from ioa_synth.llm.client import LLMCallError, LLMClient
+from ioa_synth.llm.prompts import render
+from ioa_synth.protocol.rubric import Rubric
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema, stage1_problems, stage2_problems
+from ioa_synth.seeds.tuples import SeedTuple
+from ioa_synth.store.calls import CallRecorder, now_utc
+
+@dataclass
+class Case:
+    """One seed tuple in a split, and where its record goes."""
+
+    case_id: str
+    split: str
+    seed: SeedTuple
+    path: Path
+
+
+@dataclass
+class Outcome:
+    """What happened to a case in this run; ``status`` in accepted|discarded|failed."""
+
+    case_id: str
+    status: str
+    stage1_attempts: int = 0
+    stage2_attempts: int = 0
+    reason: str | None = None
+    tokens: int = 0
+
+
+class Discard(Exception):
+    """A stage failed twice: the case is discarded with this reason."""
+
+
+@dataclass
+class StageResult:
+    output: BaseModel
+    attempt: int
+    judgement: Judgement
+
+
+@dataclass
+class Pipeline:
+    """Runs cases through the loop against a generator and a judge client.
+
+    Args:
+        catalog: where calls, scores and case states are stored.
+        generator / judge: clients of the two components.
+        rubric: the rubric (θ1, θ2).
+        run_id: id of the current run (stored with each call).
+        on_tokens: called with the token count of each fresh call (for progress).
+    """
+
+    catalog: Catalog
+    generator: LLMClient
+    judge: LLMClient
+    rubric: Rubric
+    run_id: str
+    on_tokens: Callable[[int], None] = lambda n: None
+    judge_role: str = "judge"
+    calls: CallRecorder = field(init=False)
+
+    def __post_init__(self) -> None:
+        # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
+        self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
+
+    # -- public ------------------------------------------------------------------
+    def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
+                 stage1: dict[str, Any] | None = None) -> Outcome:
+        """Run ``case`` through both stages (or stage 2 only when ``profiles`` is given,
+        with ``stage1`` the accepted stage-1 quality block) and record the result.
+
+        ``first_attempt`` numbers the first generation of each stage (1 for a build;
+        later numbers for ``regenerate``). Never raises for LLM failures: they make a
+        ``failed`` outcome.
+        """
+        out = Outcome(case.case_id, "failed")
+        try:
+            if profiles is None:
+                s1 = self._stage(case, 1, first_attempt, out, profiles=None)
+                profiles, stage1 = s1.output, {"attempt": s1.attempt, **s1.judgement.as_quality()}
+            s2 = self._stage(case, 2, first_attempt, out, profiles=profiles)
+        except Discard as exc:
+            out.status, out.reason = "discarded", str(exc)
+        except LLMCallError as exc:
+            out.status, out.reason = "failed", str(exc)
+        except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+            out.status, out.reason = "failed", f"internal error: {type(exc).__name__}: {exc}"
+        else:
+            quality = {"stage1": stage1, "stage2": {"attempt": s2.attempt, **s2.judgement.as_quality()}}
+            self._write_record(case, profiles, s2.output, quality)
+            out.status = "accepted"
+        self._set_status(case, out, first_attempt)
+        return out
+
+    def judge_stage(self, case: Case, stage: int, attempt: int, profiles: Stage1Output,
+                    generated: BaseModel) -> Judgement:
+        """Score one stage output with this pipeline's judge client and store calls and
+        scores under ``judge_role`` (used by ``audit`` to re-score accepted attempts).
+
+        Raises:
+            LLMCallError: the judge gave no usable reply after all retries.
+        """
+        return self._judge(case, stage, attempt, profiles, generated)
+
+    # -- stages --------------------------------------------------------------------
+    def _stage(self, case: Case, stage: int, first_attempt: int, out: Outcome,
+               profiles: Stage1Output | None) -> StageResult:
+        previous: str | None = None
+        feedback: str | None = None
+        reasons: list[str] = []
+        for attempt in (first_attempt, first_attempt + 1):
+            if stage == 1:
+                out.stage1_attempts += 1
+            else:
+                out.stage2_attempts += 1
+            gen = self._generate(case, stage, attempt, profiles, previous, feedback)
+            problems = stage1_problems(gen) if stage == 1 else stage2_problems(gen)
+            previous = gen.model_dump_json()
+            if problems:
+                feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
+                reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
+                continue
+            verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
+            if verdict.passed:
+                return StageResult(gen, attempt, verdict)
+            feedback = verdict.feedback_text()
+            theta = self.rubric.stage(stage).theta
+            reasons.append(f"attempt {attempt}: below {theta} on {', '.join(verdict.failed_items)}")
+        raise Discard(f"stage {stage} failed twice ({' | '.join(reasons)})")
+
+    def _generate(self, case: Case, stage: int, attempt: int, profiles: Stage1Output | None,
+                  previous: str | None, feedback: str | None) -> BaseModel:
+        model = Stage1Output if stage == 1 else Stage2Output
+        seed = case.seed
+        ctx: dict[str, Any] = {"previous": previous, "feedback": feedback}
+        if stage == 1:
+            ctx |= {"seed": seed, "domain": seed.domain, "task_type": seed.task_type,
+                    "task_description": TASK_TYPES[seed.task_type], "ma_types": MA_TYPES}
+        else:
+            ctx |= {"profiles": profiles.model_dump()}
+        prompt = render(stage, "generator", **ctx)
+        name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
+        value, _ = self._call(self.generator, case, stage, "generator", attempt, prompt, request_schema(model),
+                              name, model.model_validate, scores=None)
+        return value
+
+    def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel) -> Judgement:
+        srub = self.rubric.stage(stage)
+        ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
+        ctx: dict[str, Any] = {"profiles": profiles.model_dump(), "stage_rubric": srub,
+                               "no_change": self.rubric.no_change_feedback}
+        if stage == 2:
+            ctx["dialogue"] = gen.model_dump()
+        prompt = render(stage, "judge", **ctx)
+        value, _ = self._call(self.judge, case, stage, self.judge_role, attempt, prompt, judge_schema(srub, ma_ids),
+                              f"stage{stage}_scores", lambda d: parse_judgement(self.rubric, stage, d, ma_ids),
+                              scores=True)
+        return value
+
+    # -- calls and storage -----------------------------------------------------------
+    def _call(self, client: LLMClient, case: Case, stage: int, role: str, attempt: int, prompt: Any,
+              schema: dict[str, Any], name: str, parse: Callable[[Any], Any], scores: bool | None) -> tuple[Any, bool]:
+        derive = None
+        if scores:
+            def derive(call_id: str, value: Judgement) -> list:
+                return [("scores", r) for r in _score_rows(call_id, case.case_id, stage, attempt, role,
+                                                           client.endpoint.model, value)]
+        return self.calls.call(client, (case.case_id, stage, role, attempt), prompt, schema, name, parse, derive)
+
+    def _write_record(self, case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> None:
+        turns = [t.model_dump() for t in dialogue.turns]
+        record = {
+            "case_id": case.case_id,
+            "profiles": profiles.model_dump(),
+            "dialogue": {"num_turns": len(turns), "turns": turns},
+            "seed": case.seed.as_record(),
+            "quality": quality,
+        }
+        write_json_atomic(case.path, record)
+
+    def _set_status(self, case: Case, out: Outcome, first_attempt: int) -> None:
+        reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
+        self.catalog.record([(None, (
+            "UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
+            "stage2_attempts = GREATEST(stage2_attempts, ?), "
+            "path = ?, discard_reason = ?, error = ?, updated_at = ? WHERE case_id = ?",
+            [out.status, *reached,
+             str(case.path) if out.status == "accepted" else None,
+             out.reason if out.status == "discarded" else None,
+             out.reason if out.status == "failed" else None, now_utc(), case.case_id]))])
+
+
+def _score_rows(call_id: str, case_id: str, stage: int, attempt: int, role: str, model: str,
+                j: Judgement) -> list[dict[str, Any]]:
+    now = now_utc()
+    rows = [{"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
+             "item": item, "dimension": dim, "score": score, "feedback": j.feedback.get(item, ""), "created_at": now, "call_id": call_id}
+            for item, dims in j.items.items() for dim, score in dims.items()]
+    if j.overall_feedback:
+        rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
+                     "item": "overall", "dimension": "overall_feedback", "score": None,
+                     "feedback": j.overall_feedback, "created_at": now, "call_id": call_id})
+    return rows
+

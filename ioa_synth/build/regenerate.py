@@ -1,0 +1,210 @@
+"""``ioa-synth regenerate``: run chosen cases through the loop again (issue 4.1).
+
+History is kept: earlier calls and scores stay in the catalog and the new attempts
+are numbered after every attempt the case already has (stage 1 re-runs number both
+stages after the case's highest attempt; ``--stage 2`` after its highest stage-2
+attempt), so no stored reply is replayed into a new attempt. ``--stage 2`` keeps the
+accepted profiles: the stage-1 attempt whose judge scores passed θ1, read back from
+``llm_calls``. A record file is replaced atomically only by an accepted outcome; an
+accepted case whose new attempts fail keeps its record and its ``accepted`` status.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ioa_synth.build.builddir import open_catalog
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.build.run import generation_run
+from ioa_synth.protocol.judgement import parse_judgement
+from ioa_synth.build.pipeline import Case, Outcome, Pipeline
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.protocol.rubric import Rubric, load_rubric
+from ioa_synth.protocol.schemas import Stage1Output
+from ioa_synth.seeds.tuples import SeedTuple
+
+REGENERABLE = ("discarded", "failed")
+
+
+class RegenerateError(ValueError):
+    """A selection that cannot be regenerated (unknown case, no accepted profiles...)."""
+
+
+@dataclass
+class Target:
+    """One case to re-run: where it starts and, for ``--stage 2``, the profiles it keeps."""
+
+    case: Case
+    before: str
+    first_attempt: int
+    path_before: str | None = None
+    profiles: Stage1Output | None = None
+    stage1: dict[str, Any] | None = None
+
+
+def select_rows(catalog: Catalog, case_ids: list[str], status: str | None, split: str | None) -> list[dict]:
+    """``cases`` rows to re-run: the named ones (all must exist), filtered by ``status`` and
+    ``split`` when given; with no case named, every case with ``status`` (default: the
+    discarded and failed ones). Raises :class:`RegenerateError` for an unknown case id."""
+    cols = "case_id, split, domain, task_type, seed_id, status, path"
+    if case_ids:
+        rows = catalog.query_dicts(f"SELECT {cols} FROM cases WHERE list_contains(?, case_id)", [case_ids])
+        unknown = sorted(set(case_ids) - {r["case_id"] for r in rows})
+        if unknown:
+            raise RegenerateError(f"unknown case id(s): {', '.join(unknown)} (ids look like test/business/planning_000)")
+    else:
+        rows = catalog.query_dicts(f"SELECT {cols} FROM cases WHERE list_contains(?, status)",
+                                   [[status] if status else list(REGENERABLE)])
+    rows = [r for r in rows if (status is None or r["status"] == status) and (split is None or r["split"] == split)]
+    return sorted(rows, key=lambda r: r["case_id"])
+
+
+def next_attempt(catalog: Catalog, case_id: str, stages: list[int]) -> int:
+    """1 + the highest attempt of ``case_id`` in ``llm_calls`` over ``stages`` (1 if none)."""
+    rows = catalog.execute("SELECT max(attempt) FROM llm_calls WHERE case_id = ? AND list_contains(?, stage)",
+                           [case_id, stages])
+    return (rows[0][0] or 0) + 1
+
+
+def case_of(catalog: Catalog, out_dir: Path, row: dict) -> Case:
+    """Rebuild the :class:`Case` of a ``cases`` row from the seed stored with it."""
+    seed = catalog.execute("SELECT seed_json FROM seeds WHERE seed_id = ? AND split = ?", [row["seed_id"], row["split"]])
+    if not seed:
+        raise RegenerateError(f"{row['case_id']}: its seed tuple {row['seed_id']} is not in the catalog")
+    return Case(row["case_id"], row["split"], SeedTuple.model_validate(json.loads(seed[0][0])),
+                out_dir / f"{row['case_id']}.json")
+
+
+def accepted_profiles(catalog: Catalog, rubric: Rubric, case_id: str) -> tuple[Stage1Output, dict[str, Any]] | None:
+    """The latest stage-1 attempt of ``case_id`` that passed θ1 with the build judge:
+    ``(profiles, {"attempt": n, "ma_scores": ..., "overall_feedback": ...})``; ``None`` if none passed."""
+    rows = catalog.execute(
+        "SELECT attempt, item, dimension, score FROM scores WHERE case_id = ? AND stage = 1 AND judge_role = 'judge' "
+        "AND score IS NOT NULL", [case_id])
+    per_attempt: dict[int, dict[str, dict[str, int]]] = {}
+    for attempt, item, dim, score in rows:
+        per_attempt.setdefault(attempt, {}).setdefault(item, {})[dim] = score
+    passed = [a for a, items in per_attempt.items() if all(rubric.passes(1, s) for s in items.values())]
+    if not passed:
+        return None
+    attempt = max(passed)
+    texts = {role: _reply(catalog, case_id, role, attempt) for role in ("generator", "judge")}
+    if None in texts.values():
+        return None
+    profiles = Stage1Output.model_validate_json(texts["generator"])
+    ma_ids = [p.id for p in profiles.misalignment_points]
+    judgement = parse_judgement(rubric, 1, json.loads(texts["judge"]), ma_ids)
+    return profiles, {"attempt": attempt, **judgement.as_quality()}
+
+
+def _reply(catalog: Catalog, case_id: str, role: str, attempt: int) -> str | None:
+    rows = catalog.execute(
+        "SELECT response_text FROM llm_calls WHERE case_id = ? AND stage = 1 AND role = ? AND attempt = ? "
+        "AND error IS NULL ORDER BY created_at DESC LIMIT 1", [case_id, role, attempt])
+    return rows[0][0] if rows else None
+
+
+def plan_targets(catalog: Catalog, out_dir: Path, rows: list[dict], stage: int,
+                 named: bool) -> tuple[list[Target], list[dict[str, str]]]:
+    """Targets for ``rows`` and the rows skipped (``{case_id, reason}``). With ``stage`` 2 a
+    case without accepted profiles is skipped, or refused (:class:`RegenerateError`) if named."""
+    rubric = load_rubric()
+    targets: list[Target] = []
+    skipped: list[dict[str, str]] = []
+    for row in rows:
+        case = case_of(catalog, out_dir, row)
+        target = Target(case, row["status"], next_attempt(catalog, row["case_id"], [1, 2] if stage == 1 else [2]),
+                        path_before=row["path"])
+        if stage == 2:
+            found = accepted_profiles(catalog, rubric, row["case_id"])
+            if found is None:
+                reason = "no stage-1 attempt passed θ1, so there are no profiles to keep (use --stage 1)"
+                if named:
+                    raise RegenerateError(f"{row['case_id']}: {reason}")
+                skipped.append({"case_id": row["case_id"], "reason": reason})
+                continue
+            target.profiles, target.stage1 = found
+        targets.append(target)
+    return targets, skipped
+
+
+def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], status: str | None, split: str | None,
+                   stage: int, workers: int = 4, local_model: str | None = None, console: Console | None = None,
+                   args: dict | None = None) -> dict[str, Any]:
+    """Re-run the selected cases; return ``{"cases": [row...], "skipped": [...], "tokens": n}``
+    where a row is ``{case_id, before, after, stage, attempts, reason, kept_previous}``.
+
+    Raises:
+        BuildDirError / RegenerateError: no build here, a bad selection.
+        FingerprintMismatch: the setup differs from the one the directory was built with.
+        EndpointError / LocalModelError: an endpoint cannot be used.
+    """
+    console = console or Console(stderr=True)
+    catalog = open_catalog(out_dir)
+    try:
+        rows = select_rows(catalog, case_ids, status, split)
+        targets, skipped = plan_targets(catalog, out_dir, rows, stage, named=bool(case_ids))
+        if not targets:
+            return {"cases": [], "skipped": skipped, "tokens": 0}
+        with generation_run(catalog, "regenerate", config, local_model, args) as (run_id, gen, judge, summary):
+            summary |= {"cases": [], "skipped": skipped, "tokens": 0}
+            pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id)
+            summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, summary)
+        return summary
+    finally:
+        catalog.close()
+
+
+class _TokenCount:
+    """``on_tokens`` callback adding to ``summary["tokens"]`` from worker threads."""
+
+    def __init__(self, summary: dict[str, Any], progress: BuildProgress) -> None:
+        self.summary, self.progress, self._lock = summary, progress, threading.Lock()
+
+    def __call__(self, n: int) -> None:
+        with self._lock:
+            self.summary["tokens"] += n
+            self.progress.tokens(self.summary["tokens"])
+
+
+def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int, workers: int,
+         console: Console, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    with BuildProgress(console, total=len(targets), label="regenerate") as progress, \
+            ThreadPoolExecutor(max(1, workers), thread_name_prefix="regen") as pool:
+        pipeline.on_tokens = _TokenCount(summary, progress)
+        futures = {pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1): t for t in targets}
+        for fut in as_completed(futures):
+            target = futures[fut]
+            outcome = fut.result()
+            kept = target.before == "accepted" and outcome.status != "accepted"
+            if kept:
+                _keep_accepted(catalog, target)
+            progress.advance(outcome.status)
+            results.append(_row(target, outcome, stage, kept))
+    return sorted(results, key=lambda r: r["case_id"])
+
+
+def _keep_accepted(catalog: Catalog, target: Target) -> None:
+    """An accepted case whose new attempts failed keeps its record and its status."""
+    catalog.execute("UPDATE cases SET status = 'accepted', path = ?, discard_reason = NULL, error = NULL "
+                    "WHERE case_id = ?", [target.path_before, target.case.case_id])
+
+
+def _row(target: Target, outcome: Outcome, stage: int, kept: bool) -> dict[str, Any]:
+    def span(n: int) -> str:
+        first = target.first_attempt
+        return "-" if n == 0 else (str(first) if n == 1 else f"{first}-{first + n - 1}")
+
+    return {"case_id": target.case.case_id, "before": target.before, "after": "accepted" if kept else outcome.status,
+            "stage": stage, "attempts": {"stage1": span(outcome.stage1_attempts), "stage2": span(outcome.stage2_attempts)},
+            "reason": outcome.reason, "kept_previous": kept}
+

@@ -1,0 +1,161 @@
+"""Summaries of a build directory (``status``, and the table printed at the end of ``build``).
+
+:func:`status_report` gives, machine-readable: per split and cell, counts by status;
+θ pass rates per stage and rubric dimension, first attempt and after regeneration
+(:mod:`ioa_synth.build.passrates`); discard reasons and failure kinds; tokens per component;
+the distribution of accepted misalignment types next to the paper's
+(``cells.PAPER_MA_TYPE_DISTRIBUTION``, PROTOCOL.md §1). :func:`status_tables` renders it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
+from ioa_synth.build.passrates import pass_rates
+
+STATUSES = ("accepted", "discarded", "failed", "pending")
+
+
+def cell_counts(catalog: Catalog, split: str | None = None) -> list[dict[str, Any]]:
+    """Rows ``{split, domain, task_type, accepted, discarded, failed, pending, total}``
+    ordered by split, domain, task type."""
+    where, params = ("WHERE split = ?", [split]) if split else ("", [])
+    rows = catalog.query_dicts(
+        "SELECT split, domain, task_type, "
+        + ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS {s}" for s in STATUSES)
+        + f", count(*) AS total FROM cases {where} GROUP BY ALL ORDER BY split, domain, task_type", params)
+    return rows
+
+
+def cell_table(rows: list[dict[str, Any]], title: str = "Cases per cell") -> Table:
+    """A rich table of :func:`cell_counts` rows with a total line."""
+    table = Table(title=title)
+    for col in ("split", "domain", "task_type", *STATUSES, "total"):
+        table.add_column(col, justify="right" if col in (*STATUSES, "total") else "left")
+    for r in rows:
+        table.add_row(r["split"], r["domain"], r["task_type"], *(str(r[c]) for c in (*STATUSES, "total")))
+    if rows:
+        table.add_section()
+        table.add_row("all", "", "", *(str(sum(r[c] for r in rows)) for c in (*STATUSES, "total")))
+    return table
+
+
+def token_use(catalog: Catalog) -> list[dict[str, Any]]:
+    """Per component (the ``role`` of its calls): calls, failed calls, prompt and completion tokens."""
+    return catalog.query_dicts(
+        "SELECT role, count(*) AS calls, count(*) FILTER (WHERE error IS NOT NULL) AS failed_calls, "
+        "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens "
+        "FROM llm_calls GROUP BY role ORDER BY role")
+
+
+_STAGE = re.compile(r"stage (\d) failed twice")
+
+
+def reason_kind(reason: str | None) -> str:
+    """Category of a discard reason, from its last attempt: ``stage N: below theta_N``,
+    ``stage N: invalid output`` or ``other``."""
+    m = _STAGE.search(reason or "")
+    if not m:
+        return "other"
+    last = (reason or "").rsplit("|", 1)[-1]
+    if "invalid output" in last:
+        return f"stage {m.group(1)}: invalid output"
+    theta = re.search(r"below (\S+)", last)
+    return f"stage {m.group(1)}: below {theta.group(1)}" if theta else f"stage {m.group(1)}: other"
+
+
+def discards(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:
+    """``{split: {"discarded": {kind: n}, "failed": {error kind: n}}}``; a failure's kind
+    is the text before its first colon (e.g. ``APIConnectionError``)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for split, status, reason, error in catalog.execute(
+            "SELECT split, status, discard_reason, error FROM cases WHERE status IN ('discarded', 'failed')"):
+        kind = reason_kind(reason) if status == "discarded" else (error or "unknown").split(":", 1)[0][:80]
+        bucket = out.setdefault(split, {"discarded": {}, "failed": {}})[status]
+        bucket[kind] = bucket.get(kind, 0) + 1
+    return out
+
+
+def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
+    """Per split, the types of the accepted misalignment points (read from the record
+    files) next to the paper's test-split shares: ``{split: {"points": n,
+    "unreadable_records": n, "types": [{type, count, share, paper_share}]}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    per_split: dict[str, Counter] = {}
+    unreadable: Counter = Counter()
+    for split, path in catalog.execute("SELECT split, path FROM cases WHERE status = 'accepted' ORDER BY case_id"):
+        counts = per_split.setdefault(split, Counter())
+        try:
+            points = json.loads(Path(path).read_text(encoding="utf-8"))["profiles"]["misalignment_points"]
+            counts.update(str(p["type"]) for p in points)
+        except (OSError, TypeError, ValueError, KeyError):
+            unreadable[split] += 1
+    for split, counts in sorted(per_split.items()):
+        total = sum(counts.values())
+        out[split] = {"points": total, "unreadable_records": unreadable[split], "types": [
+            {"type": t, "count": counts[t], "share": counts[t] / total if total else None,
+             "paper_share": PAPER_MA_TYPE_DISTRIBUTION.get(t)} for t in MA_TYPES]}
+    return out
+
+
+def status_report(catalog: Catalog) -> dict[str, Any]:
+    """Machine-readable status: ``{"cells", "totals", "tokens", "pass_rates", "discards",
+    "ma_types"}`` (see the module docstring)."""
+    cells = cell_counts(catalog)
+    totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
+    return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
+            "discards": discards(catalog), "ma_types": ma_types(catalog)}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def status_tables(report: dict[str, Any]) -> list[Table]:
+    """Rich tables of a :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
+    tables = [cell_table(report["cells"])]
+    rates = Table(title="θ pass rates (build judge)")
+    for col in ("split", "stage", "dimension", "cases/items", "first attempt", "after regeneration"):
+        rates.add_column(col, justify="left" if col in ("split", "dimension") else "right")
+    for split, stages in report["pass_rates"].items():
+        for key, st in stages.items():
+            rates.add_row(split, key[-1], "(all: θ)", str(st["cases"]), _pct(st["first_attempt"]),
+                          _pct(st["after_regeneration"]))
+            for dim, d in st["dimensions"].items():
+                rates.add_row("", "", dim, f"{d['items_first']}/{d['items_final']}", _pct(d["first_attempt"]),
+                              _pct(d["after_regeneration"]))
+        rates.add_section()
+    tables.append(rates)
+    disc = Table(title="Discard reasons and failures")
+    for col in ("split", "status", "kind", "cases"):
+        disc.add_column(col, justify="right" if col == "cases" else "left")
+    for split, kinds in report["discards"].items():
+        for status, counts in kinds.items():
+            for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+                disc.add_row(split, status, kind, str(n))
+    if not report["discards"]:
+        disc.add_row("(none)", "", "", "0")
+    tables.append(disc)
+    tok = Table(title="Tokens per component")
+    for col in ("component", "calls", "failed calls", "prompt tokens", "completion tokens"):
+        tok.add_column(col, justify="left" if col == "component" else "right")
+    for r in report["tokens"]:
+        tok.add_row(r["role"], str(r["calls"]), str(r["failed_calls"]), f"{r['prompt_tokens']:,}",
+                    f"{r['completion_tokens']:,}")
+    tables.append(tok)
+    for split, dist in report["ma_types"].items():
+        t = Table(title=f"Accepted misalignment types, {split} ({dist['points']} points) vs the paper's test split")
+        for col in ("type", "count", "share", "paper"):
+            t.add_column(col, justify="left" if col == "type" else "right")
+        for r in dist["types"]:
+            t.add_row(r["type"], str(r["count"]), _pct(r["share"]), _pct(r["paper_share"]))
+        tables.append(t)
+    return tables

@@ -1,0 +1,127 @@
+"""``ioa-synth annotate export|import|report`` (issue 4.3-4.4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import fail, out_dir_option
+
+annotate_app = typer.Typer(help="Human annotation: export a sample, import scores, report agreement.",
+                           no_args_is_help=True)
+app.add_typer(annotate_app, name="annotate")
+
+FORMATS = ("label-studio", "csv")
+
+
+@annotate_app.command("export")
+def export_cmd(
+    out: Path = out_dir_option(),
+    split: str = typer.Option(..., "--split", help="train, val or test"),
+    per_cell: int = typer.Option(2, "--per-cell", min=1, help="Dialogues drawn from each cell"),
+    rng_seed: int = typer.Option(0, "--rng-seed", help="Seed of the sampling RNG"),
+    calibration: int = typer.Option(5, "--calibration", min=0, help="Calibration dialogues from outside the sample"),
+    fmt: str = typer.Option(..., "--format", help="label-studio or csv"),
+) -> None:
+    """Write a stratified, score-blind sample (plus calibration dialogues) for annotators."""
+    from ioa_synth.annotate.forms import export
+    from ioa_synth.annotate.sample import AnnotationError, draw, write_manifest
+    from ioa_synth.build.builddir import BuildDirError, accepted_cases, open_catalog
+    from ioa_synth.protocol.cells import SPLITS
+    from ioa_synth.reports.output import wide_console
+
+    if split not in SPLITS:
+        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
+    try:
+        with open_catalog(out, read_only=True) as cat:
+            accepted = accepted_cases(cat, split)
+        manifest = draw(accepted, split, per_cell, rng_seed, calibration)
+    except (BuildDirError, AnnotationError) as exc:
+        fail(str(exc))
+    records = {c.case_id: c for c in accepted}
+    paths = export(out, manifest, records, fmt) + [write_manifest(out, manifest)]
+    err = wide_console(stderr=True)
+    short = manifest.short_cells
+    if short:
+        listed = ", ".join(f"{cell} ({n})" for cell, n in list(short.items())[:6]) + (", ..." if len(short) > 6 else "")
+        err.print(f"warning: {len(short)} cell(s) have fewer than {per_cell} accepted cases: {listed}")
+    n_cal = len(manifest.of_set("calibration"))
+    if n_cal < calibration:
+        err.print(f"warning: only {n_cal} accepted case(s) outside the sample for --calibration {calibration}")
+    sample = manifest.of_set("sample")
+    console = wide_console()
+    console.print(f"{len(sample)} dialogues ({sum(len(c.ma_ids) for c in sample)} misalignment points) "
+                  f"in the sample, {n_cal} calibration dialogues")
+    for p in paths:
+        console.print(str(p), soft_wrap=True)
+
+
+@annotate_app.command("import")
+def import_cmd(
+    file: Path = typer.Argument(..., help="A Label Studio JSON export or a filled CSV"),
+    out: Path = out_dir_option(),
+    annotator: str = typer.Option(..., "--annotator", help="Name of the annotator whose scores these are"),
+) -> None:
+    """Import one annotator's scores; any bad score rejects the whole file."""
+    from ioa_synth.annotate.importer import import_file
+    from ioa_synth.annotate.sample import AnnotationError
+    from ioa_synth.build.builddir import BuildDirError, open_catalog
+    from ioa_synth.reports.output import wide_console
+
+    try:
+        with open_catalog(out) as cat:
+            summary = import_file(cat, out, file, annotator)
+    except (BuildDirError, AnnotationError) as exc:
+        fail(str(exc))
+    sets = ", ".join(f"{n} {s}" for s, n in summary["sets"].items())
+    wide_console().print(f"imported {summary['scores']} scores ({sets}) on {summary['items']} items of "
+                         f"{summary['cases']} dialogues for annotator {summary['annotator']!r}")
+
+
+@annotate_app.command("report")
+def report_cmd(
+    out: Path = out_dir_option(),
+    split: Optional[str] = typer.Option(None, "--split", help="Only this split (default: every annotated split)"),
+) -> None:
+    """Human vs LLM-judge scores and inter-annotator agreement, per rubric dimension."""
+    from ioa_synth.annotate.report import annotated_splits, annotation_report, write_annotation_report
+    from ioa_synth.annotate.sample import AnnotationError
+    from ioa_synth.build.builddir import BuildDirError, open_catalog
+    from ioa_synth.reports.output import wide_console
+
+    try:
+        with open_catalog(out, read_only=True) as cat:
+            splits = [split] if split else annotated_splits(cat)
+            if not splits:
+                raise AnnotationError(f"{out}: no annotations imported yet (run 'ioa-synth annotate import')")
+            reports = [annotation_report(cat, s) for s in splits]
+    except (BuildDirError, AnnotationError) as exc:
+        fail(str(exc))
+    console = wide_console()
+    for report in reports:
+        console.print(report_table(report))
+        for p in write_annotation_report(out, report):
+            console.print(f"wrote {p}", soft_wrap=True)
+
+
+def report_table(report: dict[str, Any]) -> Table:
+    """Rich table of an annotation report, one line per rubric dimension."""
+    from ioa_synth.reports.output import fmt
+
+    items = report["items"]
+    table = Table(title=f"annotation of {report['split']}: {', '.join(report['annotators'])} "
+                        f"({items['points']} points, {items['dialogues']} dialogues) vs the build judge")
+    for col in ("stage", "dimension", "n", "human mean", "LLM mean", "within ±0.5", "within ±1", "alpha (ordinal)",
+                "kappa (quadratic)"):
+        table.add_column(col, justify="left" if col == "dimension" else "right")
+    for r in report["dimensions"]:
+        table.add_row(str(r["stage"]), r["dimension"], str(r["n"]), fmt(r["human_mean"]), fmt(r["llm_mean"]),
+                      fmt(r["within_0_5"], percent=True), fmt(r["within_1"], percent=True), fmt(r["alpha"], 3),
+                      fmt(r["kappa"], 3))
+    return table

@@ -1,0 +1,70 @@
+"""``ioa-synth audit``: re-score accepted cases with a second judge (issue 4.2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import check_choice, config_or_fail, fail, out_dir_option
+
+
+@app.command()
+def audit(
+    out: Path = out_dir_option(),
+    split: str = typer.Option(..., "--split", help="train, val or test"),
+    judge_config: Optional[Path] = typer.Option(None, "--judge-config",
+                                                help="Config JSON with an 'audit_judge' block (model, temperature...)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Audit at most N accepted cases (spread over cells)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Judge calls in flight at once"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model when AUDIT_JUDGE_BASE_URL/OPENAI_BASE_URL is unset"),
+) -> None:
+    """Score accepted cases with the audit judge and compare with the build judge, per dimension."""
+    from ioa_synth.build.builddir import BuildDirError
+    from ioa_synth.protocol.cells import SPLITS
+    from ioa_synth.llm.endpoints import EndpointError
+    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+    from ioa_synth.build.audit import run_audit, write_audit_report
+    from ioa_synth.reports.output import wide_console
+
+    check_choice("--split", split, SPLITS)
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    cfg = config_or_fail(judge_config)
+    args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
+            "workers": workers, "local_model": local_model}
+    try:
+        report = run_audit(out, split, cfg, limit=limit, workers=workers, local_model=local_model,
+                           console=wide_console(stderr=True), args=args)
+    except BuildDirError as exc:
+        fail(str(exc))
+    except (EndpointError, LocalModelError) as exc:
+        fail(str(exc), code=1)
+    paths = write_audit_report(out, report)
+    console = wide_console()
+    console.print(audit_table(report))
+    run = report["run"]
+    console.print(f"audit judge {run['model']}: {run['scored']} stage(s) scored now, {run['skipped']} already audited, "
+                  f"{run['failed']} failed, {run['tokens']:,} tokens")
+    for err in run["errors"][:5]:
+        console.print(f"failed: {err}")
+    for p in paths:
+        console.print(f"wrote {p}")
+
+
+def audit_table(report: dict[str, Any]) -> Table:
+    """Rich table of an audit report, one line per rubric dimension."""
+    from ioa_synth.reports.output import fmt
+
+    table = Table(title=f"audit of {report['split']}: build judge vs {report['audit_model']} "
+                        f"({report['audited_cases']}/{report['accepted_cases']} accepted cases audited)")
+    for col in ("stage", "dimension", "n", "build mean", "audit mean", "mean diff", "within ±0.5", "within ±1",
+                "paper audit mean"):
+        table.add_column(col, justify="left" if col == "dimension" else "right")
+    for r in report["dimensions"]:
+        table.add_row(str(r["stage"]), r["dimension"], str(r["n"]), fmt(r["mean_build"]), fmt(r["mean_audit"]),
+                      fmt(r["mean_diff"]), fmt(r["within_0_5"], percent=True), fmt(r["within_1"], percent=True),
+                      fmt(r["paper_audit_mean"]))
+    return table

@@ -1,0 +1,115 @@
+"""``ioa-synth build`` and ``ioa-synth status``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import check_choice, fail, out_dir_option
+from ioa_synth.llm.config import ConfigError, load_config
+from ioa_synth.seeds.tuples import SeedError, load_seed_file
+
+
+@app.command()
+def build(
+    split: str = typer.Option(..., "--split", help="train, val or test"),
+    out: Path = out_dir_option(),
+    seeds: Optional[Path] = typer.Option(None, "--seeds", help="Seed tuples (JSONL); default: the pool from 'seeds assign'"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Build at most N seed tuples"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+) -> None:
+    """Generate, judge and gate cases of one split; re-running resumes."""
+    from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
+    from ioa_synth.protocol.cells import SPLITS
+    from ioa_synth.llm.endpoints import EndpointError
+    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+    from ioa_synth.store.runs import FingerprintMismatch
+    from ioa_synth.build.status import cell_counts, cell_table
+
+    check_choice("--split", split, SPLITS)
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a directory")
+    try:
+        cfg = load_config(config)
+        if seeds is not None:
+            tuples = load_seed_file(seeds)
+            plans = plan_from_seeds(tuples[:limit] if limit else tuples)
+        else:
+            plans = _pool_plans(out, split, limit, CellPlan)
+    except (SeedError, ConfigError, ValueError) as exc:
+        fail(str(exc))
+    console = Console(stderr=True)
+    args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
+            "local_model": local_model, "config": str(config) if config else None}
+    try:
+        summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
+                            args=args)
+    except FingerprintMismatch as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; run the same command again to resume", code=130)
+    except (EndpointError, LocalModelError) as exc:
+        fail(str(exc), code=1)
+    from ioa_synth.store.catalog import Catalog
+
+    with Catalog(out) as cat:
+        console.print(cell_table(cell_counts(cat, split), title=f"{out} - {split}"))
+    console.print(f"this run: {summary['accepted']} accepted, {summary['discarded']} discarded, "
+                  f"{summary['failed']} failed, {summary['skipped']} already finished, "
+                  f"{summary['reserve_drawn']} reserve tuples drawn, {summary['tokens']:,} tokens")
+    for cell, left in summary.get("reserve_left", {}).items():
+        console.print(f"reserve left in {cell}: {left}")
+
+
+def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
+    from collections import deque
+
+    try:
+        from ioa_synth.seeds.pool import load_pool
+    except ImportError as exc:  # pragma: no cover
+        raise ValueError("no --seeds given and the seeds module is unavailable") from exc
+    if not (out / "catalog.duckdb").exists():
+        raise ValueError(f"no --seeds given and {out} has no assigned seed pool (run 'ioa-synth seeds assign' first)")
+    pool = load_pool(out, split)
+    plans = {cell: CellPlan(primary=list(p), reserve=deque(r), target=len(p)) for cell, (p, r) in pool.items() if p or r}
+    if limit:
+        budget = limit
+        for plan in plans.values():
+            plan.primary = plan.primary[: max(0, min(len(plan.primary), budget))]
+            plan.target = len(plan.primary)
+            budget -= len(plan.primary)
+        plans = {c: p for c, p in plans.items() if p.primary}
+    return plans
+
+
+@app.command()
+def status(
+    out: Path = out_dir_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),
+) -> None:
+    """Show counts per split and cell, and token use, of a build directory."""
+    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.build.status import status_report, status_tables
+
+    try:
+        cat = Catalog(out, read_only=True)
+    except FileNotFoundError:
+        fail(f"{out}: no catalog.duckdb here (not a build directory)")
+    with cat:
+        report = status_report(cat)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, default=str))
+        return
+    from ioa_synth.reports.output import wide_console
+
+    console = wide_console()
+    for table in status_tables(report):
+        console.print(table)

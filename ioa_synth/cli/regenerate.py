@@ -1,0 +1,79 @@
+"""``ioa-synth regenerate``: re-run chosen cases through the loop (issue 4.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import check_choice, config_or_fail, fail, out_dir_option
+
+
+@app.command()
+def regenerate(
+    case_ids: Optional[list[str]] = typer.Argument(None, metavar="CASE_ID",
+                                                   help="More case ids (same as --case; '--case A B' works too)"),
+    out: Path = out_dir_option(),
+    case: Optional[list[str]] = typer.Option(None, "--case", help="Case id (repeatable), e.g. test/business/planning_000"),
+    status: Optional[str] = typer.Option(None, "--status", help="discarded or failed (default with no --case: both)"),
+    split: Optional[str] = typer.Option(None, "--split", help="Only cases of this split"),
+    stage: int = typer.Option(1, "--stage", help="1: from the profiles on; 2: the dialogue only, keeping the accepted profiles"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON), as for build"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+) -> None:
+    """Re-run cases through the loop; earlier calls and scores are kept, attempt numbers continue."""
+    from ioa_synth.build.builddir import BuildDirError
+    from ioa_synth.protocol.cells import SPLITS
+    from ioa_synth.llm.endpoints import EndpointError
+    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+    from ioa_synth.build.regenerate import REGENERABLE, RegenerateError, run_regenerate
+    from ioa_synth.store.runs import FingerprintMismatch
+
+    case = [c for c in (case or []) + (case_ids or []) if c.strip()]
+    if status is not None and status not in REGENERABLE:
+        fail(f"--status must be one of {', '.join(REGENERABLE)} (got {status!r})")
+    check_choice("--split", split, SPLITS)
+    if stage not in (1, 2):
+        fail(f"--stage must be 1 or 2 (got {stage})")
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    cfg = config_or_fail(config)
+    args = {"case": case or [], "status": status, "split": split, "stage": stage, "workers": workers,
+            "local_model": local_model, "config": str(config) if config else None}
+    console = Console(stderr=True)
+    try:
+        summary = run_regenerate(out, cfg, case or [], status, split, stage, workers=workers, local_model=local_model,
+                                 console=console, args=args)
+    except (BuildDirError, RegenerateError, FingerprintMismatch) as exc:
+        fail(str(exc))
+    except (EndpointError, LocalModelError) as exc:
+        fail(str(exc), code=1)
+    _print_summary(summary)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    from ioa_synth.reports.output import wide_console
+
+    console = wide_console()
+    for s in summary["skipped"]:
+        console.print(f"skipped {s['case_id']}: {s['reason']}")
+    rows = summary["cases"]
+    if not rows:
+        console.print("nothing to regenerate: no case matches the selection")
+        return
+    table = Table(title="regenerate")
+    for col in ("case", "before → after", "stage 1 attempts", "stage 2 attempts", "note"):
+        table.add_column(col)
+    for r in rows:
+        note = "new attempts failed; previous record kept" if r["kept_previous"] else (r["reason"] or "")
+        table.add_row(r["case_id"], f"{r['before']} → {r['after']}", r["attempts"]["stage1"], r["attempts"]["stage2"],
+                      note[:160])
+    console.print(table)
+    changed = sum(r["before"] != r["after"] for r in rows)
+    written = sum(r["after"] == "accepted" and not r["kept_previous"] for r in rows)
+    console.print(f"{len(rows)} case(s) re-run: {written} accepted with a new record, {changed} changed status, "
+                  f"{summary['tokens']:,} tokens")

@@ -1,0 +1,67 @@
+"""Resolve the endpoints of the components a command needs, starting the embedded
+local model when a component has no base URL configured."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+from ioa_synth.llm.config import ToolkitConfig, env_endpoint
+from ioa_synth.llm.client import Endpoint, LLMClient
+
+
+class EndpointError(RuntimeError):
+    """An endpoint that cannot be used (no model given and none listed, server down...)."""
+
+
+@contextlib.contextmanager
+def open_endpoints(components: list[str], config: ToolkitConfig, local_model: str | None = None,
+                   log_dir: Path | None = None) -> Iterator[dict[str, Endpoint]]:
+    """Yield component -> :class:`Endpoint` for ``components``.
+
+    Components without ``<X>_BASE_URL``/``OPENAI_BASE_URL`` share one embedded
+    llama-cpp-python server (model ``local_model`` or the best one installed), started
+    here and stopped on exit. A remote component without ``model`` in the config uses
+    the first model its endpoint lists.
+
+    Raises:
+        EndpointError: a remote endpoint without a configured model lists none.
+        ioa_synth.llm.local_model.LocalModelError: the embedded model cannot be started.
+    """
+    resolved = {c: env_endpoint(c) for c in components}
+    with contextlib.ExitStack() as stack:
+        server = None
+        if any(base is None for base, _ in resolved.values()):
+            from ioa_synth.llm.local_model import EmbeddedServer, default_local_model
+
+            name = local_model or default_local_model()
+            log_path = (log_dir / "embedded-server.log") if log_dir else None
+            if log_dir:
+                log_dir.mkdir(parents=True, exist_ok=True)
+            server = stack.enter_context(EmbeddedServer(name, log_path=log_path))
+        out: dict[str, Endpoint] = {}
+        for comp, (base, key) in resolved.items():
+            cfg = config.component(comp)
+            if base is None:
+                out[comp] = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
+                continue
+            model = cfg.model or _first_model(comp, base, key)
+            out[comp] = Endpoint.from_config(comp, cfg, base, model, key, embedded=False)
+        yield out
+
+
+def _first_model(component: str, base_url: str, api_key: str | None) -> str:
+    probe = Endpoint.from_config(component, ToolkitConfig().component(component), base_url, "", api_key, False)
+    probe.max_retries = 2
+    client = LLMClient(probe)
+    try:
+        models = client.list_models()
+    except Exception as exc:  # noqa: BLE001 - any failure here means: tell the user to set a model
+        raise EndpointError(f"{component}: no model in the config and listing models at {base_url} failed "
+                            f"({type(exc).__name__}); set \"model\" for {component} in --config") from exc
+    finally:
+        client.close()
+    if not models:
+        raise EndpointError(f"{component}: no model in the config and {base_url} lists none")
+    return models[0]

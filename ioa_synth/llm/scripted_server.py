@@ -1,0 +1,215 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, for tests, benchmarks and
+dry runs of a pipeline without a model.
+
+:class:`ScriptedServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models``
+from a responder function; :class:`ProtocolResponder` answers each stage's requests
+with valid IoA-Suite JSON and can be scripted, per request kind, to send low judge
+scores, rule-breaking outputs, HTTP errors, invalid JSON or length stops.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+KINDS = ("stage1_generator", "stage1_judge", "stage2_generator", "stage2_judge")
+
+
+@dataclass
+class Reply:
+    """An HTTP reply: status, JSON body (or raw text), headers, and a delay in seconds."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    raw: str | None = None
+
+
+def chat_reply(content: str, finish_reason: str = "stop", model: str = "scripted",
+               prompt_tokens: int = 100, completion_tokens: int = 50) -> Reply:
+    """A 200 chat-completions reply whose message content is ``content``."""
+    return Reply(body={
+        "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "finish_reason": finish_reason,
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens}})
+
+
+def request_kind(body: dict[str, Any]) -> str:
+    """Which of :data:`KINDS` a chat request is, from its schema or, failing that, its prompt."""
+    fmt = body.get("response_format") or {}
+    schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
+    props = schema.get("properties", {})
+    for key, kind in (("meeting_scenario", "stage1_generator"), ("turns", "stage2_generator"),
+                      ("ma_scores", "stage1_judge"), ("dialogue_scores", "stage2_judge")):
+        if key in props:
+            return kind
+    text = " ".join(m.get("content", "") for m in body.get("messages", []))
+    for marker, kind in (("Score every misalignment point", "stage1_judge"), ("Score the dialogue", "stage2_judge"),
+                         ("Write the meeting dialogue", "stage2_generator"), ("Design the participants", "stage1_generator")):
+        if marker in text:
+            return kind
+    return "unknown"
+
+
+def valid_stage1(n_points: int = 2) -> dict[str, Any]:
+    """A stage-1 output that satisfies every content rule (``n_points`` MAs, MA1 definitional)."""
+    types = ["definitional", "procedural", "criterial", "scopal"]
+    return {
+        "meeting_scenario": ("Two engineers plan the port of a training pipeline. They mean to agree on the "
+                             "framework and the evaluation split, and leave with a two-week plan."),
+        "members": [
+            {"id": f"M{i}", "name": name, "role": role, "expertise": "deep learning", "background": "ten years",
+             "private_state": "wants the port done before the review", "hidden_assumptions": ["a1", "a2", "a3"]}
+            for i, name, role in ((1, "Ada", "research lead"), (2, "Ben", "ML engineer"))],
+        "misalignment_points": [
+            {"id": f"MA{i + 1}", "type": types[i % 4], "topic": f"topic {i + 1}", "surface_form": "learn Torch first",
+             "member_a_understanding": "Lua Torch 7", "member_b_understanding": "PyTorch 2.3",
+             "why_undetected": "both say Torch"} for i in range(n_points)],
+        "conversation_outline": [
+            {"turn": t, "speaker": "M1" if t % 2 else "M2", "description": "discuss", "ma_ids": ["MA1"]}
+            for t in range(1, 5)],
+    }
+
+
+def valid_stage2(n_turns: int = 4) -> dict[str, Any]:
+    """A stage-2 dialogue with ``n_turns`` alternating turns."""
+    return {"turns": [{"turn_idx": t, "speaker_id": "M1" if t % 2 else "M2",
+                       "speaker_name": "Ada" if t % 2 else "Ben", "inner_thought": "I mean Lua Torch.",
+                       "utterance": "Let's learn Torch first."} for t in range(1, n_turns + 1)]}
+
+
+def judge_scores(kind: str, body: dict[str, Any], passing: bool = True) -> dict[str, Any]:
+    """Judge JSON for a request: maximal scores (``passing``) or a subtlety/naturalness of 1."""
+    if kind == "stage1_judge":
+        fmt = body.get("response_format") or {}
+        schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
+        ids = schema.get("properties", {}).get("ma_scores", {}).get("required") or ["MA1", "MA2"]
+        item = {"subtlety": 3 if passing else 1, "specificity": 2, "believability": 2,
+                "feedback": "No changes needed." if passing else "Too obvious: anyone would ask which Torch."}
+        return {"ma_scores": {i: dict(item) for i in ids}, "overall_feedback": "ok" if passing else "make it subtler"}
+    return {"dialogue_scores": {"naturalness": 3 if passing else 1, "implicitness": 3, "coverage": 2,
+                                "profile_consistency": 3,
+                                "feedback": "No changes needed." if passing else "Stilted: rewrite turn 2."}}
+
+
+class ProtocolResponder:
+    """Answers every request kind with valid JSON, unless a scripted action is queued.
+
+    ``script`` maps a kind to a list of actions consumed one per request of that kind:
+    ``"ok"``, ``"low"`` (judge: failing scores), ``"invalid"`` (generator: breaks the
+    content rules), ``"badjson"``, ``"length"``, ``"429"`` (with ``Retry-After: 0``),
+    ``"500"``, ``"503"``, ``"400"``. ``latency`` delays every reply (seconds).
+    """
+
+    def __init__(self, script: dict[str, list[str]] | None = None, latency: float = 0.0, model: str = "scripted") -> None:
+        self.script = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
+        self.latency = latency
+        self.model = model
+        self.counts: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        kind = request_kind(body)
+        with self._lock:
+            self.counts[kind] += 1
+            action = self.script[kind].popleft() if self.script[kind] else "ok"
+        reply = self._reply(kind, body, action)
+        reply.delay = self.latency
+        return reply
+
+    def _reply(self, kind: str, body: dict[str, Any], action: str) -> Reply:
+        if action in ("429", "500", "503", "400"):
+            headers = {"Retry-After": "0"} if action == "429" else {}
+            return Reply(status=int(action), body={"error": {"message": f"scripted {action}", "type": "scripted"}},
+                         headers=headers)
+        if action == "badjson":
+            return chat_reply('{"this is": not json', model=self.model)
+        if action == "length":
+            return chat_reply('{"cut off', finish_reason="length", model=self.model)
+        if kind == "stage1_generator":
+            data = valid_stage1()
+            if action == "invalid":
+                data["misalignment_points"] = data["misalignment_points"][:1]
+                data["misalignment_points"][0]["type"] = "procedural"
+        elif kind == "stage2_generator":
+            data = valid_stage2()
+        elif kind in ("stage1_judge", "stage2_judge"):
+            data = judge_scores(kind, body, passing=action != "low")
+        else:
+            return Reply(status=400, body={"error": {"message": "unknown request kind"}})
+        return chat_reply(json.dumps(data), model=self.model)
+
+
+class ScriptedServer:
+    """OpenAI-compatible HTTP server on 127.0.0.1 (free port) in a background thread.
+
+    ``responder(body, headers) -> Reply`` answers chat completions; every request
+    (path, headers, body) is kept in ``requests``. Use as a context manager; the
+    API base URL is ``base_url`` (ending in ``/v1``).
+    """
+
+    def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], models: list[str] | None = None) -> None:
+        self.responder = responder
+        self.models = models or ["scripted"]
+        self.requests: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:  # silence
+                pass
+
+            def _send(self, reply: Reply) -> None:
+                if reply.delay:
+                    time.sleep(reply.delay)
+                data = (reply.raw if reply.raw is not None else json.dumps(reply.body)).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(Reply(body={"object": "list", "data": [
+                        {"id": m, "object": "model", "owned_by": "scripted"} for m in outer.models]}))
+                else:
+                    self._send(Reply(status=404, body={"error": {"message": "not found"}}))
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                outer.requests.append({"path": self.path, "headers": headers, "body": body})
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(Reply(status=404, body={"error": {"message": "not found"}}))
+                    return
+                self._send(outer.responder(body, headers))
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # bursts of new connections from many workers
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "ScriptedServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

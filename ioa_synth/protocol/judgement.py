@@ -1,0 +1,99 @@
+"""Judge replies: JSON schemas built from the rubric, parsing, and the θ gates.
+
+Stage 1 (J_participants) replies ``{"ma_scores": {"MA1": {dims..., feedback}, ...},
+"overall_feedback": str}``; stage 2 (J_dialogue) replies ``{"dialogue_scores":
+{dims..., feedback}}`` (PROTOCOL.md §3-4). θ1/θ2 come from the rubric (all maximal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ioa_synth.protocol.rubric import Rubric, StageRubric, item_score_schema
+
+
+class JudgementError(ValueError):
+    """A judge reply that does not fit the rubric (missing item, score out of range...)."""
+
+
+@dataclass
+class Judgement:
+    """Scores of one judge call.
+
+    ``items`` maps item (MA id for stage 1, ``"dialogue"`` for stage 2) to
+    ``{dimension: int}``; ``feedback`` maps item to its written feedback;
+    ``overall_feedback`` is stage 1's overall comment ("" for stage 2).
+    """
+
+    stage: int
+    items: dict[str, dict[str, int]]
+    feedback: dict[str, str]
+    overall_feedback: str = ""
+    failed_items: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True when every item meets the stage's θ."""
+        return not self.failed_items
+
+    def feedback_text(self) -> str:
+        """The judge's written feedback (per item, then overall) for a regeneration request."""
+        lines = [f"- {item}: {text}" for item, text in self.feedback.items()]
+        if self.overall_feedback:
+            lines.append(f"- overall: {self.overall_feedback}")
+        return "\n".join(lines)
+
+    def as_quality(self) -> dict[str, Any]:
+        """The scores as stored in a record's ``quality`` block."""
+        if self.stage == 1:
+            return {
+                "ma_scores": {i: {**s, "feedback": self.feedback.get(i, "")} for i, s in self.items.items()},
+                "overall_feedback": self.overall_feedback,
+            }
+        return {"dialogue_scores": {**self.items["dialogue"], "feedback": self.feedback.get("dialogue", "")}}
+
+
+def judge_schema(stage: StageRubric, ma_ids: list[str]) -> dict[str, Any]:
+    """JSON schema for a judge reply of ``stage``; stage 1 lists every MA id as a required key."""
+    item = item_score_schema(stage)
+    if stage.stage == 1:
+        scores = {"type": "object", "properties": {i: item for i in ma_ids}, "required": list(ma_ids),
+                  "additionalProperties": False}
+        props = {stage.output_key: scores, "overall_feedback": {"type": "string", "maxLength": 800}}
+    else:
+        props = {stage.output_key: item}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def parse_judgement(rubric: Rubric, stage: int, data: Any, ma_ids: list[str]) -> Judgement:
+    """Check a decoded judge reply against the rubric and apply θ.
+
+    Raises:
+        JudgementError: not an object, a missing item or dimension, a score that is not
+            an integer within the dimension's range.
+    """
+    srub = rubric.stage(stage)
+    if not isinstance(data, dict) or not isinstance(data.get(srub.output_key), dict):
+        raise JudgementError(f"reply must be an object with key {srub.output_key!r}")
+    block = data[srub.output_key]
+    raw_items = {i: block.get(i) for i in ma_ids} if stage == 1 else {"dialogue": block}
+    items: dict[str, dict[str, int]] = {}
+    feedback: dict[str, str] = {}
+    for item, raw in raw_items.items():
+        if not isinstance(raw, dict):
+            raise JudgementError(f"no scores for {item}")
+        items[item] = {d.name: _score(raw, d.name, d.min, d.max, item) for d in srub.dimensions}
+        feedback[item] = str(raw.get("feedback") or "")
+    overall = str(data.get("overall_feedback") or "") if stage == 1 else ""
+    failed = [i for i, s in items.items() if not rubric.passes(stage, s)]
+    return Judgement(stage=stage, items=items, feedback=feedback, overall_feedback=overall, failed_items=failed)
+
+
+def _score(raw: dict[str, Any], name: str, lo: int, hi: int, item: str) -> int:
+    value = raw.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise JudgementError(f"{item}.{name}: expected an integer score, got {value!r}")
+    if not lo <= int(value) <= hi:
+        raise JudgementError(f"{item}.{name}: score {value} outside {lo}-{hi}")
+    return int(value)

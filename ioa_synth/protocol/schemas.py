@@ -1,0 +1,192 @@
+"""Pydantic models of the stage outputs, with the field names of PROTOCOL.md §3-4.
+
+Parsing is deliberately lenient about sizes: list sizes and string lengths appear
+only in the JSON schema sent to the endpoint (``json_schema_extra``), so that
+constrained decoding terminates. The protocol's content rules (2-4 misalignment
+points, one of them definitional, 3-5 hidden assumptions per member) are checked by
+:func:`stage1_problems`, and a violation is a stage failure (it uses the
+regeneration round), not a malformed reply.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ioa_synth.protocol.cells import MA_TYPES
+
+SHORT = 120  # names, roles, ids, surface forms (characters)
+MEDIUM = 400  # one or two sentences
+LONG = 700  # a paragraph
+
+
+def _text(max_len: int, description: str = "") -> Any:
+    extra: dict[str, Any] = {"maxLength": max_len, "minLength": 1}
+    return Field(..., description=description or None, json_schema_extra=extra)
+
+
+def _items(min_items: int, max_items: int) -> Any:
+    return Field(..., json_schema_extra={"minItems": min_items, "maxItems": max_items})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"additionalProperties": False})
+
+
+#: Keys of the older object form of ``meeting_scenario``, in reading order.
+SCENARIO_KEYS = ("context", "agenda", "expected_outcome")
+
+
+def scenario_text(value: Any) -> Any:
+    """``meeting_scenario`` as one prose string (App. B.4 schema). The older object form
+    ``{"context", "agenda", "expected_outcome"}`` is joined into labelled sentences; any
+    other value is returned unchanged (for the validator to reject)."""
+    if isinstance(value, dict) and any(k in value for k in SCENARIO_KEYS):
+        labels = {"context": "Context", "agenda": "Agenda", "expected_outcome": "Expected outcome"}
+        parts = [f"{labels[k]}: {str(value[k]).strip()}" for k in SCENARIO_KEYS if str(value.get(k) or "").strip()]
+        return "\n".join(parts)
+    return value
+
+
+class Member(_Strict):
+    """A participant: public profile, private agenda ``private_state`` and tacit
+    assumptions ``hidden_assumptions`` (3-5, checked by :func:`stage1_problems`)."""
+
+    id: str = Field(..., json_schema_extra={"enum": ["M1", "M2"]})
+    name: str = _text(SHORT)
+    role: str = _text(SHORT)
+    expertise: str = _text(MEDIUM)
+    background: str = _text(MEDIUM)
+    private_state: str = _text(LONG)
+    hidden_assumptions: list[str] = Field(
+        ..., json_schema_extra={"minItems": 3, "maxItems": 5, "items": {"type": "string", "maxLength": MEDIUM}}
+    )
+
+
+class MisalignmentPoint(_Strict):
+    """A planted hidden disagreement (MA) with its disagreement ``type`` (PROTOCOL.md §1)."""
+
+    id: str = Field(..., json_schema_extra={"maxLength": 8, "pattern": "^MA[1-4]$"})
+    type: str = Field(..., json_schema_extra={"enum": list(MA_TYPES)})
+    topic: str = _text(SHORT)
+    surface_form: str = _text(SHORT)
+    member_a_understanding: str = _text(MEDIUM)
+    member_b_understanding: str = _text(MEDIUM)
+    why_undetected: str = _text(MEDIUM)
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _known_type(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower()
+            if v not in MA_TYPES:
+                raise ValueError(f"type must be one of {', '.join(MA_TYPES)}")
+        return v
+
+
+class OutlineTurn(_Strict):
+    """One planned turn of the conversation outline; ``ma_ids`` may be empty."""
+
+    turn: int
+    speaker: str = Field(..., json_schema_extra={"enum": ["M1", "M2"]})
+    description: str = _text(MEDIUM)
+    ma_ids: list[str] = Field(
+        ..., json_schema_extra={"maxItems": 4, "items": {"type": "string", "maxLength": 8}}
+    )
+
+
+class Stage1Output(_Strict):
+    """Stage-1 output ``profiles`` (G_participants, PROTOCOL.md §3; App. B.4 schema).
+
+    ``meeting_scenario`` is one string; records of earlier versions with the object form
+    are read too (see :func:`scenario_text`).
+    """
+
+    meeting_scenario: str = Field(..., description="context, agenda and expected outcome, in prose",
+                                  json_schema_extra={"minLength": 1, "maxLength": 1200})
+    members: list[Member] = _items(2, 2)
+    misalignment_points: list[MisalignmentPoint] = _items(2, 4)
+    conversation_outline: list[OutlineTurn] = _items(4, 14)
+
+    @field_validator("meeting_scenario", mode="before")
+    @classmethod
+    def _scenario_string(cls, v: Any) -> Any:
+        return scenario_text(v)
+
+
+class Turn(_Strict):
+    """One dialogue turn: private ``inner_thought`` and public ``utterance``."""
+
+    turn_idx: int
+    speaker_id: str = Field(..., json_schema_extra={"enum": ["M1", "M2"]})
+    speaker_name: str = _text(SHORT)
+    inner_thought: str = _text(LONG)
+    utterance: str = _text(LONG)
+
+
+class Stage2Output(_Strict):
+    """Stage-2 output (G_dialogue, PROTOCOL.md §4): ``{"turns": [...]}``."""
+
+    turns: list[Turn] = _items(4, 16)
+
+
+def stage1_problems(out: Stage1Output) -> list[str]:
+    """Content rules of stage 1 that the output breaks (empty list when it complies).
+
+    Rules (PROTOCOL.md §3 and issue 2): exactly two members with ids M1 and M2, each
+    with 3-5 hidden assumptions; 2-4 misalignment points with unique ids, at least one
+    of type ``definitional``.
+    """
+    problems: list[str] = []
+    ids = sorted(m.id for m in out.members)
+    if ids != ["M1", "M2"]:
+        problems.append(f"members must be exactly M1 and M2 (got {ids})")
+    for m in out.members:
+        n = len(m.hidden_assumptions)
+        if not 3 <= n <= 5:
+            problems.append(f"member {m.id} has {n} hidden assumptions; give 3 to 5")
+    n_ma = len(out.misalignment_points)
+    if not 2 <= n_ma <= 4:
+        problems.append(f"{n_ma} misalignment points; give 2 to 4")
+    ma_ids = [p.id for p in out.misalignment_points]
+    if len(set(ma_ids)) != len(ma_ids):
+        problems.append(f"misalignment point ids repeat: {ma_ids}")
+    if not any(p.type == "definitional" for p in out.misalignment_points):
+        problems.append("no misalignment point is of type definitional; at least one must be")
+    return problems
+
+
+def stage2_problems(out: Stage2Output) -> list[str]:
+    """Structural rules of a dialogue: at least 4 turns and both members speaking."""
+    problems: list[str] = []
+    if len(out.turns) < 4:
+        problems.append(f"only {len(out.turns)} turns; write at least 4")
+    speakers = {t.speaker_id for t in out.turns}
+    if speakers != {"M1", "M2"}:
+        problems.append(f"both M1 and M2 must speak (speakers seen: {sorted(speakers)})")
+    return problems
+
+
+@lru_cache(maxsize=None)
+def request_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """(Cached; do not mutate the result.) The JSON schema of ``model`` with every ``$ref`` inlined (no ``$defs``), as
+    sent in ``response_format``; llama.cpp grammars and OpenAI strict mode both accept it."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return inline(copy.deepcopy(defs[node["$ref"].split("/")[-1]]))
+        out = {k: inline(v) for k, v in node.items() if k not in ("title", "description", "properties")}
+        if "properties" in node:
+            out["properties"] = {name: inline(sub) for name, sub in node["properties"].items()}
+        return out
+
+    return inline(raw)

@@ -1,0 +1,110 @@
+"""Journaled, replayable LLM calls: the one place where a command's model calls meet the
+catalog (used by build, regenerate, audit and evaluate).
+
+Each call has a key ``(case_id, stage, role, attempt)``. A successful reply is stored in
+``llm_calls`` together with the rows derived from it (e.g. judge ``scores``) in one
+journal write, so a ``kill -9`` never separates a call from what it produced. A re-run
+loads the stored replies (:func:`load_replay`) and :meth:`CallRecorder.call` returns a
+stored reply instead of paying for it again. Failed tries are stored as they happen,
+with their error, and are never replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, TypeVar
+
+from ioa_synth.llm.client import CallRecord, LLMClient
+from ioa_synth.llm.prompts import Prompt
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.journal import Entry
+
+T = TypeVar("T")
+
+#: ``(case_id, stage, role, attempt)``: what identifies one call of a case.
+CallKey = tuple[str, int, str, int]
+
+#: ``derive(call_id, value) -> entries`` stored with a successful call (same journal write).
+Derive = Callable[[str, Any], list[Entry]]
+
+
+def now_utc() -> datetime:
+    """Naive UTC timestamp, as stored in every ``TIMESTAMP`` column."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def load_replay(catalog: Catalog, case_ids: list[str]) -> dict[CallKey, str]:
+    """Stored successful responses of these cases, keyed ``(case_id, stage, role, attempt)``
+    (the latest one when a key was answered twice)."""
+    if not case_ids:
+        return {}
+    rows = catalog.execute(
+        "SELECT case_id, stage, role, attempt, last(response_text ORDER BY created_at) FROM llm_calls "
+        "WHERE error IS NULL AND list_contains(?, case_id) GROUP BY ALL", [case_ids])
+    return {(c, s, r, a): text for c, s, r, a, text in rows}
+
+
+def call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
+    """The ``llm_calls`` row of one request: ``base`` (case_id, stage, role, attempt,
+    template_sha256, run_id) plus the request/reply facts of ``rec`` and a fresh ``call_id``."""
+    return {"call_id": uuid.uuid4().hex, **base, "try_index": rec.try_index, "model": rec.model,
+            "base_url": rec.base_url, "temperature": rec.temperature, "request_json": rec.request_json,
+            "response_text": rec.response_text, "finish_reason": rec.finish_reason,
+            "prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
+            "latency_ms": rec.latency_ms, "error": rec.error, "created_at": now_utc()}
+
+
+@dataclass
+class CallRecorder:
+    """Makes, stores and replays the LLM calls of one run.
+
+    Args:
+        catalog: where ``llm_calls`` (and derived rows) go, through its journal.
+        run_id: id of the current run, stored with each call.
+        replay: stored successful replies by key (see :func:`load_replay`); grows as
+            calls succeed.
+        on_tokens: called with ``prompt + completion`` tokens of each fresh call.
+    """
+
+    catalog: Catalog
+    run_id: str
+    replay: dict[CallKey, str] = field(default_factory=dict)
+    on_tokens: Callable[[int], None] = lambda n: None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
+             parse: Callable[[Any], T], derive: Derive | None = None) -> tuple[T, bool]:
+        """Return ``(parse(reply), fresh)`` for the call ``key``: the stored reply when one
+        parses (``fresh`` False, no request), else a new request through ``client``.
+
+        Raises:
+            ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries
+                (the failed tries are stored).
+        """
+        cached = self.replay.get(key)
+        if cached is not None:
+            try:
+                return parse(json.loads(cached, strict=False)), False
+            except ValueError:
+                pass  # a stored reply the current parser rejects: ask again
+        case_id, stage, role, attempt = key
+        base = {"case_id": case_id, "stage": stage, "role": role, "attempt": attempt,
+                "template_sha256": prompt.template_sha256, "run_id": self.run_id}
+
+        def store_failed(rec: CallRecord) -> None:
+            self.catalog.record([("llm_calls", call_row(base, rec))])
+
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed)
+        self.on_tokens((rec.prompt_tokens or 0) + (rec.completion_tokens or 0))
+        row = call_row(base, rec)
+        entries: list[Entry] = [("llm_calls", row)]
+        if derive is not None:
+            entries += derive(row["call_id"], value)
+        self.catalog.record(entries)  # the call and what it produced: one journal write
+        with self._lock:
+            self.replay[key] = rec.response_text or ""
+        return value, True

@@ -1,0 +1,242 @@
+"""DuckDB provenance catalog kept at ``DIR/catalog.duckdb``.
+
+One :class:`Catalog` per process; every statement goes through one connection
+guarded by a lock, so worker threads may share it.
+
+Hot-path writes (LLM calls, scores, status updates) go through :meth:`Catalog.record`:
+the rows are appended to ``catalog.journal`` (flushed to the OS, so they survive a
+``kill -9`` of the process) and committed to DuckDB in batches by a writer thread
+(one transaction per batch instead of one per call). Any read, and closing, first
+commits what is queued; opening a catalog re-applies a journal left by a killed run.
+
+Tables (columns beyond these may be added by later modules with ``ensure_table``):
+
+- ``cases``: one row per case (seed tuple in a split); ``status`` in
+  ``pending | accepted | discarded | failed``.
+- ``llm_calls``: every request sent to an endpoint, with its reply or error.
+- ``scores``: every rubric score given by a judge (build or audit).
+- ``seeds``: the seed tuples a build used, as given.
+- ``runs``: one row per command run, with the setup fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import duckdb
+
+from ioa_synth.store.journal import JOURNAL_FILE, Entry, Journal
+
+CATALOG_FILE = "catalog.duckdb"
+
+SCHEMA: dict[str, str] = {
+    "cases": """
+        case_id VARCHAR PRIMARY KEY, split VARCHAR, domain VARCHAR, task_type VARCHAR,
+        seed_id VARCHAR, case_index INTEGER, status VARCHAR,
+        stage1_attempts INTEGER DEFAULT 0, stage2_attempts INTEGER DEFAULT 0,
+        path VARCHAR, discard_reason VARCHAR, error VARCHAR, updated_at TIMESTAMP
+    """,
+    "llm_calls": """
+        call_id VARCHAR, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER,
+        try_index INTEGER, model VARCHAR, base_url VARCHAR, temperature DOUBLE,
+        template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
+        finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
+        latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP
+    """,
+    "scores": """
+        case_id VARCHAR, stage INTEGER, attempt INTEGER, judge_role VARCHAR, judge_model VARCHAR,
+        item VARCHAR, dimension VARCHAR, score INTEGER, feedback VARCHAR, created_at TIMESTAMP,
+        call_id VARCHAR
+    """,
+    "seeds": """
+        seed_id VARCHAR, split VARCHAR, source VARCHAR, domain VARCHAR, task_type VARCHAR,
+        title VARCHAR, abstract VARCHAR, seed_json VARCHAR, PRIMARY KEY (seed_id, split)
+    """,
+    "runs": """
+        run_id VARCHAR PRIMARY KEY, command VARCHAR, args_json VARCHAR, fingerprint VARCHAR,
+        fingerprint_json VARCHAR, toolkit_version VARCHAR, started_at TIMESTAMP,
+        finished_at TIMESTAMP, summary_json VARCHAR
+    """,
+}
+
+
+class CatalogLocked(RuntimeError):
+    """Another process holds the catalog open (DuckDB allows one writer process)."""
+
+
+class Catalog:
+    """Thread-safe handle on ``DIR/catalog.duckdb``.
+
+    Args:
+        out_dir: the build directory; created if missing.
+        read_only: open for reading only (for ``status``).
+
+    Raises:
+        FileNotFoundError: ``read_only`` and no catalog exists there.
+        CatalogLocked: another process has the catalog open.
+    """
+
+    def __init__(self, out_dir: str | Path, read_only: bool = False) -> None:
+        self.out_dir = Path(out_dir)
+        path = self.out_dir / CATALOG_FILE
+        if read_only and not path.exists():
+            raise FileNotFoundError(f"no catalog at {path}")
+        if not read_only:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            self._con = duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise CatalogLocked(f"{path} is in use by another ioa-synth process; wait for it to finish") from exc
+            raise
+        self._journal: Journal | None = None
+        self._in_tx = False
+        if not read_only:
+            for name, cols in SCHEMA.items():
+                self.ensure_table(name, cols)
+            self._journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
+            with self._lock:
+                self._journal.recover(self._apply_recovered)
+
+    # -- write-behind ------------------------------------------------------------
+    def record(self, entries: list[Entry]) -> None:
+        """Queue rows and statements for the next batch commit; returns once they are in
+        the journal (safe against a process kill). ``entries`` are ``(table, row_dict)``
+        inserts and ``(None, (sql, params))`` statements, applied in order."""
+        assert self._journal is not None, "catalog opened read-only"
+        self._journal.append(entries)
+
+    def flush(self) -> None:
+        """Commit everything queued by :meth:`record` now (not inside a transaction())."""
+        if self._journal is not None:
+            with self._lock:
+                if not self._in_tx:
+                    self._journal.drain()
+
+    def _commit_batch(self, entries: list[Entry]) -> None:
+        with self._lock:
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                _apply(self._con, entries)
+                self._con.execute("COMMIT")
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+
+    def _apply_recovered(self, entries: list[Entry]) -> None:
+        """Re-apply a killed run's journal: inserts whose ``call_id`` is already stored are
+        skipped (their batch was committed); statements are idempotent."""
+        ids = [row["call_id"] for table, row in entries if table and "call_id" in row]
+        done = {r[0] for r in self._con.execute(
+            "SELECT call_id FROM llm_calls WHERE list_contains(?, call_id)", [ids]).fetchall()} if ids else set()
+        self._commit_batch([(t, r) for t, r in entries if not (t and r.get("call_id") in done)])
+
+    # -- low level -------------------------------------------------------------
+    def ensure_table(self, name: str, columns_sql: str) -> None:
+        """Create table ``name`` with ``columns_sql`` unless it exists."""
+        with self._lock:
+            self._con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns_sql})")
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        """Run one statement and return all rows (empty list for DML)."""
+        with self._lock:
+            self.flush()
+            cur = self._con.execute(sql, params or [])
+            try:
+                return cur.fetchall()
+            except duckdb.Error:
+                return []
+
+    def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run a query and return rows as dicts keyed by column name."""
+        with self._lock:
+            self.flush()
+            cur = self._con.execute(sql, params or [])
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+    def insert(self, table: str, row: dict[str, Any]) -> None:
+        """Insert one row given as a column -> value dict."""
+        cols = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        self.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", list(row.values()))
+
+    def insert_many(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Insert rows (all with the same keys) in one transaction."""
+        rows = list(rows)
+        if not rows:
+            return
+        cols = list(rows[0])
+        sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+        with self._lock:
+            self.flush()
+            self._con.executemany(sql, [[r[c] for c in cols] for r in rows])
+
+    def transaction(self):
+        """Context manager: hold the lock and run the block in one transaction."""
+        return _Transaction(self)
+
+    def close(self) -> None:
+        """Commit what is queued, remove the journal, close the connection (idempotent)."""
+        journal, self._journal = self._journal, None
+        if journal is not None:
+            journal.close()  # not under self._lock: the writer thread may be waiting for it
+        with self._lock:
+            try:
+                self._con.close()
+            except duckdb.Error:
+                pass
+
+    def __enter__(self) -> "Catalog":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Transaction:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __enter__(self) -> Catalog:
+        self.catalog._lock.acquire()
+        self.catalog.flush()
+        self.catalog._con.execute("BEGIN TRANSACTION")
+        self.catalog._in_tx = True
+        return self.catalog
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.catalog._in_tx = False
+        try:
+            self.catalog._con.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.catalog._lock.release()
+
+
+def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
+    """Execute entries in order, inserting consecutive rows of one table with one statement."""
+    i = 0
+    while i < len(entries):
+        table, payload = entries[i]
+        if table is None:
+            con.execute(*payload)
+            i += 1
+            continue
+        cols = list(payload)
+        j = i
+        while j < len(entries) and entries[j][0] == table and list(entries[j][1]) == cols and j - i < 500:
+            j += 1
+        marks = "(" + ", ".join("?" for _ in cols) + ")"
+        params = [row[c] for _, row in entries[i:j] for c in cols]
+        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join([marks] * (j - i)), params)
+        i = j
+
+
+def dumps(obj: Any) -> str:
+    """Compact, key-sorted JSON used for every JSON column of the catalog."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
