@@ -70,13 +70,17 @@ def report_cmd(
     """Breakdown of one run per domain, task type or MA type: terminal table, Markdown and a
     PNG bar chart under RESULTS/reports/."""
     from ioa_synth.evaluate.analysis.render import to_rich
-    from ioa_synth.evaluate.analysis.report import build_report, intro_lines, report_tables, write_report_files
+    from ioa_synth.evaluate.analysis.report import (ReportError, build_report, intro_lines, report_tables,
+                                                    write_report_files)
     from ioa_synth.evaluate.analysis.tables import GROUPINGS
     from ioa_synth.reports.output import wide_console
 
     check_choice("--by", by, GROUPINGS)
     res = _load(results)
-    report = build_report(res, by)
+    try:
+        report = build_report(res, by)
+    except ReportError as exc:
+        fail(str(exc))
     paths = write_report_files(res, report)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -75,3 +75,12 @@ def test_report_by_type_is_table_12_recall(run_a, cli):
 def test_report_refuses_unknown_grouping(run_a, cli):
     one_line_error(cli("report", run_a, "--by", "cell"), "--by must be one of domain, task_type, type")
     assert not (run_a / "reports").exists()
+
+
+def test_report_refuses_a_run_without_scored_case(cli, tmp_path):
+    from .factory import Case, write_results
+
+    run = write_results(tmp_path / "r", [Case("law/planning_002", [("MA1", "scopal")], status="failed")],
+                        complete=False)
+    one_line_error(cli("report", run), "no scored case to report (1 failed)")
+    assert not (run / "reports").exists()

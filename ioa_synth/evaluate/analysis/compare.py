@@ -135,8 +135,10 @@ def intro_lines(result: dict[str, Any]) -> list[str]:
     lines = []
     for label in ("a", "b"):
         d = result[label]
+        seed = "none" if d["permute_seed"] is None else d["permute_seed"]
+        incomplete = ", incomplete run" if d["complete"] is False else ""
         lines.append(f"{label.upper()}: {d['path']} (mode {d['mode']}, access {d['access']}, rollouts {d['rollouts']}, "
-                     f"permute seed {'none' if d['permute_seed'] is None else d['permute_seed']}; {d['scored']} scored, {d['failed']} failed)")
+                     f"permute seed {seed}; {d['scored']} scored, {d['failed']} failed{incomplete})")
     p = result["pairing"]
     extra = f"; left out: {len(p['only_a'])} only in A, {len(p['only_b'])} only in B" if p["intersect"] else ""
     lines.append(f"{p['paired']} dialogues paired by case id{extra}")

@@ -31,7 +31,10 @@ def rerun_kind(a: Results, b: Results) -> tuple[str | None, str]:
                                      ("rollouts", ra.rollouts, rb.rollouts)) if x != y]
     if not kinds:
         return None, "same data, permute seed and rollouts"
-    changes = ", ".join(f"{k} {getattr(ra, k)} -> {getattr(rb, k)}" for k in kinds)
+    def show(value: object) -> str:
+        return "none" if value is None else str(value)
+
+    changes = ", ".join(f"{k} {show(getattr(ra, k))} -> {show(getattr(rb, k))}" for k in kinds)
     return "+".join(kinds), f"same data, {changes}"
 
 

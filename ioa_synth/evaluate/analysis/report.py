@@ -20,14 +20,21 @@ from ioa_synth.reports.output import fmt, reports_dir, write_report
 from ioa_synth.store.atomic import write_text_atomic
 
 
+class ReportError(ValueError):
+    """A results folder with nothing to report (one-line message)."""
+
+
 def build_report(results: Results, by: str) -> dict[str, Any]:
     """The report of ``results`` grouped ``by`` (one of :data:`tables.GROUPINGS`), JSON-ready:
     ``{results, by, overall: {cases, precision, recall, f1, mean_k, mean_b}, groups: [...],
     c_breakdown}``; groups are ``{group, cases, precision, recall, f1, mean_k, mean_b}`` or, for
-    ``type``, ``{group, hit, total, recall}``. Raises ``ValueError`` for an unknown ``by``."""
+    ``type``, ``{group, hit, total, recall}``. Raises ``ValueError`` for an unknown ``by`` and
+    :class:`ReportError` when no case was scored."""
     if by not in tables.GROUPINGS:
         raise ValueError(f"--by must be one of {', '.join(tables.GROUPINGS)} (got {by!r})")
     scored = list(results.scored.values())
+    if not scored:
+        raise ReportError(f"{results.path}: no scored case to report ({len(results.failed)} failed)")
     if by == "type":
         groups = [{"group": t} | v for t, v in tables.type_recall(scored).items()]
     else:
