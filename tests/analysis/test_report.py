@@ -10,7 +10,7 @@ import pytest
 
 from ioa_helpers import one_line_error
 
-from .factory import markdown_rows
+from .factory import Case, markdown_rows, write_results
 
 F1_CASE1 = 2 * 0.8 * 1.0 / (0.8 + 1.0)  # 0.888...
 F1_CASE2 = 2 * 0.5 * 0.5 / (0.5 + 0.5)  # 0.5
@@ -78,8 +78,6 @@ def test_report_refuses_unknown_grouping(run_a, cli):
 
 
 def test_report_refuses_a_run_without_scored_case(cli, tmp_path):
-    from .factory import Case, write_results
-
     run = write_results(tmp_path / "r", [Case("law/planning_002", [("MA1", "scopal")], status="failed")],
                         complete=False)
     one_line_error(cli("report", run), "no scored case to report (1 failed)")
