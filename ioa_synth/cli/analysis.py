@@ -32,8 +32,7 @@ def compare_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md (default: .)"),
     as_json: bool = typer.Option(False, "--json", help="Print compare.json to stdout instead of the tables"),
 ) -> None:
-    """Two runs on the same dialogues: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall,
-    Category-C reasons, K and |B|, and outcome consistency when B re-runs A."""
+    """Compare two evaluate runs: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall, C reasons, re-run consistency."""
     from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
     from ioa_synth.evaluate.analysis.render import markdown_document, to_rich
     from ioa_synth.reports.output import wide_console
@@ -67,8 +66,7 @@ def report_cmd(
     by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
     as_json: bool = typer.Option(False, "--json", help="Print the report JSON to stdout instead of the tables"),
 ) -> None:
-    """Breakdown of one run per domain, task type or MA type: terminal table, Markdown and a
-    PNG bar chart under RESULTS/reports/."""
+    """Breakdown of one evaluate run per domain, task type or MA type (table, Markdown, PNG chart)."""
     from ioa_synth.evaluate.analysis.render import to_rich
     from ioa_synth.evaluate.analysis.report import (ReportError, build_report, intro_lines, report_tables,
                                                     write_report_files)

@@ -99,6 +99,10 @@ def _hits(t: dict[str, Any] | None) -> str:
     return "-" if t is None else f"{t['hit']}/{t['total']}"
 
 
+def _recall(t: dict[str, Any] | None) -> str:
+    return "-" if t is None else fmt(t["recall"])
+
+
 def compare_tables(result: dict[str, Any]) -> list[Table]:
     """The tables of a :func:`compare` result, for the terminal and ``compare.md``."""
     boot, ma, mb = result["bootstrap"], result["means"]["a"], result["means"]["b"]
@@ -112,7 +116,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
                       for label, k in (("K (questions)", "mean_k"), ("|B| (Category B)", "mean_b"))]))
     out.append(Table("Recall per disagreement type (Table 12)",
                      ["type", "A hit/MAs", "A recall", "B hit/MAs", "B recall"],
-                     [[t, _hits(v["a"]), fmt(v["a"] and v["a"]["recall"]), _hits(v["b"]), fmt(v["b"] and v["b"]["recall"])]
+                     [[t, _hits(v["a"]), _recall(v["a"]), _hits(v["b"]), _recall(v["b"])]
                       for t, v in result["type_recall"].items()]))
     ca, cb = result["c_breakdown"]["a"], result["c_breakdown"]["b"]
     out.append(Table("Category-C questions by reason (§E.2)", ["reason", "A n", "A share", "B n", "B share"],

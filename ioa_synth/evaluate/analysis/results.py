@@ -16,14 +16,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
 
 #: Reasons of a Category-C question, in the order evaluate checks them (PROTOCOL.md §6, paper §E.2).
-C_REASONS: tuple[str, ...] = ("not_diverging", "not_meaningful", "not_implicit", "redundant")
+CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
+C_REASONS: tuple[str, ...] = get_args(CReason)
 
-Share = Field(ge=0.0, le=1.0)
+
+
+def _share() -> Any:
+    return Field(ge=0.0, le=1.0)
 
 
 class ResultsError(ValueError):
@@ -53,7 +57,7 @@ class Question(_Open):
     divergent: bool
     filter: dict[str, Any] | None = None
     category: Literal["A", "B", "C"]
-    reason: Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"] | None = None
+    reason: CReason | None = None
     ma_id: str | None = None
 
 
@@ -67,9 +71,9 @@ class MisalignmentPoint(_Open):
 class Metrics(_Open):
     """Per-dialogue numbers (PROTOCOL.md §6): P, R, F1 in 0-1, K questions, |A|, |B|, |C|."""
 
-    precision: float = Share
-    recall: float = Share
-    f1: float = Share
+    precision: float = _share()
+    recall: float = _share()
+    f1: float = _share()
     k: int = Field(ge=0)
     a: int = Field(ge=0)
     b: int = Field(ge=0)
@@ -89,7 +93,7 @@ class Record(_Open):
     misalignment_points: list[MisalignmentPoint] = []
     questions: list[Question] = []
     metrics: Metrics | None = None
-    c_breakdown: dict[Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"], int] | None = None
+    c_breakdown: dict[CReason, NonNegativeInt] | None = None
 
     @model_validator(mode="after")
     def _scored_has_metrics(self) -> "Record":
