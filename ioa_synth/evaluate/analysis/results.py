@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -139,7 +140,7 @@ class Results:
     summary: Summary | None
     records: dict[str, Record]
 
-    @property
+    @cached_property
     def scored(self) -> dict[str, Record]:
         """The scored records by case id, in case-id order."""
         return {cid: r for cid, r in sorted(self.records.items()) if r.status == "scored"}
