@@ -1,0 +1,92 @@
+"""``ioa-synth compare`` and ``ioa-synth report`` (issue 8, items 2-3): analyses of
+``ioa-synth evaluate`` results folders (``ioa_synth.evaluate.analysis``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import check_choice, fail
+
+
+def _load(path: Path):
+    from ioa_synth.evaluate.analysis.results import ResultsError, load_results
+
+    try:
+        return load_results(path)
+    except ResultsError as exc:
+        fail(str(exc))
+
+
+@app.command("compare")
+def compare_cmd(
+    results_a: Path = typer.Argument(..., help="Results folder of run A (written by 'ioa-synth evaluate')"),
+    results_b: Path = typer.Argument(..., help="Results folder of run B"),
+    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap resamples"),
+    seed: int = typer.Option(20260516, "--seed", help="Seed of the bootstrap RNG"),
+    intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md (default: .)"),
+    as_json: bool = typer.Option(False, "--json", help="Print compare.json to stdout instead of the tables"),
+) -> None:
+    """Compare two evaluate runs: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall, C reasons, re-run consistency."""
+    from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
+    from ioa_synth.evaluate.analysis.render import markdown_document, to_rich
+    from ioa_synth.reports.output import wide_console
+    from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
+
+    a, b = _load(results_a), _load(results_b)
+    try:
+        result = compare(a, b, intersect=intersect, resamples=resamples, seed=seed)
+    except CompareError as exc:
+        fail(str(exc))
+    folder = out or Path(".")
+    tables = compare_tables(result)
+    paths = [write_json_atomic(folder / "compare.json", result),
+             write_text_atomic(folder / "compare.md", markdown_document("Comparison of two evaluation runs",
+                                                                        intro_lines(result), tables))]
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    console = wide_console()
+    for line in intro_lines(result):
+        console.print(line, soft_wrap=True)
+    for table in tables:
+        console.print(to_rich(table))
+    for p in paths:
+        console.print(f"wrote {p}", soft_wrap=True)
+
+
+@app.command("report")
+def report_cmd(
+    results: Path = typer.Argument(..., help="Results folder (written by 'ioa-synth evaluate')"),
+    by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report JSON to stdout instead of the tables"),
+) -> None:
+    """Breakdown of one evaluate run per domain, task type or MA type (table, Markdown, PNG chart)."""
+    from ioa_synth.evaluate.analysis.render import to_rich
+    from ioa_synth.evaluate.analysis.report import (ReportError, build_report, intro_lines, report_tables,
+                                                    write_report_files)
+    from ioa_synth.evaluate.analysis.tables import GROUPINGS
+    from ioa_synth.reports.output import wide_console
+
+    check_choice("--by", by, GROUPINGS)
+    res = _load(results)
+    try:
+        report = build_report(res, by)
+    except ReportError as exc:
+        fail(str(exc))
+    paths = write_report_files(res, report)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    console = wide_console()
+    for line in intro_lines(report):
+        console.print(line, soft_wrap=True)
+    for table in report_tables(report):
+        console.print(to_rich(table))
+    for p in paths:
+        console.print(f"wrote {p}", soft_wrap=True)

@@ -1,0 +1,81 @@
+"""Outcome consistency of a re-run (paper Table 14; PROTOCOL.md §6 "order sensitivity").
+
+When run B repeats run A on the same data with another ``--permute-seed`` (question and
+option order) or another ``--rollouts``, each question of a case is matched to the same
+question of the other run by its ``key`` (sha1 of stem + options, so independent of order),
+and we count how many keep their divergent/non-divergent outcome and each participant's
+chosen option (answers are stored in the prober's original option order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ioa_synth.evaluate.analysis.results import Question, Record, Results
+
+
+def rerun_kind(a: Results, b: Results) -> tuple[str | None, str]:
+    """Whether B is a re-run of A: ``(kind, why)``. ``kind`` is ``"permute_seed"``,
+    ``"rollouts"``, ``"permute_seed+rollouts"`` or ``None``; ``why`` says what was compared.
+
+    Same data means equal ``fingerprint_parts.inputs`` when both runs record them, else
+    equal ``args.data``; mode and access must also be equal."""
+    ra, rb = a.run.args, b.run.args
+    ia, ib = a.run.fingerprint_parts.get("inputs"), b.run.fingerprint_parts.get("inputs")
+    same_data = ia == ib if ia and ib else (ra.data is not None and ra.data == rb.data)
+    if not same_data:
+        return None, "the two runs read different data"
+    if (ra.mode, ra.access) != (rb.mode, rb.access):
+        return None, f"mode/access differ ({ra.mode}/{ra.access} vs {rb.mode}/{rb.access})"
+    kinds = [name for name, x, y in (("permute_seed", ra.permute_seed, rb.permute_seed),
+                                     ("rollouts", ra.rollouts, rb.rollouts)) if x != y]
+    if not kinds:
+        return None, "same data, permute seed and rollouts"
+    def show(value: object) -> str:
+        return "none" if value is None else str(value)
+
+    changes = ", ".join(f"{k} {show(getattr(ra, k))} -> {show(getattr(rb, k))}" for k in kinds)
+    return "+".join(kinds), f"same data, {changes}"
+
+
+def _by_key(questions: list[Question]) -> dict[tuple[str, int], Question]:
+    """Questions keyed by (key, occurrence): a key asked twice pairs first with first."""
+    seen: dict[str, int] = {}
+    out = {}
+    for q in questions:
+        n = seen.get(q.key, 0)
+        seen[q.key] = n + 1
+        out[(q.key, n)] = q
+    return out
+
+
+def outcome_consistency(a: dict[str, Record], b: dict[str, Record], case_ids: list[str]) -> dict[str, Any]:
+    """Match the questions of each case in ``case_ids`` (present in both ``a`` and ``b``) by key.
+
+    Returns ``{matched, only_a, only_b, outcome_unchanged, answers_unchanged: {participant:
+    share}, changed: [{case_id, key, number_a, number_b, divergent_a, divergent_b}]}``:
+    counts of matched questions and of questions found in one run only; shares (0-1, ``None``
+    without a matched question) of matched questions whose divergent flag, resp. the
+    participant's chosen option, is unchanged; and the questions whose outcome changed."""
+    matched = only_a = only_b = unchanged = 0
+    same_answer: dict[str, list[int]] = {}
+    changed = []
+    for cid in case_ids:
+        qa, qb = _by_key(a[cid].questions), _by_key(b[cid].questions)
+        only_a += len(qa.keys() - qb.keys())
+        only_b += len(qb.keys() - qa.keys())
+        for k in sorted(qa.keys() & qb.keys(), key=lambda k: qa[k].number):
+            x, y = qa[k], qb[k]
+            matched += 1
+            unchanged += x.divergent == y.divergent
+            if x.divergent != y.divergent:
+                changed.append({"case_id": cid, "key": x.key, "number_a": x.number, "number_b": y.number,
+                                "divergent_a": x.divergent, "divergent_b": y.divergent})
+            for who in sorted(x.answers.keys() | y.answers.keys()):
+                s = same_answer.setdefault(who, [0, 0])
+                s[0] += who in x.answers and who in y.answers and x.answers[who].option == y.answers[who].option
+                s[1] += 1
+    return {"matched": matched, "only_a": only_a, "only_b": only_b,
+            "outcome_unchanged": unchanged / matched if matched else None,
+            "answers_unchanged": {who: s / n for who, (s, n) in same_answer.items()},
+            "changed": changed}

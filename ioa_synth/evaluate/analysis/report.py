@@ -1,0 +1,96 @@
+"""``ioa-synth report RESULTS --by domain|task_type|type`` (issue 8, item 3): the standard
+breakdown of one evaluate run, written under ``RESULTS/reports/`` as ``report_<by>.json``,
+``report_<by>.md`` and ``report_<by>.png``.
+
+- ``domain`` / ``task_type``: per group, dialogues and mean P, R, F1, K, |B| (means of
+  per-dialogue values, PROTOCOL.md §6); the chart shows F1 per group.
+- ``type``: recall per disagreement type over all MAs (paper Table 12); F1 is not defined per
+  MA type, so the chart shows recall.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ioa_synth.evaluate.analysis import tables
+from ioa_synth.evaluate.analysis.render import Table, bar_chart, markdown_document
+from ioa_synth.evaluate.analysis.results import C_REASONS, Results
+from ioa_synth.reports.output import fmt, reports_dir, write_report
+from ioa_synth.store.atomic import write_text_atomic
+
+
+class ReportError(ValueError):
+    """A results folder with nothing to report (one-line message)."""
+
+
+def build_report(results: Results, by: str) -> dict[str, Any]:
+    """The report of ``results`` grouped ``by`` (one of :data:`tables.GROUPINGS`), JSON-ready:
+    ``{results, by, overall: {cases, precision, recall, f1, mean_k, mean_b}, groups: [...],
+    c_breakdown}``; groups are ``{group, cases, precision, recall, f1, mean_k, mean_b}`` or, for
+    ``type``, ``{group, hit, total, recall}``. Raises ``ValueError`` for an unknown ``by`` and
+    :class:`ReportError` when no case was scored."""
+    if by not in tables.GROUPINGS:
+        raise ValueError(f"--by must be one of {', '.join(tables.GROUPINGS)} (got {by!r})")
+    scored = list(results.scored.values())
+    if not scored:
+        raise ReportError(f"{results.path}: no scored case to report ({len(results.failed)} failed)")
+    if by == "type":
+        groups = [{"group": t} | v for t, v in tables.type_recall(scored).items()]
+    else:
+        groups = tables.group_means(scored, by)
+    return {"results": results.describe(), "by": by, "overall": tables.means(scored), "groups": groups,
+            "c_breakdown": tables.c_breakdown(scored)}
+
+
+def report_tables(report: dict[str, Any]) -> list[Table]:
+    """The tables of a :func:`build_report` result: the grouped table, then Category C."""
+    by, overall = report["by"], report["overall"]
+    if by == "type":
+        rows = [[g["group"], str(g["total"]), str(g["hit"]), fmt(g["recall"])] for g in report["groups"]]
+        hit, total = sum(g["hit"] for g in report["groups"]), sum(g["total"] for g in report["groups"])
+        rows.append(["all", str(total), str(hit), fmt(hit / total if total else None)])
+        main = Table("Recall per disagreement type (Table 12)", ["type", "MAs", "hit", "recall"], rows)
+    else:
+        def row(name: str, g: dict[str, Any]) -> list[str]:
+            return [name, str(g["cases"]), fmt(g["precision"]), fmt(g["recall"]), fmt(g["f1"]), fmt(g["mean_k"]),
+                    fmt(g["mean_b"])]
+
+        rows = [row(g["group"], g) for g in report["groups"]] + [row("all", overall)]
+        main = Table(f"Scores per {by.replace('_', ' ')} (means over dialogues)",
+                     [by, "dialogues", "P", "R", "F1", "K", "|B|"], rows)
+    c = report["c_breakdown"]
+    ctab = Table("Category-C questions by reason (§E.2)", ["reason", "n", "share"],
+                 [[r.replace("_", " "), str(c[r]["count"]), fmt(c[r]["share"], percent=True)] for r in C_REASONS])
+    return [main, ctab]
+
+
+def intro_lines(report: dict[str, Any]) -> list[str]:
+    """Lines describing the run under report."""
+    d = report["results"]
+    lines = [f"results: {d['path']} (mode {d['mode']}, access {d['access']}, rollouts {d['rollouts']}, "
+             f"permute seed {'none' if d['permute_seed'] is None else d['permute_seed']})",
+             f"{d['scored']} scored dialogues, {d['failed']} failed (failed dialogues are left out)"]
+    if d["complete"] is False:
+        lines.append("the run is incomplete (summary.json: complete = false)")
+    return lines
+
+
+def write_report_files(results: Results, report: dict[str, Any]) -> list[Path]:
+    """Write ``RESULTS/reports/report_<by>.{json,md,png}`` atomically; return the paths."""
+    by = report["by"]
+    name = f"report_{by}"
+    paths = write_report(results.path, name, report)
+    doc = markdown_document(f"Evaluation report by {by.replace('_', ' ')}", intro_lines(report), report_tables(report))
+    paths.append(write_text_atomic(reports_dir(results.path) / f"{name}.md", doc))
+    groups = report["groups"]
+    if by == "type":
+        values, ylabel, counts = [g["recall"] for g in groups], "recall", [g["total"] for g in groups]
+        title = "Recall per disagreement type (n = MAs"
+    else:
+        values, ylabel, counts = [g["f1"] for g in groups], "F1 (mean over dialogues)", [g["cases"] for g in groups]
+        title = f"F1 per {by.replace('_', ' ')} (n = dialogues"
+    title += f"; {report['results']['mode']}, access {report['results']['access']})"
+    paths.append(bar_chart(reports_dir(results.path) / f"{name}.png", title, [g["group"] for g in groups], values,
+                           ylabel, counts))
+    return paths

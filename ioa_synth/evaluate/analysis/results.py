@@ -1,0 +1,207 @@
+"""The one reader of an ``ioa-synth evaluate`` results folder, validated with pydantic.
+
+Layout (the results format agreed for issues 7/8)::
+
+    RESULTS/run.json                      # command, args, components, fingerprint
+    RESULTS/summary.json                  # optional here: aggregate numbers, "complete" flag
+    RESULTS/records/<domain>/<case>.json  # one per scored or failed case
+
+Only the fields the analyses use are typed; other fields are kept (``extra="allow"``) so
+additions to the evaluate output never break the reader. Any problem raises
+:class:`ResultsError` whose one-line message names the offending file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
+
+#: Reasons of a Category-C question, in the order evaluate checks them (PROTOCOL.md §6, paper §E.2).
+CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
+C_REASONS: tuple[str, ...] = get_args(CReason)
+
+
+
+def _share() -> Any:
+    return Field(ge=0.0, le=1.0)
+
+
+class ResultsError(ValueError):
+    """A results folder that cannot be read; the message is one line naming the file."""
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Answer(_Open):
+    """One participant's answer to one question (mapped back to the prober's option order)."""
+
+    option: str | None
+    rollouts: list[str | None] = []
+    consistency: float | None = None
+
+
+class Question(_Open):
+    """One prober question with both answers, the filter's verdict and its category."""
+
+    number: int = Field(ge=1)
+    key: str = Field(min_length=1)
+    question: str
+    options: dict[str, str]
+    answers: dict[str, Answer]
+    divergent: bool
+    filter: dict[str, Any] | None = None
+    category: Literal["A", "B", "C"]
+    reason: CReason | None = None
+    ma_id: str | None = None
+
+
+class MisalignmentPoint(_Open):
+    """A planted MA of the case (``type`` may be missing in older data)."""
+
+    id: str
+    type: str | None = None
+
+
+class Metrics(_Open):
+    """Per-dialogue numbers (PROTOCOL.md §6): P, R, F1 in 0-1, K questions, |A|, |B|, |C|."""
+
+    precision: float = _share()
+    recall: float = _share()
+    f1: float = _share()
+    k: int = Field(ge=0)
+    a: int = Field(ge=0)
+    b: int = Field(ge=0)
+    c: int = Field(ge=0)
+    mas_hit: list[str] = []
+    num_mas: int = Field(ge=0)
+
+
+class Record(_Open):
+    """One case's record; ``metrics`` and ``c_breakdown`` are present when ``status == "scored"``."""
+
+    case_id: str = Field(min_length=1)
+    domain: str = "unknown"
+    task_type: str = "unknown"
+    status: Literal["scored", "failed"]
+    error: str | None = None
+    misalignment_points: list[MisalignmentPoint] = []
+    questions: list[Question] = []
+    metrics: Metrics | None = None
+    c_breakdown: dict[CReason, NonNegativeInt] | None = None
+
+    @model_validator(mode="after")
+    def _scored_has_metrics(self) -> "Record":
+        if self.status == "scored" and (self.metrics is None or self.c_breakdown is None):
+            raise ValueError("a scored record needs 'metrics' and 'c_breakdown'")
+        return self
+
+
+class RunArgs(_Open):
+    """The evaluate arguments the analyses look at (``run.json`` → ``args``)."""
+
+    data: str | None = None
+    mode: str = "mcq"
+    access: str = "public"
+    rollouts: int = 1
+    permute_seed: int | None = None
+    limit: int | None = None
+
+
+class RunInfo(_Open):
+    """``run.json``: the command, its arguments and the setup fingerprint."""
+
+    command: str
+    args: RunArgs
+    components: dict[str, Any] = {}
+    fingerprint: str | None = None
+    fingerprint_parts: dict[str, Any] = {}
+
+
+class Summary(_Open):
+    """``summary.json``, as far as the analyses need it."""
+
+    complete: bool
+    cases: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class Results:
+    """A read results folder. ``records`` maps case id → record (scored and failed)."""
+
+    path: Path
+    run: RunInfo
+    summary: Summary | None
+    records: dict[str, Record]
+
+    @cached_property
+    def scored(self) -> dict[str, Record]:
+        """The scored records by case id, in case-id order."""
+        return {cid: r for cid, r in sorted(self.records.items()) if r.status == "scored"}
+
+    @property
+    def failed(self) -> list[str]:
+        """Case ids of failed records, sorted."""
+        return sorted(cid for cid, r in self.records.items() if r.status == "failed")
+
+    def describe(self) -> dict[str, Any]:
+        """Identity of the run for reports: path, fingerprint, mode, access, rollouts, permute seed, counts."""
+        a = self.run.args
+        return {"path": str(self.path), "fingerprint": self.run.fingerprint, "data": a.data, "mode": a.mode,
+                "access": a.access, "rollouts": a.rollouts, "permute_seed": a.permute_seed,
+                "scored": len(self.scored), "failed": len(self.failed),
+                "complete": None if self.summary is None else self.summary.complete}
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def _validate(model: type[BaseModel], path: Path) -> Any:
+    try:
+        return model.model_validate(_read_json(path))
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise ResultsError(f"{path}: {where}: {first['msg']}{more}") from None
+
+
+def load_results(path: str | Path) -> Results:
+    """Read and validate the results folder ``path``.
+
+    Raises :class:`ResultsError` (one line naming the file) when the folder or ``run.json``
+    is missing, a file is not valid JSON or does not fit the results format, there are no
+    records, or two records carry the same case id.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise ResultsError(f"{root}: not a folder")
+    run = _validate(RunInfo, root / "run.json")
+    summary = _validate(Summary, root / "summary.json") if (root / "summary.json").exists() else None
+    files = sorted((root / "records").rglob("*.json")) if (root / "records").is_dir() else []
+    if not files:
+        raise ResultsError(f"{root / 'records'}: no case records")
+    records: dict[str, Record] = {}
+    origin: dict[str, Path] = {}
+    for file in files:
+        record = _validate(Record, file)
+        if record.case_id in records:
+            raise ResultsError(f"{file}: case id {record.case_id!r} also in {origin[record.case_id]}")
+        records[record.case_id] = record
+        origin[record.case_id] = file
+    return Results(path=root, run=run, summary=summary, records=records)
