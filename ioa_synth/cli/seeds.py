@@ -27,7 +27,7 @@ from ioa_synth.seeds.fetch import DEFAULT_MAX, SOURCES, FetchResult, run_fetch
 from ioa_synth.seeds.importer import run_import
 from ioa_synth.seeds.pace import SourceError
 
-seeds_app = typer.Typer(no_args_is_help=True, help="Fetch, import, assign and check seed papers.")
+seeds_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Fetch, import, assign and check seed papers.")
 console = Console()
 
 
