@@ -9,6 +9,7 @@ quotes the server and names the config key or variable most likely at fault.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai
@@ -65,7 +66,7 @@ def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
         return f"check {up}_API_KEY (or OPENAI_API_KEY)"
     if "temperature" in low:
         return f'set "temperature": null for {component} in --config'
-    if "max_tokens" in low and "max_completion_tokens" not in low:
+    if re.search(r"(?<!completion_)max_tokens", low):
         return f'use "max_completion_tokens" instead of "max_tokens" in {component}.request_options'
     if any(w in low for w in ("response_format", "json_schema", "structured", "json_object")):
         return f'set "structured_output" for {component} in --config ("json_object_schema" or "none")'
