@@ -56,11 +56,17 @@ def build(
                             args=args)
     from ioa_synth.store.catalog import Catalog
 
+    from ioa_synth.reports.output import wide_console
+
+    console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
     with Catalog(out) as cat:
-        console.print(cell_table(cell_counts(cat, split), title=f"{out} - {split}"))
+        table = cell_table(cell_counts(cat, split), title=f"{out} - {split}")
+    for column in table.columns:  # on a narrow terminal: wrap names rather than cut them; numbers stay whole
+        column.no_wrap, column.overflow = column.justify == "right", "fold"
+    console.print(table)
     console.print(f"this run: {summary['accepted']} accepted, {summary['discarded']} discarded, "
                   f"{summary['failed']} failed, {summary['skipped']} already finished, "
-                  f"{summary['reserve_drawn']} reserve tuples drawn, {summary['tokens']:,} tokens")
+                  f"{summary['reserve_drawn']} reserve tuples drawn, {summary['tokens']:,} tokens", soft_wrap=True)
     for cell, left in summary.get("reserve_left", {}).items():
         console.print(f"reserve left in {cell}: {left}")
     if summary["failed"]:
