@@ -203,3 +203,67 @@ def test_plain_progress_lines_off_a_terminal(cli, endpoint, seeds_file, tmp_path
     assert per_case[0].startswith("[1/2] test/ml_research/") and " discarded, " in per_case[0]
     assert per_case[1].startswith("[2/2] test/ml_research/") and per_case[1].endswith(" accepted, 600 tokens")
     assert "cases: 2/2 done: 1 accepted, 1 discarded, 0 failed; " in res.stderr
+
+
+def test_regenerate_and_audit_stop_on_setup_errors_and_exit_codes(cli, endpoint, seeds_file, tmp_path):
+    server = endpoint({"stage1_judge": ["low", "low"]})
+    seeds, out = seeds_file(2), tmp_path / "out"
+    assert build(cli, seeds, out, "--workers", "1").exit_code == 0
+    assert statuses(out) == ["accepted", "discarded"]
+    # regenerate: a case that fails again exits 1 and says how to retry
+    server.responder = ProtocolResponder(script={"stage1_generator": ["badjson"] * 3})
+    res = cli("regenerate", "--out", out)
+    assert res.exit_code == 1 and "--status failed" in res.stderr
+    assert statuses(out) == ["accepted", "failed"]
+    # a wrong key stops regenerate with exit 2; the case keeps its status
+    n = len(server.requests)
+    server.responder = lambda body, headers: Reply(status=401, body={"error": {"message": "Incorrect API key"}})
+    res = cli("regenerate", "--out", out)
+    assert res.exit_code == 2 and "OPENAI_API_KEY" in res.stderr.strip().splitlines()[-1]
+    assert len(server.requests) == n + 1 and statuses(out) == ["accepted", "failed"]
+    # audit: the same, and nothing scored
+    res = cli("audit", "--out", out, "--split", "test")
+    assert res.exit_code == 2 and res.stderr.strip().splitlines()[-1].startswith("error: audit_judge: HTTP 401")
+    assert q(out, "SELECT count(*) FROM scores WHERE judge_role = 'audit_judge'")[0][0] == 0
+    assert 1 <= len(server.requests) - (n + 1) <= 2  # the two stage jobs in flight at once, nothing after
+
+
+def test_plain_progress_prints_periodic_summaries():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from ioa_synth.reports.progress import BuildProgress
+
+    buf = io.StringIO()
+    with BuildProgress(Console(file=buf, width=80), total=3, summary_every=0.05) as progress:
+        progress.advance("accepted", "test/law/planning_000", 1234)
+        progress.tokens(1234)
+        progress.note("judge: HTTP 429, waiting 30 s (Retry-After; 30 of max_wait 300 s)")
+        time.sleep(0.3)
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "[1/3] test/law/planning_000 accepted, 1,234 tokens"
+    assert lines[1].startswith("judge: HTTP 429, waiting 30 s")
+    summaries = [ln for ln in lines if ln.startswith("cases: 1/3 done: 1 accepted, 0 discarded, 0 failed; 1,234 tokens")]
+    assert len(summaries) >= 3  # periodic ones plus the closing one
+
+
+def test_fingerprint_of_an_earlier_version_compares_without_base_url():
+    from ioa_synth.llm.client import Endpoint
+    from ioa_synth.llm.config import ComponentConfig
+    from ioa_synth.llm.prompts import all_template_hashes
+    from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
+    from ioa_synth.store.fingerprint import component_view, setup_description
+
+    eps = {c: Endpoint.from_config(c, ComponentConfig(), "http://host-b:9000/v1", "m", None, False)
+           for c in ("generator", "judge")}
+    now = setup_description(eps)
+    v1 = {"fingerprint_version": 1, "templates": all_template_hashes(),
+          "rubric": {"version": load_rubric().version, "sha256": rubric_sha256()},
+          "components": {c: {**ep.identity(), "base_url": "http://host-a:8000/v1"} for c, ep in eps.items()}}
+    for c in eps:
+        assert component_view(v1, c) == now["components"][c]
+    assert all("judge" in t for t in now["components"]["judge"]["templates"])
+    assert "rubric" not in now["components"]["generator"]
+    assert component_view(v1, "audit_judge") is None

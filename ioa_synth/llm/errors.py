@@ -18,7 +18,8 @@ import openai
 SETUP_STATUSES = frozenset({400, 401, 403, 404, 422})
 
 #: Phrases of a 400 that are about one request (too long a prompt), not the setup.
-CASE_PHRASES = ("context length", "context_length", "maximum context", "too many tokens", "prompt is too long")
+CASE_PHRASES = ("context length", "context_length", "maximum context", "context window", "context size",
+                "too many tokens", "prompt is too long")
 
 
 class LLMCallError(RuntimeError):
