@@ -97,6 +97,8 @@ def test_setup_error_stops_the_run_then_a_fixed_config_resumes(cli, endpoint, se
     assert 1 <= len(judge_requests) <= 2  # one per case in flight, none after the first refusal
     assert len(server.requests) <= 4
     assert statuses(out) == ["pending"] * 4  # touched cases stay pending, the rest were never started
+    stored_gen = q(out, "SELECT count(*) FROM llm_calls WHERE role = 'generator' AND error IS NULL")[0][0]
+    assert stored_gen >= len(judge_requests)
 
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"judge": {"temperature": None}}))
@@ -106,7 +108,7 @@ def test_setup_error_stops_the_run_then_a_fixed_config_resumes(cli, endpoint, se
     assert statuses(out) == ["accepted"] * 4
     # the generator calls of the first run were replayed, not paid again
     new_gen = [r for r in server.requests[n:] if request_kind(r["body"]) == "stage1_generator"]
-    assert len(new_gen) == 4 - len(judge_requests)
+    assert len(new_gen) == 4 - stored_gen
     fps = q(out, "SELECT DISTINCT fingerprint FROM runs WHERE command = 'build'")
     assert len(fps) == 2  # runs keeps both setups
     # the generator has results now: changing it is refused
