@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from ioa_helpers import build, kinds, one_line_error, q, rescoring
 
-from ioa_synth.llm.scripted_server import Reply, request_kind
+from ioa_synth.llm.scripted_server import chat_reply, request_kind
 
 AUDIT_MODEL = "audit-model"
 
@@ -118,9 +118,9 @@ def test_failed_audit_calls_are_reported_and_retried_next_run(cli, built):
     out, _, audit_server = built
     good = audit_server.responder
 
-    def refuse_dialogues(body, headers):
+    def refuse_dialogues(body, headers):  # unusable replies: a case problem, not a setup problem
         if request_kind(body) == "stage2_judge":
-            return Reply(status=400, body={"error": {"message": "scripted 400"}})
+            return chat_reply('{"dialogue_scores": not json')
         return good(body, headers)
 
     audit_server.responder = refuse_dialogues

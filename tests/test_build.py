@@ -142,7 +142,9 @@ def test_transient_faults_are_retried_without_using_the_regeneration(cli, endpoi
 def test_exhausted_retries_fail_the_case_and_rerun_retries_it(cli, endpoint, seeds_file, tmp_path):
     server = endpoint({"stage2_generator": ["badjson"] * 3})
     seeds, out = seeds_file(2), tmp_path / "out"
-    assert build(cli, seeds, out, "--workers", "1").exit_code == 0
+    res = build(cli, seeds, out, "--workers", "1")
+    assert res.exit_code == 1  # a run ending with a failed case exits 1, after saying how to retry
+    assert "1 case(s) failed" in res.stderr and "--status failed" in res.stderr
     rows = case_rows(out)
     assert sorted(r[0] for r in rows.values()) == ["accepted", "failed"]
     failed_id = next(c for c, r in rows.items() if r[0] == "failed")
@@ -175,7 +177,7 @@ def test_changed_setup_is_refused(cli, endpoint, seeds_file, tmp_path):
     cfg.write_text(json.dumps({"judge": {"temperature": 0.0}}))
     res = build(cli, seeds, out, "--config", cfg)
     assert res.exit_code != 0
-    assert "components.judge.temperature" in res.output and "new --out" in res.output
+    assert "judge.temperature: 0.3 -> 0.0" in res.output and "new --out" in res.output
 
 
 def test_two_endpoints_each_with_its_own_key_and_settings(cli, seeds_file, tmp_path, monkeypatch):
@@ -217,9 +219,10 @@ def test_api_key_never_reaches_disk_even_when_echoed(cli, seeds_file, tmp_path, 
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         out = tmp_path / "out"
         res = build(cli, seeds_file(1), out)
-    assert res.exit_code == 0
+    assert res.exit_code == 2  # HTTP 400 is a setup error: the run stops, the case stays pending
     (status, *_), = case_rows(out).values()
-    assert status == "failed"
+    assert status == "pending"
+    assert res.stderr.splitlines()[-1].startswith("error: generator: HTTP 400") and "***" in res.stderr
     errors = q(out, "SELECT error FROM llm_calls")
     assert errors and "***" in errors[0][0]
     for p in out.rglob("*"):

@@ -12,23 +12,24 @@ call for an item already scored by the same audit model.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.store.fingerprint import setup_description
-from ioa_synth.llm.client import LLMCallError, LLMClient
+from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
+from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
 from ioa_synth.reports.output import write_report
+from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.store.runs import finish_run, start_run
 from ioa_synth.seeds.tuples import SeedTuple
@@ -70,6 +71,8 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
     Raises:
         BuildDirError: no build directory, or an unreadable accepted record.
         EndpointError / LocalModelError: the audit judge endpoint cannot be used.
+        SetupError: the audit judge refused the setup or could not be reached (run stopped).
+        RunInterrupted: Ctrl-C (see :mod:`ioa_synth.reports.interrupt`).
     """
     console = console or Console(stderr=True)
     catalog = open_catalog(out_dir)
@@ -86,8 +89,13 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
             try:
                 if jobs:
                     run_id = start_run(catalog, "audit", args or {}, setup_description(eps))
-                    _score_all(catalog, client, run_id, jobs, workers, console, run)
-                    finish_run(catalog, run_id, {k: v for k, v in run.items() if k != "errors"})
+                    try:
+                        _score_all(catalog, client, run_id, jobs, workers, console, run)
+                    except BaseException as exc:
+                        run["stopped"] = f"{type(exc).__name__}: {exc}"[:500]
+                        raise
+                    finally:
+                        finish_run(catalog, run_id, {k: v for k, v in run.items() if k != "errors"})
             finally:
                 client.close()
         report = audit_report(catalog, split, model, accepted_cases(catalog, split))
@@ -100,41 +108,41 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
 def _score_all(catalog: Catalog, client: LLMClient, run_id: str, jobs: list[AuditJob], workers: int,
                console: Console, run: dict[str, Any]) -> None:
     lock = threading.Lock()
-    progress = Progress(TextColumn("[bold]audit"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-                        console=console)
-    task = progress.add_task("audit", total=len(jobs), stats="")
-
-    def show() -> None:
-        progress.update(task, stats=f"{run['scored']} scored, {run['failed']} failed, {run['tokens']:,} tokens")
+    progress = BuildProgress(console, total=len(jobs), label="audit", statuses=("scored", "failed"))
 
     def add_tokens(n: int) -> None:
         with lock:
             run["tokens"] += n
-            show()
+            progress.tokens(run["tokens"])
 
     pipeline = Pipeline(catalog, client, client, load_rubric(), run_id, on_tokens=add_tokens, judge_role=ROLE)
-    with progress, ThreadPoolExecutor(max(1, workers), thread_name_prefix="audit") as pool:
-        futures = {pool.submit(_score_one, pipeline, job): job for job in jobs}
-        for fut in as_completed(futures):
-            error, job = fut.result(), futures[fut]
-            with lock:
-                if error is None:
-                    run["scored"] += 1
-                else:
-                    run["failed"] += 1
-                    run["errors"].append(f"{job.case.case_id} stage {job.stage}: {error}")
-                show()
-            progress.advance(task)
+    client.on_wait = progress.note
+
+    def done(job: AuditJob, error: str | None) -> None:
+        if error is None:
+            run["scored"] += 1
+        else:
+            run["failed"] += 1
+            run["errors"].append(f"{job.case.case_id} stage {job.stage}: {error}")
+        progress.advance("scored" if error is None else "failed", f"{job.case.case_id} stage {job.stage}",
+                         pipeline.calls.tokens_by_case.pop(job.case.case_id, 0))
+
+    with InterruptGuard() as guard, progress, worker_pool(workers, "audit") as pool:
+        client.stop = guard.stop
+        run_interruptible(lambda job: pool.submit(_score_one, pipeline, job), deque(jobs), done, workers, guard)
 
 
 def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
     """Score one job through the pipeline's judge step (same templates, schema and
-    storage as the build judge, under role ``audit_judge``); the error text on failure."""
+    storage as the build judge, under role ``audit_judge``); the error text on failure.
+    Raises :class:`~ioa_synth.llm.errors.StopRun` (setup error, Ctrl-C): it stops the run."""
     c = job.case
     case = Case(c.case_id, c.split, SeedTuple.model_validate(c.record["seed"]), c.path)
     gen = c.profiles if job.stage == 1 else c.dialogue
     try:
         pipeline.judge_stage(case, job.stage, job.attempt, c.profiles, gen)
+    except StopRun:
+        raise
     except (LLMCallError, ValueError) as exc:
         return " ".join(str(exc).split())[:300]
     return None

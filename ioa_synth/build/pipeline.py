@@ -22,7 +22,7 @@ from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
-from ioa_synth.llm.client import LLMCallError, LLMClient
+from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.prompts import render
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema, stage1_problems, stage2_problems
@@ -94,8 +94,9 @@ class Pipeline:
         with ``stage1`` the accepted stage-1 quality block) and record the result.
 
         ``first_attempt`` numbers the first generation of each stage (1 for a build;
-        later numbers for ``regenerate``). Never raises for LLM failures: they make a
-        ``failed`` outcome.
+        later numbers for ``regenerate``). LLM failures make a ``failed`` outcome, except
+        :class:`~ioa_synth.llm.errors.StopRun` (a setup error, Ctrl-C), which is raised
+        and leaves the case's status as it was (``pending`` for a new case).
         """
         out = Outcome(case.case_id, "failed")
         try:
@@ -105,6 +106,8 @@ class Pipeline:
             s2 = self._stage(case, 2, first_attempt, out, profiles=profiles)
         except Discard as exc:
             out.status, out.reason = "discarded", str(exc)
+        except StopRun:
+            raise
         except LLMCallError as exc:
             out.status, out.reason = "failed", str(exc)
         except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,8 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.run import generation_run
 from ioa_synth.protocol.judgement import parse_judgement
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
+from ioa_synth.llm.replies import reply_json
+from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output
@@ -99,9 +101,9 @@ def accepted_profiles(catalog: Catalog, rubric: Rubric, case_id: str) -> tuple[S
     texts = {role: _reply(catalog, case_id, role, attempt) for role in ("generator", "judge")}
     if None in texts.values():
         return None
-    profiles = Stage1Output.model_validate_json(texts["generator"])
+    profiles = Stage1Output.model_validate(reply_json(texts["generator"]))
     ma_ids = [p.id for p in profiles.misalignment_points]
-    judgement = parse_judgement(rubric, 1, json.loads(texts["judge"]), ma_ids)
+    judgement = parse_judgement(rubric, 1, reply_json(texts["judge"]), ma_ids)
     return profiles, {"attempt": attempt, **judgement.as_quality()}
 
 
@@ -146,6 +148,9 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         BuildDirError / RegenerateError: no build here, a bad selection.
         FingerprintMismatch: the setup differs from the one the directory was built with.
         EndpointError / LocalModelError: an endpoint cannot be used.
+        SetupError: an endpoint refused the setup or could not be reached (run stopped;
+            the cases it touched keep their status).
+        RunInterrupted: Ctrl-C (see :mod:`ioa_synth.reports.interrupt`).
     """
     console = console or Console(stderr=True)
     catalog = open_catalog(out_dir)
@@ -154,10 +159,12 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         targets, skipped = plan_targets(catalog, out_dir, rows, stage, named=bool(case_ids))
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
-        with generation_run(catalog, "regenerate", config, local_model, args) as (run_id, gen, judge, summary):
+        with generation_run(catalog, "regenerate", config, local_model, args) as (run_id, gen, judge, summary), \
+                InterruptGuard() as guard:
+            gen.stop = judge.stop = guard.stop
             summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id)
-            summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, summary)
+            summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, summary, guard)
         return summary
     finally:
         catalog.close()
@@ -176,20 +183,22 @@ class _TokenCount:
 
 
 def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int, workers: int,
-         console: Console, summary: dict[str, Any]) -> list[dict[str, Any]]:
+         console: Console, summary: dict[str, Any], guard: InterruptGuard) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
-    with BuildProgress(console, total=len(targets), label="regenerate") as progress, \
-            ThreadPoolExecutor(max(1, workers), thread_name_prefix="regen") as pool:
-        pipeline.on_tokens = _TokenCount(summary, progress)
-        futures = {pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1): t for t in targets}
-        for fut in as_completed(futures):
-            target = futures[fut]
-            outcome = fut.result()
-            kept = target.before == "accepted" and outcome.status != "accepted"
-            if kept:
-                _keep_accepted(catalog, target)
-            progress.advance(outcome.status)
-            results.append(_row(target, outcome, stage, kept))
+    progress = BuildProgress(console, total=len(targets), label="regenerate")
+    pipeline.on_tokens = _TokenCount(summary, progress)
+    pipeline.generator.on_wait = pipeline.judge.on_wait = progress.note
+
+    def done(target: Target, outcome: Outcome) -> None:
+        kept = target.before == "accepted" and outcome.status != "accepted"
+        if kept:
+            _keep_accepted(catalog, target)
+        progress.advance(outcome.status, target.case.case_id, pipeline.calls.tokens_by_case.pop(target.case.case_id, 0))
+        results.append(_row(target, outcome, stage, kept))
+
+    with progress, worker_pool(workers, "regen") as pool:
+        run_interruptible(lambda t: pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1),
+                          deque(targets), done, workers, guard)
     return sorted(results, key=lambda r: r["case_id"])
 
 

@@ -4,6 +4,12 @@ Cases already accepted or discarded are skipped (no LLM call); pending and faile
 ones run, replaying stored calls. With a reserve pool (from ``seeds assign``), a
 discarded case makes the cell draw its next reserve tuple until the cell reaches
 its target or the reserve runs out.
+
+Issue 10: a setup error (:class:`~ioa_synth.llm.errors.SetupError`) stops the run at
+once — no new request, the cases it touched stay ``pending`` — and is raised to the
+command; Ctrl-C stops starting calls, gives the calls in flight a few seconds and
+raises :class:`~ioa_synth.reports.interrupt.RunInterrupted`
+(:mod:`ioa_synth.reports.interrupt`).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from contextlib import contextmanager
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -25,6 +31,7 @@ from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.store.fingerprint import setup_description
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
+from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.store.runs import check_fingerprint, finish_run, start_run
@@ -61,12 +68,16 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
+        SetupError: an endpoint refused the setup or could not be reached (run stopped).
+        RunInterrupted: Ctrl-C.
     """
     console = console or Console(stderr=True)
     catalog = Catalog(out_dir)
     try:
-        with generation_run(catalog, "build", config, local_model, args) as (run_id, gen, judge, summary):
-            summary |= _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console).run()
+        with generation_run(catalog, "build", config, local_model, args) as (run_id, gen, judge, summary), \
+                InterruptGuard() as guard:
+            gen.stop = judge.stop = guard.stop
+            summary |= _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console, guard).run()
         return summary
     finally:
         catalog.close()
@@ -76,10 +87,11 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
 def generation_run(catalog: Catalog, command: str, config: ToolkitConfig, local_model: str | None,
                    args: dict | None) -> Iterator[tuple[str, LLMClient, LLMClient, dict]]:
     """Open the generator and judge endpoints, refuse a changed setup, record a ``runs``
-    row; yield ``(run_id, generator, judge, summary)`` and store ``summary`` at the end.
+    row; yield ``(run_id, generator, judge, summary)`` and store ``summary`` at the end
+    (with ``"stopped"`` naming the exception when the run ended early).
 
     Raises:
-        FingerprintMismatch: the directory was built with another setup.
+        FingerprintMismatch: a component with stored successful calls has another setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
     """
     with open_endpoints(["generator", "judge"], config, local_model, log_dir=catalog.out_dir / "logs") as eps:
@@ -90,18 +102,21 @@ def generation_run(catalog: Catalog, command: str, config: ToolkitConfig, local_
         summary: dict = {}
         try:
             yield run_id, gen, judge, summary
+        except BaseException as exc:
+            summary["stopped"] = f"{type(exc).__name__}: {exc}"[:500]
+            raise
         finally:
             gen.close()
             judge.close()
-        finish_run(catalog, run_id, summary)
+            finish_run(catalog, run_id, summary)
 
 
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
-                 run_id: str, gen: LLMClient, judge: LLMClient, console: Console) -> None:
+                 run_id: str, gen: LLMClient, judge: LLMClient, console: Console, guard: InterruptGuard) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
-        self.console = console
+        self.console, self.guard, self.clients = console, guard, (gen, judge)
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self._tok_lock = threading.Lock()
         self.pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id, on_tokens=self._add_tokens)
@@ -134,40 +149,33 @@ class _Scheduler:
                 self.summary["skipped"] += 1
         self.pipeline.calls.replay = load_replay(self.catalog, [c.case_id for c in todo])
         self.progress = BuildProgress(self.console, total=len(todo))
-        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="case")
-        try:
-            with self.progress:
-                self._drain(pool, deque(todo), accepted)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: stop now; re-running resumes
-            raise
-        pool.shutdown(wait=True)
+        for client in self.clients:
+            client.on_wait = self.progress.note
+        self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
+        with self.progress, worker_pool(self.workers, "case") as pool:
+            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.guard)
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
 
-    def _drain(self, pool: ThreadPoolExecutor, queue: deque[Case], accepted: dict[Cell, int]) -> None:
-        """Keep ``workers`` cases in flight; a discard draws the cell's next reserve tuple."""
-        running: dict[Future[Outcome], Cell] = {}
-        in_flight: dict[Cell, int] = {}
-        while queue or running:
-            while queue and len(running) < self.workers:
-                case = queue.popleft()
-                cell = (case.seed.domain, case.seed.task_type)
-                running[pool.submit(self.pipeline.run_case, case)] = cell
-                in_flight[cell] = in_flight.get(cell, 0) + 1
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in done:
-                cell = running.pop(fut)
-                in_flight[cell] -= 1
-                outcome = fut.result()
-                self.summary[outcome.status] += 1
-                self.progress.advance(outcome.status)
-                if outcome.status == "accepted":
-                    accepted[cell] += 1
-                elif outcome.status == "discarded" and self._should_draw(cell, accepted[cell] + in_flight[cell]):
-                    queue.extend(self._cases_of([self.plans[cell].reserve.popleft()]))
-                    self.summary["reserve_drawn"] += 1
-                    self.progress.grow(1)
+    def _submit(self, pool: ThreadPoolExecutor):
+        def submit(case: Case):
+            cell = (case.seed.domain, case.seed.task_type)
+            self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
+            return pool.submit(self.pipeline.run_case, case)
+        return submit
+
+    def _done(self, case: Case, outcome: Outcome) -> None:
+        """Count a finished case; a discard draws the cell's next reserve tuple (into the queue)."""
+        cell = (case.seed.domain, case.seed.task_type)
+        self._in_flight[cell] -= 1
+        self.summary[outcome.status] += 1
+        self.progress.advance(outcome.status, case.case_id, self.pipeline.calls.tokens_by_case.pop(case.case_id, 0))
+        if outcome.status == "accepted":
+            self._accepted[cell] += 1
+        elif outcome.status == "discarded" and self._should_draw(cell, self._accepted[cell] + self._in_flight[cell]):
+            self._queue.extend(self._cases_of([self.plans[cell].reserve.popleft()]))
+            self.summary["reserve_drawn"] += 1
+            self.progress.grow(1)
 
     def _should_draw(self, cell: Cell, accepted_or_running: int) -> bool:
         plan = self.plans[cell]

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, config_or_fail, fail, out_dir_option
+from ioa_synth.cli.common import check_choice, config_or_fail, fail, llm_command_errors, out_dir_option
 
 
 @app.command()
@@ -25,8 +25,7 @@ def audit(
     """Score accepted cases with the audit judge and compare with the build judge, per dimension."""
     from ioa_synth.build.builddir import BuildDirError
     from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.endpoints import EndpointError
-    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+    from ioa_synth.llm.local_model import LOCAL_MODELS
     from ioa_synth.build.audit import run_audit, write_audit_report
     from ioa_synth.reports.output import wide_console
 
@@ -36,12 +35,11 @@ def audit(
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
             "workers": workers, "local_model": local_model}
     try:
-        report = run_audit(out, split, cfg, limit=limit, workers=workers, local_model=local_model,
-                           console=wide_console(stderr=True), args=args)
+        with llm_command_errors():
+            report = run_audit(out, split, cfg, limit=limit, workers=workers, local_model=local_model,
+                               console=wide_console(stderr=True), args=args)
     except BuildDirError as exc:
         fail(str(exc))
-    except (EndpointError, LocalModelError) as exc:
-        fail(str(exc), code=1)
     paths = write_audit_report(out, report)
     console = wide_console()
     console.print(audit_table(report))

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, fail, out_dir_option
+from ioa_synth.cli.common import check_choice, fail, llm_command_errors, out_dir_option
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 
@@ -25,12 +25,14 @@ def build(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Build at most N seed tuples"),
     local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
 ) -> None:
-    """Generate, judge and gate cases of one split; re-running resumes."""
+    """Generate, judge and gate cases of one split; re-running resumes.
+
+    Exit status: 0 every case accepted or discarded, 1 some case failed, 2 bad input or
+    a setup error, 130 interrupted.
+    """
     from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
     from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.endpoints import EndpointError
-    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
-    from ioa_synth.store.runs import FingerprintMismatch
+    from ioa_synth.llm.local_model import LOCAL_MODELS
     from ioa_synth.build.status import cell_counts, cell_table
 
     check_choice("--split", split, SPLITS)
@@ -49,24 +51,29 @@ def build(
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None}
-    try:
+    with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args)
-    except FingerprintMismatch as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        fail("interrupted; run the same command again to resume", code=130)
-    except (EndpointError, LocalModelError) as exc:
-        fail(str(exc), code=1)
     from ioa_synth.store.catalog import Catalog
 
+    from ioa_synth.reports.output import wide_console
+
+    console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
     with Catalog(out) as cat:
-        console.print(cell_table(cell_counts(cat, split), title=f"{out} - {split}"))
+        table = cell_table(cell_counts(cat, split), title=f"{out} - {split}")
+    for column in table.columns:  # on a narrow terminal: wrap names rather than cut them; numbers stay whole
+        column.no_wrap, column.overflow = column.justify == "right", "fold"
+    console.print(table)
     console.print(f"this run: {summary['accepted']} accepted, {summary['discarded']} discarded, "
                   f"{summary['failed']} failed, {summary['skipped']} already finished, "
-                  f"{summary['reserve_drawn']} reserve tuples drawn, {summary['tokens']:,} tokens")
+                  f"{summary['reserve_drawn']} reserve tuples drawn, {summary['tokens']:,} tokens", soft_wrap=True)
     for cell, left in summary.get("reserve_left", {}).items():
         console.print(f"reserve left in {cell}: {left}")
+    if summary["failed"]:
+        console.print(f"{summary['failed']} case(s) failed (the error is in the catalog: ioa-synth sql {out} "
+                      f"\"SELECT case_id, error FROM cases WHERE status = 'failed'\"); run the same command again, "
+                      f"or ioa-synth regenerate --out {out} --status failed, to retry them", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:

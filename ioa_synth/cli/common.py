@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Iterator, NoReturn
 
 import typer
 
@@ -33,3 +36,39 @@ def config_or_fail(path: Path | None):
         return load_config(path)
     except ConfigError as exc:
         fail(str(exc))
+
+
+@contextmanager
+def llm_command_errors() -> Iterator[None]:
+    """Wrap the LLM work of a command (build, regenerate, audit, evaluate): each way a
+    run can stop becomes one ``error: ...`` line and an exit status (issue 10).
+
+    - setup error (HTTP 400/401/403/404/422, server unreachable), a changed setup
+      (fingerprint), an unusable endpoint: exit 2, quoting the server and naming the
+      config key or variable;
+    - the embedded model cannot start: exit 1;
+    - Ctrl-C: exit 130 with how to resume (the process ends at once when calls were
+      still running after the grace period; the journal keeps what was stored).
+    """
+    from ioa_synth.llm.endpoints import EndpointError
+    from ioa_synth.llm.errors import SetupError
+    from ioa_synth.llm.local_model import LocalModelError
+    from ioa_synth.reports.interrupt import RunInterrupted
+    from ioa_synth.store.runs import FingerprintMismatch
+
+    try:
+        yield
+    except (SetupError, FingerprintMismatch, EndpointError) as exc:
+        fail(str(exc), code=2)
+    except LocalModelError as exc:
+        fail(str(exc), code=1)
+    except RunInterrupted as exc:
+        message = f"{exc}; run the same command again to resume (finished calls are kept)"
+        if exc.abandoned:  # worker threads still in a request: do not wait for them
+            typer.echo(f"error: {message}", err=True)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+        fail(message, code=130)
+    except KeyboardInterrupt:
+        fail("interrupted; run the same command again to resume", code=130)

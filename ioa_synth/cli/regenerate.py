@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, config_or_fail, fail, out_dir_option
+from ioa_synth.cli.common import check_choice, config_or_fail, fail, llm_command_errors, out_dir_option
 
 
 @app.command()
@@ -26,13 +26,15 @@ def regenerate(
     workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
     local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
 ) -> None:
-    """Re-run cases through the loop; earlier calls and scores are kept, attempt numbers continue."""
+    """Re-run cases through the loop; earlier calls and scores are kept, attempt numbers continue.
+
+    Exit status: 0 no re-run case failed, 1 some failed, 2 bad input or a setup error,
+    130 interrupted.
+    """
     from ioa_synth.build.builddir import BuildDirError
     from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.endpoints import EndpointError
-    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+    from ioa_synth.llm.local_model import LOCAL_MODELS
     from ioa_synth.build.regenerate import REGENERABLE, RegenerateError, run_regenerate
-    from ioa_synth.store.runs import FingerprintMismatch
 
     case = [c for c in (case or []) + (case_ids or []) if c.strip()]
     if status is not None and status not in REGENERABLE:
@@ -46,13 +48,17 @@ def regenerate(
             "local_model": local_model, "config": str(config) if config else None}
     console = Console(stderr=True)
     try:
-        summary = run_regenerate(out, cfg, case or [], status, split, stage, workers=workers, local_model=local_model,
-                                 console=console, args=args)
-    except (BuildDirError, RegenerateError, FingerprintMismatch) as exc:
+        with llm_command_errors():
+            summary = run_regenerate(out, cfg, case or [], status, split, stage, workers=workers,
+                                     local_model=local_model, console=console, args=args)
+    except (BuildDirError, RegenerateError) as exc:
         fail(str(exc))
-    except (EndpointError, LocalModelError) as exc:
-        fail(str(exc), code=1)
     _print_summary(summary)
+    failed = [r["case_id"] for r in summary["cases"] if r["after"] == "failed"]
+    if failed:
+        typer.echo(f"{len(failed)} case(s) failed; run the same command again, or ioa-synth regenerate --out {out} "
+                   "--status failed, to retry them", err=True)
+        raise typer.Exit(1)
 
 
 def _print_summary(summary: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ from ioa_synth.seeds.fetch import DEFAULT_MAX, SOURCES, FetchResult, run_fetch
 from ioa_synth.seeds.importer import run_import
 from ioa_synth.seeds.pace import SourceError
 
-seeds_app = typer.Typer(no_args_is_help=True, help="Fetch, import, assign and check seed papers.")
+seeds_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Fetch, import, assign and check seed papers.")
 console = Console()
 
 
@@ -136,11 +136,8 @@ def _assign_table(plan, per_cell: dict[str, int], reserve: int) -> Table:
 
 
 def _report_short(plan, per_cell: dict[str, int], reserve: int) -> None:
-    lacking: dict[tuple[str, str], int] = {}
-    for (split, domain, _task), n in plan.reserve_short.items():
-        lacking[(split, domain)] = lacking.get((split, domain), 0) + n
-    for (split, domain), n in sorted(lacking.items()):
-        typer.echo(f"warning: {split} {domain}: {n} reserve tuples missing (of {reserve} per cell)", err=True)
+    for (split, domain, task), n in sorted(plan.reserve_short.items(), key=lambda kv: (SPLITS.index(kv[0][0]), kv[0])):
+        typer.echo(f"warning: {split}: cell {domain}/{task}: {reserve - n} of {reserve} reserve tuples", err=True)
     for (split, domain, task), n in sorted(plan.short.items(), key=lambda kv: (SPLITS.index(kv[0][0]), kv[0])):
         typer.echo(f"short: {split} {domain}/{task}: {per_cell[split] - n} of {per_cell[split]} "
                    f"primary tuples (short by {n})", err=True)
@@ -153,11 +150,14 @@ def assign_cmd(
     rng_seed: int = typer.Option(0, "--rng-seed", help="same catalog + seed = same assignment"),
     reserve: int = typer.Option(0, "--reserve", min=0, help="reserve tuples per cell and split"),
     allow_short: bool = typer.Option(False, "--allow-short", help="write the assignment even if cells are short"),
+    replace: bool = typer.Option(False, "--replace",
+                                 help="delete seed files of an earlier assignment that this one does not write"),
 ) -> None:
     """Draw disjoint seed tuples per split from the catalog's papers; write DIR/seeds/<split>.jsonl."""
     try:
         counts = parse_per_cell(per_cell)
-        plan, written = run_assign(out, counts, reserve=reserve, rng_seed=rng_seed, allow_short=allow_short)
+        plan, written = run_assign(out, counts, reserve=reserve, rng_seed=rng_seed, allow_short=allow_short,
+                                   replace=replace)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     except duckdb.Error as exc:

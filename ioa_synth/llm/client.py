@@ -7,11 +7,21 @@ not valid JSON, fails the caller's parser, or stopped on ``finish_reason ==
 "length"`` (bounded by ``content_retries``). None of these retries is a
 regeneration round. Every request, successful or not, is reported to ``on_call``
 as a :class:`CallRecord` with secrets redacted.
+
+Issue 10: a leading ``<think>`` block is stripped and a null ``content`` falls back to
+``reasoning_content``/``reasoning`` (:mod:`ioa_synth.llm.replies`; the record's
+``reply_field`` says which field was used); setup problems raise
+:class:`~ioa_synth.llm.errors.SetupError` and latch (no further request to that
+endpoint); a 429 whose ``Retry-After`` outlasts the SDK's retries is waited out up to
+``max_wait`` seconds; with ``stop`` set no new request starts
+(:class:`~ioa_synth.llm.errors.CallCancelled`).
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
@@ -20,16 +30,16 @@ import httpx
 import openai
 
 from ioa_synth.llm.config import ComponentConfig, StructuredOutput
+from ioa_synth.llm.errors import CallCancelled, LLMCallError, SetupError, StopRun, classify
+from ioa_synth.llm.replies import candidate_texts, reply_json
+
+__all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "SetupError", "StopRun"]
 
 T = TypeVar("T")
 
 #: ``max_tokens`` sent to the embedded model when the config gives none: a schema alone
 #: does not guarantee that a small model's output ends.
 EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536}
-
-
-class LLMCallError(RuntimeError):
-    """A request that could not produce a usable reply after all retries."""
 
 
 @dataclass
@@ -48,6 +58,7 @@ class Endpoint:
     content_retries: int
     timeout: float
     embedded: bool = False
+    max_wait: float = 300.0
 
     @classmethod
     def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
@@ -61,12 +72,13 @@ class Endpoint:
                    temperature=cfg.effective_temperature(component), structured_output=so,
                    json_schema_strict=cfg.json_schema_strict, request_options=options,
                    max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=cfg.timeout,
-                   embedded=embedded)
+                   embedded=embedded, max_wait=cfg.max_wait)
 
     def identity(self) -> dict[str, Any]:
-        """What defines this endpoint's behaviour, for the fingerprint (no key, no port of
-        the embedded server)."""
-        return {"base_url": "embedded" if self.embedded else self.base_url, "model": self.model,
+        """What defines this endpoint's replies, for the fingerprint: model and request
+        settings; not the base URL nor the key (the same model on another host or port
+        resumes; issue 10)."""
+        return {"model": self.model,
                 "temperature": self.temperature, "structured_output": self.structured_output,
                 "json_schema_strict": self.json_schema_strict, "request_options": self.request_options}
 
@@ -86,6 +98,7 @@ class CallRecord:
     completion_tokens: int | None = None
     latency_ms: float | None = None
     error: str | None = None
+    reply_field: str | None = None
 
 
 def response_format(mode: StructuredOutput, schema: dict[str, Any], name: str, strict: bool) -> dict[str, Any] | None:
@@ -113,14 +126,22 @@ class LLMClient:
     Args:
         endpoint: the resolved endpoint.
         http_client: optional ``httpx.Client`` (tests inject transports here).
+        stop: when set, no new request starts (:class:`CallCancelled`); rate-limit
+            waits end early.
+        on_wait: called with a one-line note (``"judge: HTTP 429, waiting 120 s ..."``)
+            when a rate-limit wait starts, for the progress line.
     """
 
-    def __init__(self, endpoint: Endpoint, http_client: Any = None) -> None:
+    def __init__(self, endpoint: Endpoint, http_client: Any = None, stop: threading.Event | None = None,
+                 on_wait: Callable[[str], None] | None = None) -> None:
         self.endpoint = endpoint
         self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key,
                                      max_retries=endpoint.max_retries, timeout=endpoint.timeout,
                                      http_client=http_client)
         self._secrets = [endpoint.api_key]
+        self.stop = stop or threading.Event()
+        self.on_wait = on_wait or (lambda note: None)
+        self.setup_error: SetupError | None = None
 
     def request_body(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str) -> dict[str, Any]:
         """The chat-completions request (as keyword arguments) for ``messages``."""
@@ -142,8 +163,11 @@ class LLMClient:
         not reported, so that the caller can store it together with what it derives.
 
         Raises:
-            LLMCallError: HTTP retries exhausted, a non-retryable HTTP error, or every
-                content retry gave invalid JSON / a rejected parse / a length stop.
+            SetupError: a setup problem (HTTP 400/401/403/404/422, server unreachable);
+                every later call of this client raises it again without a request.
+            CallCancelled: ``stop`` is set.
+            LLMCallError: HTTP retries exhausted, or every content retry gave invalid
+                JSON / a rejected parse / a length stop.
         """
         body = self.request_body(messages, schema, name)
         sent = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
@@ -155,13 +179,16 @@ class LLMClient:
                              temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
             start = time.perf_counter()
             try:
-                # the SDK's own POST and retries, sending the body encoded once; the reply is read as plain JSON
-                resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
-                                         options={"headers": {"Content-Type": "application/json"}})
+                resp = self._post(payload)
             except openai.APIError as exc:
                 rec.latency_ms = (time.perf_counter() - start) * 1000
                 rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
                 on_call(rec)
+                setup = classify(exc, self.endpoint.component, self.endpoint.base_url)
+                if setup is not None:
+                    setup.args = (redact(str(setup), self._secrets),)
+                    self.setup_error = setup
+                    raise setup from exc
                 raise LLMCallError(rec.error) from exc
             rec.latency_ms = (time.perf_counter() - start) * 1000
             value, last_error = self._read(resp, rec, parse)
@@ -169,6 +196,29 @@ class LLMClient:
                 return value, rec
             on_call(rec)
         raise LLMCallError(f"no usable reply after {self.endpoint.content_retries + 1} tries: {last_error}")
+
+    def _post(self, payload: str) -> httpx.Response:
+        """One POST with the SDK's own retries, sending the body encoded once (the reply is
+        read as plain JSON); then, while a 429 names a ``Retry-After`` that fits in what is
+        left of ``max_wait``, wait it out and send again."""
+        waited = 0.0
+        while True:
+            if self.setup_error is not None:
+                raise self.setup_error
+            if self.stop.is_set():
+                raise CallCancelled(f"{self.endpoint.component}: the run is stopping; request not sent")
+            try:
+                return self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
+                                         options={"headers": {"Content-Type": "application/json"}})
+            except openai.RateLimitError as exc:
+                delay = retry_after(exc.response)
+                if delay is None or waited + delay > self.endpoint.max_wait:
+                    raise
+                self.on_wait(f"{self.endpoint.component}: HTTP 429, waiting {delay:.0f} s (Retry-After; "
+                             f"{waited + delay:.0f} of max_wait {self.endpoint.max_wait:.0f} s)")
+                if self.stop.wait(delay):
+                    raise CallCancelled(f"{self.endpoint.component}: the run is stopping during a rate-limit wait")
+                waited += delay
 
     def _read(self, resp: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
         try:
@@ -182,18 +232,23 @@ class LLMClient:
         rec.prompt_tokens, rec.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
         choices = data.get("choices") or []
         choice = choices[0] if choices and isinstance(choices[0], dict) else None
-        content = ((choice or {}).get("message") or {}).get("content")
+        message = (choice or {}).get("message") or {}
         rec.finish_reason = (choice or {}).get("finish_reason")
-        rec.response_text = redact(content, self._secrets)
-        if choice is None or content is None:
-            rec.error = "empty reply (no choices or no content)"
-        elif rec.finish_reason == "length":
+        candidates = candidate_texts(message) if isinstance(message, dict) else []
+        content = message.get("content") if isinstance(message, dict) else None
+        rec.response_text = redact(content if isinstance(content, str) else None, self._secrets)
+        if choice is None or not candidates:
+            rec.error = "empty reply (no choices, no content and no reasoning field)"
+            return None, rec.error
+        if rec.finish_reason == "length":
             rec.error = "reply cut off (finish_reason=length)"
-        else:
+            return None, rec.error
+        for field_name, text in candidates:
+            rec.reply_field, rec.response_text = field_name, redact(text, self._secrets)
             try:
-                return parse(json.loads(_strip_fences(content), strict=False)), None
+                return parse(reply_json(text)), None
             except json.JSONDecodeError as exc:
-                rec.error = f"invalid JSON: {exc.msg} at char {exc.pos}"
+                rec.error = f"invalid JSON in {field_name}: {exc.msg} at char {exc.pos}"
             except ValueError as exc:  # pydantic.ValidationError and JudgementError are ValueErrors
                 rec.error = redact(f"reply rejected: {_one_line(exc)}", self._secrets)
         return None, rec.error
@@ -207,13 +262,25 @@ class LLMClient:
         self._client.close()
 
 
-def _strip_fences(text: str) -> str:
-    t = text.strip()
-    if t.startswith("```"):
-        t = t.split("\n", 1)[1] if "\n" in t else ""
-        if t.rstrip().endswith("```"):
-            t = t.rstrip()[:-3]
-    return t
+def retry_after(response: httpx.Response | None) -> float | None:
+    """Seconds a 429 asks to wait: ``Retry-After-Ms``, or ``Retry-After`` in seconds or
+    as an HTTP date; ``None`` when absent or unreadable."""
+    if response is None:
+        return None
+    headers = response.headers
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _one_line(exc: Exception) -> str:

@@ -51,7 +51,9 @@ class ComponentConfig(BaseModel):
     ``max_retries``: HTTP retries (429, 5xx, timeouts, connection errors) done by the
     ``openai`` client with exponential backoff and jitter. ``content_retries``:
     re-requests of a reply that is not valid JSON, fails the schema or stopped on
-    ``length``. ``timeout``: seconds per request.
+    ``length``. ``timeout``: seconds per request. ``max_wait``: seconds a request may
+    spend waiting out HTTP 429 ``Retry-After`` beyond the SDK's own retries (which
+    ignore waits over 60 s; issue 10).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -64,6 +66,7 @@ class ComponentConfig(BaseModel):
     max_retries: int = Field(default=5, ge=0, le=20)
     content_retries: int = Field(default=2, ge=0, le=10)
     timeout: float = Field(default=600.0, gt=0)
+    max_wait: float = Field(default=300.0, ge=0)
 
     @field_validator("request_options")
     @classmethod

@@ -9,6 +9,7 @@ from typing import Iterator
 
 from ioa_synth.llm.config import ToolkitConfig, env_endpoint
 from ioa_synth.llm.client import Endpoint, LLMClient
+from ioa_synth.llm.errors import classify
 
 
 class EndpointError(RuntimeError):
@@ -27,6 +28,8 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
 
     Raises:
         EndpointError: a remote endpoint without a configured model lists none.
+        SetupError: listing its models was refused or the server could not be reached
+            (the message names the URL and the setting to check).
         ioa_synth.llm.local_model.LocalModelError: the embedded model cannot be started.
     """
     resolved = {c: env_endpoint(c) for c in components}
@@ -58,6 +61,11 @@ def _first_model(component: str, base_url: str, api_key: str | None) -> str:
     try:
         models = client.list_models()
     except Exception as exc:  # noqa: BLE001 - any failure here means: tell the user to set a model
+        import openai
+
+        setup = classify(exc, component, base_url) if isinstance(exc, openai.APIError) else None
+        if setup is not None:
+            raise setup from exc
         raise EndpointError(f"{component}: no model in the config and listing models at {base_url} failed "
                             f"({type(exc).__name__}); set \"model\" for {component} in --config") from exc
     finally:

@@ -1,51 +1,120 @@
-"""Rich progress bar of a build: done / accepted / discarded / failed and tokens."""
+"""Progress of a run over cases: a rich bar on a terminal, plain log lines otherwise.
+
+On a terminal (stderr is a TTY): one bar with done/total, the per-status counts, tokens,
+elapsed time and the latest note (e.g. a rate-limit wait). Otherwise (CI, ``nohup``, a
+log file; issue 10): one line per finished case (``[3/10] <case id> accepted, 4,210
+tokens``), each note on its own line, and a summary line every ``summary_every``
+seconds and at the end.
+"""
 
 from __future__ import annotations
 
 import threading
+import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+STATUS_COLOURS = {"accepted": "green", "discarded": "yellow", "failed": "red", "scored": "green"}
 
 
 class BuildProgress:
-    """Context manager showing one bar over the cases of a run (thread-safe)."""
+    """Context manager reporting the cases of a run (thread-safe).
 
-    def __init__(self, console: Console, total: int, label: str = "cases") -> None:
+    Args:
+        console: where to write (normally stderr).
+        total: cases expected (grows with :meth:`grow`).
+        label: what is counted (``cases``, ``regenerate``, ``audit``).
+        statuses: the outcome names counted, in display order.
+        plain: force plain lines (``True``) or the bar (``False``); default: plain
+            unless ``console`` is a terminal.
+        summary_every: seconds between plain summary lines.
+    """
+
+    def __init__(self, console: Console, total: int, label: str = "cases",
+                 statuses: tuple[str, ...] = ("accepted", "discarded", "failed"), plain: bool | None = None,
+                 summary_every: float = 30.0) -> None:
         self._lock = threading.Lock()
-        self.counts = {"accepted": 0, "discarded": 0, "failed": 0}
+        self.console, self.label, self.total = console, label, total
+        self.counts = {s: 0 for s in statuses}
+        self.done = 0
         self._tokens = 0
+        self._note = ""
+        self.plain = (not console.is_terminal) if plain is None else plain
+        self.summary_every = summary_every
+        self._start = time.monotonic()
+        self._stop_summaries = threading.Event()
+        self._ticker: threading.Thread | None = None
         self._progress = Progress(
             TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-            TimeElapsedColumn(), console=console, transient=False, disable=total == 0)
+            TimeElapsedColumn(), console=console, transient=False, disable=self.plain or total == 0)
         self._task = self._progress.add_task(label, total=total, stats=self._stats())
 
     def _stats(self) -> str:
-        c = self.counts
-        return (f"[green]{c['accepted']} accepted[/] [yellow]{c['discarded']} discarded[/] "
-                f"[red]{c['failed']} failed[/] {self._tokens:,} tokens")
+        parts = [f"[{STATUS_COLOURS.get(s, 'white')}]{n} {s}[/]" for s, n in self.counts.items()]
+        note = f" [dim]{escape(self._note)}[/]" if self._note else ""
+        return " ".join(parts) + f" {self._tokens:,} tokens" + note
 
-    def advance(self, status: str) -> None:
-        """Count one finished case with ``status``."""
+    def _line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def summary_line(self) -> str:
+        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``."""
+        counts = ", ".join(f"{n} {s}" for s, n in self.counts.items())
+        return (f"{self.label}: {self.done}/{self.total} done: {counts}; {self._tokens:,} tokens; "
+                f"{time.monotonic() - self._start:.0f} s elapsed")
+
+    def advance(self, status: str, case_id: str | None = None, tokens: int | None = None) -> None:
+        """Count one finished case with ``status`` (plain mode: one line naming
+        ``case_id`` and its ``tokens`` of this run)."""
         with self._lock:
             self.counts[status] = self.counts.get(status, 0) + 1
-            self._progress.update(self._task, advance=1, stats=self._stats())
+            self.done += 1
+            if self.plain:
+                what = f" {case_id}" if case_id else ""
+                tok = f", {tokens:,} tokens" if tokens is not None else ""
+                self._line(f"[{self.done}/{self.total}]{what} {status}{tok}")
+            else:
+                self._progress.update(self._task, advance=1, stats=self._stats())
 
     def grow(self, n: int) -> None:
         """Add ``n`` cases to the total (reserve draws)."""
         with self._lock:
-            total = self._progress.tasks[0].total or 0
-            self._progress.update(self._task, total=total + n)
+            self.total += n
+            self._progress.update(self._task, total=self.total)
 
     def tokens(self, total: int) -> None:
         """Show the running token total."""
         with self._lock:
             self._tokens = total
-            self._progress.update(self._task, stats=self._stats())
+            if not self.plain:
+                self._progress.update(self._task, stats=self._stats())
+
+    def note(self, text: str) -> None:
+        """Show a passing note (a rate-limit wait...): in the bar, or as its own line."""
+        with self._lock:
+            self._note = text
+            if self.plain:
+                self._line(text)
+            else:
+                self._progress.update(self._task, stats=self._stats())
+
+    def _tick(self) -> None:
+        while not self._stop_summaries.wait(self.summary_every):
+            with self._lock:
+                self._line(self.summary_line())
 
     def __enter__(self) -> "BuildProgress":
         self._progress.__enter__()
+        if self.plain and self.total:
+            self._ticker = threading.Thread(target=self._tick, name="progress-summary", daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop_summaries.set()
         self._progress.__exit__(*exc)
+        if self.plain and self.total:
+            with self._lock:
+                self._line(self.summary_line())

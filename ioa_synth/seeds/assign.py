@@ -16,7 +16,7 @@ Rules:
   reported.
 
 Outputs: ``DIR/seeds/<split>.jsonl`` (primaries) and ``DIR/seeds/<split>_reserve.jsonl``
-(reserves), both in the ``build --seeds`` format (:mod:`ioa_synth.seeds.tuples`), cells in
+(reserves; a split file this run does not write is deleted only with ``replace``, issue 10), both in the ``build --seeds`` format (:mod:`ioa_synth.seeds.tuples`), cells in
 :func:`ioa_synth.protocol.cells.cells` order and ranks ascending; table ``seed_pool``; and
 ``papers.split`` for every paper of a used group.
 """
@@ -146,10 +146,22 @@ def seed_file(out_dir: str | Path, split: str, reserve: bool = False) -> Path:
     return Path(out_dir) / "seeds" / (f"{split}_reserve.jsonl" if reserve else f"{split}.jsonl")
 
 
+class StaleSplitFiles(ValueError):
+    """Seed files this assignment would not rewrite exist and ``replace`` was not given."""
+
+
+def stale_files(out_dir: str | Path, plan: Plan) -> list[Path]:
+    """Existing ``DIR/seeds/<split>[_reserve].jsonl`` files that ``plan`` would not write."""
+    kept = {(r["split"], r["role"] == "reserve") for r in plan.rows}
+    return [seed_file(out_dir, split, reserve) for split in SPLITS for reserve in (False, True)
+            if (split, reserve) not in kept and seed_file(out_dir, split, reserve).exists()]
+
+
 def write_assignment(catalog: Catalog, out_dir: str | Path, plan: Plan) -> list[Path]:
     """Replace ``seed_pool`` and ``papers.split`` with ``plan`` and write the seed files.
 
-    Files of splits without tuples are removed. Returns the files written.
+    Files of splits without tuples are removed (callers check :func:`stale_files`
+    first). Returns the files written.
     """
     catalog.ensure_table("seed_pool", SEED_POOL_SQL)
     split_of = {}
@@ -182,11 +194,13 @@ def write_assignment(catalog: Catalog, out_dir: str | Path, plan: Plan) -> list[
 
 
 def run_assign(out_dir: str | Path, per_cell: dict[str, int], reserve: int = 0, rng_seed: int = 0,
-               allow_short: bool = False) -> tuple[Plan, list[Path]]:
+               allow_short: bool = False, replace: bool = False) -> tuple[Plan, list[Path]]:
     """Plan and (unless short and not allowed) write the assignment.
 
     Returns ``(plan, files written)``; nothing is written when ``plan.short`` is non-empty and
-    ``allow_short`` is false. Raises ``ValueError`` when the catalog holds no paper.
+    ``allow_short`` is false. Raises ``ValueError`` when the catalog holds no paper, and
+    :class:`StaleSplitFiles` (nothing written) when seed files of an earlier assignment
+    would be deleted without ``replace``.
     """
     catalog = Catalog(out_dir)
     try:
@@ -197,6 +211,11 @@ def run_assign(out_dir: str | Path, per_cell: dict[str, int], reserve: int = 0, 
         plan = plan_assignment(papers, per_cell, reserve, rng_seed)
         if plan.short and not allow_short:
             return plan, []
+        stale = stale_files(out_dir, plan)
+        if stale and not replace:
+            names = ", ".join(str(p) for p in stale)
+            raise StaleSplitFiles(f"this assignment does not write {names} (from an earlier assign); pass --replace "
+                                  "to delete it, or give those splits (and --reserve) in --per-cell again")
         return plan, write_assignment(catalog, out_dir, plan)
     finally:
         catalog.close()

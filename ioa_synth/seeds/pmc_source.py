@@ -21,6 +21,7 @@ import contextlib
 import http.client
 import io
 import socket
+import re
 import urllib.error
 import warnings
 from typing import Any, Iterator
@@ -36,6 +37,10 @@ TERM = '"open access"[filter]'
 ID_PAGE = 500
 FETCH_BATCH = 20
 _XML = etree.XMLParser(no_network=True, load_dtd=False, resolve_entities=False, huge_tree=True)
+#: Titles of retraction/withdrawal notices ("Retraction: X", "Retraction Note to: X", "RETRACTED: X"),
+#: not of papers about retractions ("Retractions in psychiatry journals").
+_NOTICE_TITLE = re.compile(r"\s*(?:retraction|retracted|withdrawn|withdrawal)\b(?:\s+(?:note|notice|statement|article))?"
+                           r"\s*(?::|of\b|to\b|for\b|[-–—]|$)", re.I)
 _RETRACTION_TYPES = frozenset({"retraction", "retraction-notice", "withdrawal", "removal-notice"})
 
 
@@ -117,7 +122,7 @@ def article_candidate(article: etree._Element) -> dict[str, Any] | None:
     journal = article.find("{*}front/{*}journal-meta//{*}journal-title")
     subjects = [element_text(s) for s in meta.iterfind("{*}article-categories//{*}subject")]
     kind = (article.get("article-type") or "").lower()
-    retracted = kind in _RETRACTION_TYPES or (title or "").lower().startswith(("retracted", "withdrawn"))
+    retracted = kind in _RETRACTION_TYPES or bool(_NOTICE_TITLE.match(title or ""))
     lang = article.get("{http://www.w3.org/XML/1998/namespace}lang") or "en"
     source_id = f"PMC{pmc}"
     return {

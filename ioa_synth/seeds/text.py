@@ -28,7 +28,11 @@ BLOCK_TAGS = frozenset({"p", "sec", "title", "list", "list-item", "li", "ul", "o
 #: ``abstract-type`` values that are not the paper's abstract.
 SKIPPED_ABSTRACT_TYPES = frozenset({"summary", "author-summary", "teaser", "editor",
                                     "editor-summary", "precis", "graphical", "toc", "web-summary",
-                                    "short", "lay-summary", "video"})
+                                    "short", "lay-summary", "video", "executive-summary",
+                                    "executive_summary", "plain-language-summary"})
+#: JATS elements dropped with their content (citation and footnote markers); their tail stays.
+DROPPED_TAGS = frozenset({"xref", "fn"})
+_DROPPED = re.compile(r"<((?:[\w-]+:)?(?:xref|fn))\b[^>]*?(?:/>|>.*?</\1\s*>)", re.S)
 _TAG = re.compile(r"</?([A-Za-z][\w.-]*:)?([A-Za-z][\w.-]*)(?:\s[^<>]*)?/?>")
 _MATH = re.compile(r"<((?:[\w-]+:)?math)\b[^>]*>.*?</\1\s*>", re.S)
 _LABEL = re.compile(r"^(?:abstract|ABSTRACT|Abstract|SUMMARY|Summary)\b[\s:.\-–—]*(?=[A-Z0-9(\"'])")
@@ -66,6 +70,8 @@ def element_text(element: etree._Element) -> str:
 
     def walk(el: etree._Element) -> None:
         name = _local(el.tag)
+        if name in DROPPED_TAGS:
+            return  # a citation or footnote marker: "(p < 0.01)<xref>1</xref>." -> "(p < 0.01)."
         if name == "math":
             parts.append(math_text(el))
         elif name == "alternatives":  # the same formula several ways: keep one
@@ -115,10 +121,14 @@ def _sections(abstract: etree._Element) -> Iterable[str]:
 def jats_abstract(article: etree._Element) -> str | None:
     """Plain text of the main abstract of a JATS ``<article>``, or None if it has none.
 
-    The first ``<abstract>`` in ``front/article-meta`` whose ``abstract-type`` is not one
-    of :data:`SKIPPED_ABSTRACT_TYPES`; sections become ``Title: text`` lines in order.
+    The first untyped ``<abstract>`` in ``front/article-meta`` (the main one, even when an
+    executive summary or teaser comes first), else the first whose ``abstract-type`` is
+    not one of :data:`SKIPPED_ABSTRACT_TYPES`; sections become ``Title: text`` lines in
+    order; citation and footnote markers are dropped.
     """
-    for abstract in article.iterfind(".//{*}article-meta/{*}abstract"):
+    abstracts = list(article.iterfind(".//{*}article-meta/{*}abstract"))
+    ordered = [a for a in abstracts if not a.get("abstract-type")] + [a for a in abstracts if a.get("abstract-type")]
+    for abstract in ordered:
         kind = (abstract.get("abstract-type") or "").lower()
         if kind in SKIPPED_ABSTRACT_TYPES:
             continue
@@ -131,8 +141,8 @@ def jats_abstract(article: etree._Element) -> str | None:
 def strip_markup(text: str | None) -> str:
     """Plain text from a string that may hold HTML/JATS/MathML tags and entities.
 
-    MathML blocks become their token text; block tags become line breaks, inline tags
-    vanish (``LE<sub>min</sub>`` → ``LEmin``). A ``<`` not followed by a letter (``p<0.05``)
+    MathML blocks become their token text; ``<xref>``/``<fn>`` markers vanish with their
+    content; block tags become line breaks, inline tags vanish (``LE<sub>min</sub>`` → ``LEmin``). A ``<`` not followed by a letter (``p<0.05``)
     is kept.
     """
     if not text:
@@ -149,6 +159,7 @@ def strip_markup(text: str | None) -> str:
         return "\n" if m.group(2).lower() in BLOCK_TAGS else ""
 
     text = _MATH.sub(math, text)
+    text = _DROPPED.sub("", text)
     text = _TAG.sub(tag, text)
     return tidy(unescape(text.replace("\\n", "\n")))
 

@@ -11,7 +11,6 @@ with their error, and are never replayed.
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any, Callable, TypeVar
 
 from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.llm.prompts import Prompt
+from ioa_synth.llm.replies import reply_json
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.journal import Entry
 
@@ -55,7 +55,7 @@ def call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
             "base_url": rec.base_url, "temperature": rec.temperature, "request_json": rec.request_json,
             "response_text": rec.response_text, "finish_reason": rec.finish_reason,
             "prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
-            "latency_ms": rec.latency_ms, "error": rec.error, "created_at": now_utc()}
+            "latency_ms": rec.latency_ms, "error": rec.error, "reply_field": rec.reply_field, "created_at": now_utc()}
 
 
 @dataclass
@@ -68,12 +68,16 @@ class CallRecorder:
         replay: stored successful replies by key (see :func:`load_replay`); grows as
             calls succeed.
         on_tokens: called with ``prompt + completion`` tokens of each fresh call.
+
+    ``tokens_by_case`` adds up the tokens of fresh calls per case id (for per-case
+    progress lines).
     """
 
     catalog: Catalog
     run_id: str
     replay: dict[CallKey, str] = field(default_factory=dict)
     on_tokens: Callable[[int], None] = lambda n: None
+    tokens_by_case: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
@@ -88,7 +92,7 @@ class CallRecorder:
         cached = self.replay.get(key)
         if cached is not None:
             try:
-                return parse(json.loads(cached, strict=False)), False
+                return parse(reply_json(cached)), False
             except ValueError:
                 pass  # a stored reply the current parser rejects: ask again
         case_id, stage, role, attempt = key
@@ -99,7 +103,10 @@ class CallRecorder:
             self.catalog.record([("llm_calls", call_row(base, rec))])
 
         value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed)
-        self.on_tokens((rec.prompt_tokens or 0) + (rec.completion_tokens or 0))
+        tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
+        with self._lock:
+            self.tokens_by_case[case_id] = self.tokens_by_case.get(case_id, 0) + tokens
+        self.on_tokens(tokens)
         row = call_row(base, rec)
         entries: list[Entry] = [("llm_calls", row)]
         if derive is not None:

@@ -13,7 +13,9 @@ Tables (columns beyond these may be added by later modules with ``ensure_table``
 
 - ``cases``: one row per case (seed tuple in a split); ``status`` in
   ``pending | accepted | discarded | failed``.
-- ``llm_calls``: every request sent to an endpoint, with its reply or error.
+- ``llm_calls``: every request sent to an endpoint, with its reply or error;
+  ``reply_field`` is the message field the reply was read from (``content``, or
+  ``reasoning_content``/``reasoning`` when ``content`` was empty).
 - ``scores``: every rubric score given by a judge (build or audit).
 - ``seeds``: the seed tuples a build used, as given.
 - ``runs``: one row per command run, with the setup fingerprint.
@@ -44,7 +46,8 @@ SCHEMA: dict[str, str] = {
         try_index INTEGER, model VARCHAR, base_url VARCHAR, temperature DOUBLE,
         template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
         finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
-        latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP
+        latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
+        reply_field VARCHAR
     """,
     "scores": """
         case_id VARCHAR, stage INTEGER, attempt INTEGER, judge_role VARCHAR, judge_model VARCHAR,
@@ -61,6 +64,9 @@ SCHEMA: dict[str, str] = {
         finished_at TIMESTAMP, summary_json VARCHAR
     """,
 }
+
+#: Columns added after a table was first released: ``(table, "name TYPE")``.
+ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("llm_calls", "reply_field VARCHAR"),)
 
 
 class CatalogLocked(RuntimeError):
@@ -99,6 +105,8 @@ class Catalog:
         if not read_only:
             for name, cols in SCHEMA.items():
                 self.ensure_table(name, cols)
+            for table, column in ADDED_COLUMNS:  # catalogs made before the column existed
+                self._con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column}")
             self._journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
             with self._lock:
                 self._journal.recover(self._apply_recovered)

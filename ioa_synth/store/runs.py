@@ -9,29 +9,42 @@ from typing import Any
 
 from ioa_synth import __version__
 from ioa_synth.store.catalog import Catalog, dumps
-from ioa_synth.store.fingerprint import describe_difference, fingerprint
+from ioa_synth.store.fingerprint import component_view, describe_difference, fingerprint
 
 #: Commands whose setup must match the directory's (they write build calls and scores).
 BUILD_COMMANDS = ("build", "regenerate")
 
 
 class FingerprintMismatch(RuntimeError):
-    """The setup differs from the one recorded in the directory."""
+    """A component whose setup changed already has successful calls in the directory."""
 
 
 def check_fingerprint(catalog: Catalog, description: dict[str, Any]) -> str:
-    """Return the fingerprint of ``description``; raise :class:`FingerprintMismatch` naming
-    what changed if the directory was built with a different setup."""
-    fp = fingerprint(description)
+    """Return the fingerprint of ``description``; raise :class:`FingerprintMismatch`
+    when a component of it differs from the setup that made successful calls of that
+    component (role) stored in the directory by ``build``/``regenerate``.
+
+    A component that never produced a result may be reconfigured (both setups stay in
+    ``runs``); base URL and key are not compared (issue 10).
+    """
     rows = catalog.execute(
-        "SELECT fingerprint, fingerprint_json FROM runs WHERE list_contains(?, command) ORDER BY started_at LIMIT 1",
-        [list(BUILD_COMMANDS)])
-    if rows and rows[0][0] != fp:
-        diffs = describe_difference(json.loads(rows[0][1]), description)
-        raise FingerprintMismatch(
-            f"{catalog.out_dir} was built with another setup (fingerprint {rows[0][0]}, now {fp}): "
-            f"{'; '.join(diffs[:4])}; use a new --out directory for a changed setup")
-    return fp
+        "SELECT r.fingerprint_json, c.role, count(*) FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "
+        "WHERE c.error IS NULL AND r.fingerprint_json IS NOT NULL AND list_contains(?, r.command) "
+        "GROUP BY ALL ORDER BY c.role", [list(BUILD_COMMANDS)])
+    changed: dict[str, tuple[int, list[str]]] = {}
+    for fp_json, role, n in rows:
+        new = description["components"].get(role)
+        old = component_view(json.loads(fp_json), role)
+        if new is None or old is None or old == new:
+            continue
+        count, diffs = changed.get(role, (0, describe_difference(old, new, f"{role}.")))
+        changed[role] = (count + n, diffs)
+    if changed:
+        parts = [f"{n} successful {role} call(s) stored here were made with another setup ({'; '.join(diffs[:3])})"
+                 for role, (n, diffs) in changed.items()]
+        raise FingerprintMismatch(f"{catalog.out_dir}: {'; '.join(parts)}; restore those settings or use a new "
+                                  "--out directory for a changed setup")
+    return fingerprint(description)
 
 
 def start_run(catalog: Catalog, command: str, args: dict[str, Any], description: dict[str, Any] | None) -> str:

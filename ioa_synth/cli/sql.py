@@ -1,0 +1,58 @@
+"""``ioa-synth sql DIR "SELECT ..."``: query a build directory's catalog with what setup
+installs (no separate ``duckdb`` command needed; issue 10)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import fail
+
+
+@app.command()
+def sql(
+    out: Path = typer.Argument(..., metavar="DIR", help="Build directory holding catalog.duckdb"),
+    query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT status, count(*) FROM cases GROUP BY 1"'),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table"),
+) -> None:
+    """Run one read-only SQL query on DIR/catalog.duckdb and print the result."""
+    import duckdb
+
+    from ioa_synth.store.catalog import Catalog
+
+    if as_csv and as_json:
+        fail("--csv and --json exclude each other")
+    try:
+        cat = Catalog(out, read_only=True)
+    except FileNotFoundError:
+        fail(f"{out}: no catalog.duckdb here (not a build directory)")
+    with cat:
+        try:
+            cur = cat._con.execute(query)  # read-only connection: writes are refused by DuckDB
+            columns = [d[0] for d in cur.description or []]
+            rows = cur.fetchall() if columns else []
+        except duckdb.Error as exc:
+            fail(f"query failed: {exc}")
+    if as_csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif as_json:
+        for row in rows:
+            typer.echo(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False))
+    else:
+        from rich.table import Table
+
+        from ioa_synth.reports.output import wide_console
+
+        table = Table(*columns, show_lines=False)
+        for row in rows:
+            table.add_row(*("NULL" if v is None else str(v) for v in row))
+        wide_console().print(table)
+        typer.echo(f"{len(rows)} row(s)", err=True)

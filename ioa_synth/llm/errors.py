@@ -1,0 +1,101 @@
+"""Errors of LLM calls, and which of them are *setup* problems (issue 10).
+
+A setup problem is one that every request of a component will hit again: HTTP 400,
+401, 403, 404 or 422 (a parameter the model refuses, a wrong key, a base URL without
+``/v1``, an unknown model), or a server that cannot be reached even after the HTTP
+retries. It stops the run instead of failing one case after another; its message
+quotes the server and names the config key or variable most likely at fault.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import openai
+
+#: HTTP statuses that mean "this setup cannot work", not "this case went wrong".
+SETUP_STATUSES = frozenset({400, 401, 403, 404, 422})
+
+#: Phrases of a 400 that are about one request (too long a prompt), not the setup.
+CASE_PHRASES = ("context length", "context_length", "maximum context", "context window", "context size",
+                "too many tokens", "prompt is too long")
+
+
+class LLMCallError(RuntimeError):
+    """A request that could not produce a usable reply after all retries."""
+
+
+class StopRun(LLMCallError):
+    """Base of the errors that stop a whole run rather than fail one case; a case that
+    meets one keeps its status (``pending`` for a new case)."""
+
+
+class SetupError(StopRun):
+    """The component's setup cannot work (see module docstring).
+
+    Attributes:
+        component: the component (``generator``, ``judge``...).
+        hint: what to change, naming the config key or environment variable.
+    """
+
+    def __init__(self, message: str, component: str, hint: str) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.component, self.hint = component, hint
+
+
+class CallCancelled(StopRun):
+    """The run is stopping (Ctrl-C or a setup error elsewhere): no new request is sent."""
+
+
+def server_message(exc: openai.APIStatusError) -> str:
+    """The server's own error message of an HTTP error (``error.message`` of the body,
+    else the body text), on one line, at most 300 characters."""
+    body: Any = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        text = inner.get("message") or inner.get("detail") or str(body)
+    else:
+        text = (exc.response.text if exc.response is not None else "") or str(exc)
+    return " ".join(str(text).split())[:300]
+
+
+def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
+    """The config key or variable most likely behind an HTTP ``status`` with ``message``."""
+    up, low = component.upper(), message.lower()
+    if status in (401, 403):
+        return f"check {up}_API_KEY (or OPENAI_API_KEY)"
+    if "temperature" in low:
+        return f'set "temperature": null for {component} in --config'
+    if re.search(r"(?<!completion_)max_tokens", low):
+        return f'use "max_completion_tokens" instead of "max_tokens" in {component}.request_options'
+    if any(w in low for w in ("response_format", "json_schema", "structured", "json_object")):
+        return f'set "structured_output" for {component} in --config ("json_object_schema" or "none")'
+    if status == 404 and not base_url.rstrip("/").endswith("/v1") and "model" not in low:
+        return f"{up}_BASE_URL (or OPENAI_BASE_URL) {base_url} may be missing /v1"
+    if "model" in low:
+        return f'set "model" for {component} in --config to a model the server lists'
+    if status == 404:
+        return f"check {up}_BASE_URL (or OPENAI_BASE_URL) {base_url}: it should end in /v1"
+    return f"check the {component} block of --config (request_options, structured_output, temperature)"
+
+
+def classify(exc: openai.APIError, component: str, base_url: str) -> SetupError | None:
+    """A :class:`SetupError` for ``exc`` when it is a setup problem, else ``None``.
+
+    ``exc`` is what the ``openai`` client raised after its own retries: an
+    ``APIStatusError`` with a status in :data:`SETUP_STATUSES` (unless its message is
+    about one over-long request), or an ``APIConnectionError`` that is not a timeout.
+    """
+    if isinstance(exc, openai.APIStatusError) and exc.status_code in SETUP_STATUSES:
+        message = server_message(exc)
+        if any(p in message.lower() for p in CASE_PHRASES):
+            return None
+        hint = setup_hint(component, exc.status_code, message, base_url)
+        return SetupError(f"{component}: HTTP {exc.status_code} from {base_url}: {message}", component, hint)
+    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+        cause = exc.__cause__
+        why = f" ({type(cause).__name__}: {' '.join(str(cause).split())[:120]})" if cause else ""
+        return SetupError(f"{component}: cannot reach {base_url}{why}", component,
+                          f"check {component.upper()}_BASE_URL (or OPENAI_BASE_URL) and that the server is running")
+    return None

@@ -1,0 +1,62 @@
+"""From a chat-completions reply to the JSON it carries (issue 10).
+
+Reasoning models served without a reasoning parser prefix the answer with a
+``<think>…</think>`` (or ``<thinking>…</thinking>``) block; some chat templates open the
+block in the prompt, so the reply starts inside it and only ``</think>`` appears. A
+server whose reasoning parser mis-splits leaves ``content`` null and puts the whole
+answer in ``reasoning_content`` (vLLM, DeepSeek) or ``reasoning`` (OpenRouter, Ollama).
+:func:`reply_json` and :func:`candidate_texts` cover both, for fresh replies and for
+replies replayed from the catalog alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: Message fields tried, in order, when ``content`` is null or empty.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+_THINK = re.compile(r"^\s*<(think|thinking)>.*?</\1>\s*", re.S | re.I)
+_CLOSE = re.compile(r"</(think|thinking)>", re.I)
+
+
+def strip_think(text: str) -> str:
+    """``text`` without a leading ``<think>…</think>``/``<thinking>…</thinking>`` block;
+    a reply holding a closing tag but no opening one (the template opened the block)
+    keeps what follows the last closing tag."""
+    stripped = _THINK.sub("", text, count=1)
+    if stripped is text or stripped == text:
+        closes = list(_CLOSE.finditer(text))
+        if closes and not text.lstrip().startswith(("{", "[", "```")):
+            return text[closes[-1].end():]
+    return stripped
+
+
+def strip_fences(text: str) -> str:
+    """``text`` without a surrounding Markdown code fence (```json … ```)."""
+    t = text.strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else ""
+        if t.rstrip().endswith("```"):
+            t = t.rstrip()[:-3]
+    return t
+
+
+def reply_json(text: str) -> Any:
+    """Decode the JSON of a reply text (think block and code fence removed).
+
+    Raises:
+        json.JSONDecodeError: the rest is not JSON.
+    """
+    return json.loads(strip_fences(strip_think(text)), strict=False)
+
+
+def candidate_texts(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(field, text)`` pairs to try for a chat ``message``: ``content`` when it is a
+    non-empty string, else each non-empty field of :data:`REASONING_FIELDS`."""
+    content = message.get("content")
+    if isinstance(content, str) and content.strip():
+        return [("content", content)]
+    return [(f, message[f]) for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f].strip()]

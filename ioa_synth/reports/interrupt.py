@@ -1,0 +1,167 @@
+"""Ctrl-C for commands that keep LLM calls in flight on worker threads (issue 10).
+
+Importing polars replaces the process's SIGINT handler (pola-rs/polars issue 21739,
+shared/LIBRARY-NOTES.md), after which Ctrl-C never wakes a main thread blocked in
+``concurrent.futures.wait()``. :class:`InterruptGuard` installs its own handler in the
+main thread (after importing polars, so that it wins) and restores the previous one on
+exit; :func:`run_interruptible` waits on futures in a timeout loop, so the handler runs
+within a fraction of a second.
+
+Behaviour: the first Ctrl-C sets ``guard.stop`` — no new work is submitted, queued work
+is dropped, LLM clients sharing the event send no new request — and the in-flight work
+gets ``grace`` seconds to finish (what finishes is recorded as usual); then
+:class:`RunInterrupted` is raised and the command exits 130. A second Ctrl-C exits the
+process at once with status 130 (the catalog journal keeps every call already written).
+
+Usage (build, regenerate, audit; evaluate after merge)::
+
+    with InterruptGuard() as guard, worker_pool(4, "eval") as pool:
+        client.stop = guard.stop
+        run_interruptible(lambda item: pool.submit(work, item), deque(items),
+                          on_done=lambda item, result: ..., workers=4, guard=guard)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+#: Seconds the in-flight work gets after the first Ctrl-C (or a run-stopping error).
+GRACE_SECONDS = 5.0
+#: Seconds between two checks of the stop event while waiting on futures.
+POLL_SECONDS = 0.2
+
+
+class RunInterrupted(Exception):
+    """The run stopped on Ctrl-C. ``abandoned``: work items still running when the grace
+    period ran out (their threads cannot be killed: the caller should exit the process)."""
+
+    def __init__(self, finished: int, abandoned: int) -> None:
+        super().__init__(f"interrupted after {finished} finished item(s)"
+                         + (f"; {abandoned} still running were abandoned" if abandoned else ""))
+        self.finished, self.abandoned = finished, abandoned
+
+
+class InterruptGuard:
+    """Context manager owning SIGINT while a run is in progress (main thread only; in
+    another thread it only provides ``stop``).
+
+    Attributes:
+        stop: set by the first Ctrl-C, or by :func:`run_interruptible` when work raised.
+        interrupted: True once Ctrl-C was pressed.
+        grace: seconds given to in-flight work after ``stop`` is set.
+    """
+
+    def __init__(self, grace: float = GRACE_SECONDS, notice: Callable[[str], None] | None = None) -> None:
+        self.stop = threading.Event()
+        self.interrupted = False
+        self.grace = grace
+        self._notice = notice or (lambda text: print(text, file=sys.stderr, flush=True))
+        self._previous: Any = None
+        self._installed = False
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.interrupted:
+            self._notice("interrupted again: exiting now; run the same command again to resume")
+            os._exit(130)
+        self.interrupted = True
+        self.stop.set()
+        self._notice(f"interrupted: no new calls; waiting up to {self.grace:.0f} s for calls in flight "
+                     "(Ctrl-C again to quit at once)")
+
+    def __enter__(self) -> "InterruptGuard":
+        if threading.current_thread() is threading.main_thread():
+            try:  # polars installs its own SIGINT handler on first import: let it do so before ours
+                import polars  # noqa: F401
+            except ImportError:  # pragma: no cover - polars is a dependency
+                pass
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
+            self._installed = False
+
+
+@contextmanager
+def worker_pool(workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
+    """A thread pool of ``workers`` threads for :func:`run_interruptible`: on a normal end
+    it waits for its threads; when the block raises it drops queued work and does not
+    wait for threads abandoned after the grace period (the command exits instead)."""
+    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix=name)
+    try:
+        yield pool
+    except RunInterrupted as exc:
+        pool.shutdown(wait=not exc.abandoned, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: Callable[[T, Any], None],
+                      workers: int, guard: InterruptGuard) -> int:
+    """Keep up to ``workers`` items in flight until ``items`` is empty; return how many finished.
+
+    Args:
+        submit: starts one item, returning its future (e.g. ``lambda i: pool.submit(f, i)``).
+        items: the queue; ``on_done`` may append to it (e.g. reserve draws).
+        on_done: ``on_done(item, result)``, called in this thread for each finished item.
+        workers: items in flight at once (>= 1).
+        guard: the :class:`InterruptGuard` whose ``stop`` ends submission.
+
+    Raises:
+        BaseException: the first exception raised by an item or by ``on_done`` (e.g. a
+            :class:`~ioa_synth.llm.errors.SetupError`), after setting ``guard.stop`` and
+            giving the other in-flight items ``guard.grace`` seconds.
+        RunInterrupted: Ctrl-C was pressed (``abandoned`` counts items still running).
+    """
+    running: dict[Future, T] = {}
+    error: BaseException | None = None
+    finished = 0
+    deadline: float | None = None
+    while True:
+        while items and len(running) < max(1, workers) and not guard.stop.is_set():
+            item = items.popleft()
+            running[submit(item)] = item
+        if not running:
+            break
+        if guard.stop.is_set():
+            deadline = deadline or time.monotonic() + guard.grace
+            if time.monotonic() >= deadline:
+                break
+        done, _ = wait(running, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+        for fut in done:
+            item = running.pop(fut)
+            try:
+                on_done(item, fut.result())
+                finished += 1
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, after the grace
+                if error is None and not (guard.interrupted and _is_stop(exc)):
+                    error = exc
+                guard.stop.set()
+    for fut in running:
+        fut.cancel()
+    if guard.interrupted:
+        raise RunInterrupted(finished, sum(not f.done() for f in running))
+    if error is not None:
+        raise error
+    return finished
+
+
+def _is_stop(exc: BaseException) -> bool:
+    from ioa_synth.llm.errors import StopRun
+
+    return isinstance(exc, StopRun)

@@ -1,0 +1,111 @@
+"""CLI behaviour a new user meets first (issue 10): one-line usage errors with exit 2,
+``--version``, flags without ``<bool>``, the ``sql`` command, and setup-error hints that
+name the config key or variable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from ioa_helpers import KEY
+
+from ioa_synth import __version__
+from ioa_synth.llm.client import Endpoint, LLMClient, SetupError
+from ioa_synth.llm.config import ComponentConfig
+from ioa_synth.llm.scripted_server import Reply, ScriptedServer
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ioa_synth", *map(str, args)], capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["build", "--split", "test", "--out", "o", "--workers", "0"], "'--workers'"),
+    (["build", "--out", "o"], "Missing option '--split'"),
+    (["audit", "--out", "o"], "Missing option '--split'"),
+    (["nosuch"], "No such command 'nosuch'"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args, needle, tmp_path):
+    res = run(*args)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], res.stderr
+    assert "╭" not in res.stderr and res.stdout == ""
+
+
+def test_version_and_help_without_bool_metavar():
+    res = run("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"ioa-synth {__version__}"
+    for cmd in (["status"], ["seeds", "assign"], ["sql"]):
+        res = run(*cmd, "--help")
+        assert res.returncode == 0 and "--help" in res.stdout
+        assert "<bool>" not in res.stdout and "╭" not in res.stdout
+
+
+def test_sql_queries_the_catalog(cli, endpoint, seeds_file, tmp_path):
+    endpoint({"stage1_judge": ["low", "low"]})
+    out = tmp_path / "out"
+    res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out, "--workers", "1")
+    assert res.exit_code == 0
+    res = cli("sql", out, "SELECT status, count(*) AS n FROM cases GROUP BY 1 ORDER BY 1", "--csv")
+    assert res.exit_code == 0 and res.stdout == "status,n\naccepted,1\ndiscarded,1\n"
+    res = cli("sql", out, "SELECT count(*) AS calls FROM llm_calls WHERE error IS NULL", "--json")
+    assert json.loads(res.stdout) == {"calls": 8}  # 2 x (generator, judge) per case
+    res = cli("sql", out, "SELECT status FROM cases ORDER BY 1")
+    assert res.exit_code == 0 and "accepted" in res.stdout and "discarded" in res.stdout
+    bad = cli("sql", out, "DELETE FROM cases")  # read-only
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: query failed")
+    assert cli("sql", out, "SELECT count(*) FROM cases", "--csv").stdout == "count_star()\n2\n"
+    assert cli("sql", tmp_path / "none", "SELECT 1").exit_code == 2
+
+
+def client_for(server: ScriptedServer, component: str = "judge", base_url: str | None = None, **cfg) -> LLMClient:
+    ep = Endpoint.from_config(component, ComponentConfig(max_retries=0, **cfg), base_url or server.base_url,
+                              "m", KEY, embedded=False)
+    return LLMClient(ep)
+
+
+def refuse(status: int, message: str):
+    return lambda body, headers: Reply(status=status, body={"error": {"message": message}})
+
+
+@pytest.mark.parametrize("status, message, hint", [
+    (401, "Incorrect API key provided: sk-test-helpers-0123456789", "JUDGE_API_KEY (or OPENAI_API_KEY)"),
+    (400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
+          "instead.", '"max_completion_tokens" instead of "max_tokens" in judge.request_options'),
+    (400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+     'set "structured_output" for judge'),
+    (404, "The model `m` does not exist or you do not have access to it.", 'set "model" for judge'),
+])
+def test_setup_errors_name_the_config_key(status, message, hint):
+    with ScriptedServer(refuse(status, message)) as server:
+        client = client_for(server)
+        with pytest.raises(SetupError) as err:
+            client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
+        assert hint in str(err.value) and f"HTTP {status}" in str(err.value)
+        assert KEY not in str(err.value)
+        # latched: the next call raises at once, without a request
+        with pytest.raises(SetupError):
+            client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
+        assert len(server.requests) == 1
+
+
+def test_base_url_without_v1_is_named():
+    with ScriptedServer(lambda body, headers: Reply(status=404, body={"detail": "Not Found"})) as server:
+        root = server.base_url.removesuffix("/v1")
+        client = client_for(server, base_url=root)
+        with pytest.raises(SetupError, match="JUDGE_BASE_URL .* may be missing /v1"):
+            client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
+
+
+def test_context_length_400_is_a_case_error_not_setup():
+    from ioa_synth.llm.client import LLMCallError
+
+    with ScriptedServer(refuse(400, "This model's maximum context length is 8192 tokens.")) as server:
+        client = client_for(server)
+        with pytest.raises(LLMCallError) as err:
+            client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
+        assert not isinstance(err.value, SetupError) and client.setup_error is None

@@ -1,0 +1,92 @@
+"""Ctrl-C on a real ``build`` subprocess (issue 10): with polars imported (it replaces the
+SIGINT handler), the first SIGINT stops new calls and exits 130 within seconds, keeping
+every call that completed; a second SIGINT exits at once; the run resumes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import duckdb
+
+from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+
+
+class SlowCounting:
+    """ProtocolResponder answering after ``delay`` seconds, counting 200 replies sent."""
+
+    def __init__(self, delay: float) -> None:
+        self.base, self.delay, self.answered, self._lock = ProtocolResponder(), delay, 0, threading.Lock()
+
+    def __call__(self, body, headers):
+        time.sleep(self.delay)
+        reply = self.base(body, headers)
+        with self._lock:
+            self.answered += reply.status == 200
+        return reply
+
+
+def start_build(server, seeds, out):
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-sigint-test-0000",
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "test", "--out", str(out),
+           "--workers", "2"]
+    return cmd, env, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_requests(server, proc, n):
+    deadline = time.monotonic() + 60
+    while len(server.requests) < n and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "build ended before it could be interrupted"
+
+
+def stored_ok(out) -> int:
+    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_first_sigint_exits_130_keeping_completed_calls(seeds_file, tmp_path):
+    seeds, out = seeds_file(8), tmp_path / "out"
+    responder = SlowCounting(0.4)
+    with ScriptedServer(responder) as server:
+        cmd, env, proc = start_build(server, seeds, out)
+        wait_for_requests(server, proc, 5)
+        sent_at = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - sent_at
+        assert elapsed < 10, elapsed
+        assert proc.returncode == 130, stderr
+        assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+        answered = responder.answered
+        time.sleep(0.5)
+        assert len(server.requests) == responder.answered  # nothing sent after the exit
+        assert stored_ok(out) == answered  # every completed call was recorded
+        assert answered < 8 * 4  # it did stop early
+
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert stored_ok(out) == 8 * 4 == responder.answered  # the re-run paid only what was missing
+
+
+def test_second_sigint_exits_at_once(seeds_file, tmp_path):
+    seeds, out = seeds_file(4), tmp_path / "out"
+    with ScriptedServer(SlowCounting(3.0)) as server:
+        _, _, proc = start_build(server, seeds, out)
+        wait_for_requests(server, proc, 2)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        sent_at = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        assert time.monotonic() - sent_at < 2.5  # not waiting for the 3 s replies
+        assert proc.returncode == 130
+        assert "interrupted again: exiting now" in stderr
