@@ -21,8 +21,8 @@ class EvalProgress(BuildProgress):
 
 
 def summary_table(summary: dict[str, Any], title: str) -> Table:
-    """Rows: all scored cases, then per domain, per task type (P/R/F1 in %), per-type
-    recall and the category-C breakdown."""
+    """Rows: all scored cases, then per domain and per task type (P/R/F1 in %), then
+    per-type recall; the caption gives mean K, mean |B| and the category-C breakdown."""
     t = Table(title=title)
     for col in ("group", "cases", "precision", "recall", "F1"):
         t.add_column(col, justify="left" if col == "group" else "right")
@@ -35,8 +35,7 @@ def summary_table(summary: dict[str, Any], title: str) -> Table:
         t.add_section()
         for name, g in summary["type_recall"].items():
             t.add_row(f"MA type {name}", f"{g['hit']}/{g['total']} MAs", "", fmt(g["recall"], percent=True), "")
-    t.add_section()
     c = summary["c_breakdown"]
-    t.add_row("category C", ", ".join(f"{k} {v}" for k, v in c.items()), "", "", "")
-    t.add_row("mean K / mean |B|", f"{summary['mean_k']:.2f} / {summary['mean_b']:.2f}", "", "", "")
+    t.caption = (f"mean K {summary['mean_k']:.2f}, mean |B| {summary['mean_b']:.2f}; category C: "
+                 + ", ".join(f"{k} {v}" for k, v in c.items()))
     return t
