@@ -3,8 +3,8 @@
 
 A re-run of the same setup skips scored cases (no call), replays the stored calls of a
 case killed midway and retries failed cases. A different setup (models and sampling,
-templates, access, rollouts, permutation, mode, input files) on a ``RESULTS`` that holds
-records is refused (:class:`SetupChanged`). Writes ``run.json``, ``records/``,
+templates, access, rollouts, permutation, mode, input files) on a ``RESULTS`` that an
+earlier run started is refused (:class:`SetupChanged`). Writes ``run.json``, ``records/``,
 ``summary.json`` (atomically) and ``catalog.duckdb`` (``llm_calls``, ``runs``).
 """
 
@@ -90,13 +90,14 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
 
 
 def check_setup(out_dir: Path, parts: dict[str, Any]) -> None:
-    """Refuse a setup different from the one of the records already in ``out_dir``.
+    """Refuse a setup different from the one ``out_dir`` was started with: its records and
+    its stored calls (replayed on resume) belong to that setup.
 
     Raises:
-        SetupChanged: ``run.json`` names another fingerprint and ``records/`` is not empty.
+        SetupChanged: ``run.json`` exists and names another fingerprint (or is unreadable).
     """
     run_file = out_dir / "run.json"
-    if not run_file.exists() or not any((out_dir / "records").rglob("*.json")):
+    if not run_file.exists():
         return
     try:
         old = json.loads(run_file.read_text(encoding="utf-8"))

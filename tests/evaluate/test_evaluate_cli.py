@@ -4,6 +4,7 @@ each with its own key) that play the paper's case studies (App. E.1)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -200,3 +201,38 @@ def test_unusable_filter_reply_is_re_requested_then_fails_the_case(cli, trio, sp
     t.validity_filter.responder = study.filter
     assert evaluate(cli, split, out2, "--limit", "1").exit_code == 0
     assert json.loads((out2 / "summary.json").read_text())["complete"] is True
+
+
+def test_prober_asking_nothing_scores_zero_without_further_calls(cli, trio, split, tmp_path):
+    t = trio(Study([]))
+    out = tmp_path / "r"
+    assert evaluate(cli, split, out, "--limit", "1").exit_code == 0
+    assert t.counts() == (1, 0, 0)
+    rec = json.loads((out / "records/business/troubleshooting_010.json").read_text())
+    assert rec["status"] == "scored" and rec["questions"] == []
+    assert (rec["metrics"]["precision"], rec["metrics"]["recall"], rec["metrics"]["f1"], rec["metrics"]["k"]) == (0, 0, 0, 0)
+
+
+def test_changed_setup_refused_even_before_any_record(cli, trio, split, tmp_path):
+    """Stored calls of an unfinished first run would be replayed: another setup is refused."""
+    t = trio(studies())
+    out = tmp_path / "r"
+    t.simulator.responder = lambda body, headers: study_500()
+    assert evaluate(cli, split, out, "--limit", "1", "--config", _no_retries(tmp_path)).exit_code == 0
+    assert json.loads((out / "summary.json").read_text())["cases"]["failed"] == 1
+    assert q(out, "SELECT count(*) FROM llm_calls WHERE error IS NULL AND role = 'prober'") == [(1,)]
+    shutil.rmtree(out / "records")  # as if killed before any record was written: the prober call is stored
+    res = evaluate(cli, split, out, "--limit", "1", "--rollouts", "2", "--config", _no_retries(tmp_path))
+    one_line_error(res, "rollouts", "use a new --out")
+
+
+def study_500():
+    from ioa_synth.llm.scripted_server import Reply
+
+    return Reply(status=500, body={"error": {"message": "scripted 500"}})
+
+
+def _no_retries(tmp_path):
+    cfg = tmp_path / "noretry.json"
+    cfg.write_text(json.dumps({"simulator": {"max_retries": 0}}))
+    return cfg
