@@ -27,6 +27,7 @@ class EvalSettings:
     permute_seed: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The settings as stored in records, run.json and summary.json."""
         return {"mode": self.mode, "access": self.access, "rollouts": self.rollouts, "permute_seed": self.permute_seed}
 
 

@@ -88,6 +88,8 @@ class EvalTurn(_Lenient):
 
 
 class EvalDialogue(_Lenient):
+    """``dialogue`` of a case: its ordered turns (``num_turns`` is not needed)."""
+
     turns: list[EvalTurn]
 
 

@@ -42,6 +42,8 @@ class ProberReply(_Reply):
 
 
 class Answer(_Reply):
+    """One simulator answer: a 1-based question number and an option letter."""
+
     question: int
     option: str = Field(..., json_schema_extra={"enum": list(LETTERS)})
 

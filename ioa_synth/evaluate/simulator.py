@@ -34,6 +34,7 @@ class Permutation:
 
     @classmethod
     def identity(cls, questions: list[Question]) -> "Permutation":
+        """The prober's own question and option order."""
         return cls(tuple(range(1, len(questions) + 1)), tuple({c: c for c in q.options} for q in questions))
 
     @classmethod

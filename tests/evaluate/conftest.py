@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from eval_helpers import KEYS, STUDY_1, Study
+from .eval_helpers import KEYS, STUDY_1, Study
 from ioa_synth.llm.scripted_server import ScriptedServer
 
 

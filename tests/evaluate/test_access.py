@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from eval_helpers import write_case
+from .eval_helpers import write_case
 
 FIELDS = ("name", "role", "expertise", "background", "private_state")
 MA_FIELDS = ("topic", "surface_form", "member_a_understanding", "member_b_understanding", "why_undetected")

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from eval_helpers import KEYS, STUDY_1, STUDY_2, STUDY_3, Study, released_case, shown_questions, toolkit_case, user_text, write_case
+from .eval_helpers import KEYS, STUDY_1, STUDY_2, STUDY_3, Study, released_case, shown_questions, toolkit_case, user_text, write_case
 from ioa_helpers import one_line_error, q
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eval_helpers import released_case, toolkit_case, write_case
+from .eval_helpers import released_case, toolkit_case, write_case
 from ioa_helpers import one_line_error
 from ioa_synth.evaluate.inputs import InputError, load_cases
 

@@ -12,7 +12,7 @@ import time
 
 import duckdb
 
-from eval_helpers import KEYS, STUDY_1, Study, released_case, write_case
+from .eval_helpers import KEYS, STUDY_1, Study, released_case, write_case
 from ioa_synth.llm.scripted_server import ScriptedServer
 from ioa_synth.store.catalog import Catalog
 
