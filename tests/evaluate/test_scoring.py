@@ -121,3 +121,26 @@ def test_filter_replies_that_are_unusable(judgements, needle):
         parse_judgements({"judgements": judgements}, [2, 5], ["MA1", "MA2"])
     ok = parse_judgements({"judgements": [_j(2, hits_ground_truth="MA1"), _j(5, redundant_with=2)]}, [2, 5], ["MA1"])
     assert ok[2].hits_ground_truth == "MA1" and ok[5].redundant_with == 2
+
+
+def test_fingerprint_parts_keep_no_credentials_and_cover_the_setup():
+    from pathlib import Path
+
+    from ioa_synth.evaluate.case import EvalSettings
+    from ioa_synth.evaluate.inputs import load_cases
+    from ioa_synth.evaluate.run import EvalJob, component_settings, fingerprint_parts
+    from ioa_synth.llm.client import Endpoint
+    from ioa_synth.llm.config import ComponentConfig
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "evaluate" / "test"
+    cases = load_cases(sample)
+    ep = Endpoint.from_config("prober", ComponentConfig(), "https://user:s3cret-token@llm.example.org:8443/v1?key=abc",
+                              "m", "sk-secret-key", embedded=False)
+    job = EvalJob(cases=cases, all_cases=cases, settings=EvalSettings(access="thoughts", rollouts=3, permute_seed=5))
+    parts = fingerprint_parts({"prober": ep}, job)
+    text = str(parts) + str(component_settings(ep))
+    assert "s3cret" not in text and "sk-secret" not in text and "key=abc" not in text
+    assert parts["components"]["prober"]["base_url"] == "https://llm.example.org:8443/v1"
+    assert (parts["access"], parts["rollouts"], parts["permute_seed"], parts["mode"]) == ("thoughts", 3, 5, "mcq")
+    assert parts["inputs"] == {"software_engineering/troubleshooting_001.json": cases[0].sha256}
+    assert component_settings(ep)["base_url_kind"] == "remote" and component_settings(ep)["temperature"] == 0.7
