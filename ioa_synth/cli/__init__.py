@@ -37,7 +37,7 @@ class OneLineErrors(TyperGroup):
                 hint = f" (see '{ctx.command_path} --help')"
             typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
             sys.exit(exc.exit_code)
-        except click_exc.Abort:
+        except typer.Abort:
             typer.echo("error: interrupted", err=True)
             sys.exit(130)
         except CatalogLocked as exc:
@@ -75,7 +75,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 def _register() -> None:
     """Import the command modules; each registers its commands on ``app``."""
-    from ioa_synth.cli import analysis, annotate, audit, build, regenerate, sql  # noqa: F401
+    from ioa_synth.cli import analysis, annotate, audit, build, evaluate, regenerate, sql  # noqa: F401
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")

@@ -39,7 +39,8 @@ T = TypeVar("T")
 
 #: ``max_tokens`` sent to the embedded model when the config gives none: a schema alone
 #: does not guarantee that a small model's output ends.
-EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536}
+EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
+                       "prober": 1536, "simulator": 512, "validity_filter": 1024}
 
 
 @dataclass

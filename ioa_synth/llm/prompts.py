@@ -46,7 +46,8 @@ def template_dir(capability: str) -> Path:
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     loaders = {c: jinja2.FileSystemLoader(str(template_dir(c))) for c in CAPABILITIES if template_dir(c).is_dir()}
-    return jinja2.Environment(loader=jinja2.PrefixLoader(loaders), undefined=jinja2.StrictUndefined,
+    # auto_reload off: templates are packaged files, and the per-render mtime check costs a stat per call
+    return jinja2.Environment(loader=jinja2.PrefixLoader(loaders), undefined=jinja2.StrictUndefined, auto_reload=False,
                               keep_trailing_newline=False, autoescape=False)
 
 

@@ -1,0 +1,74 @@
+"""``ioa-synth evaluate``: score probers on a built split with the IoA-Suite protocol."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import check_choice, config_or_fail, fail
+
+
+@app.command()
+def evaluate(
+    data: Path = typer.Option(..., "--data", help="Folder of cases (*.json, searched recursively), e.g. DIR/test"),
+    out: Path = typer.Option(..., "--out", help="Results folder (records/, run.json, summary.json, catalog.duckdb)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate the first N cases (by path)"),
+    access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
+    rollouts: int = typer.Option(1, "--rollouts", min=1, max=20, help="Simulator rollouts per participant (modal answer)"),
+    permute_seed: Optional[int] = typer.Option(None, "--permute-seed", min=0,
+                                               help="Shuffle question and option order (seeded) before simulation"),
+    questions_from: Optional[Path] = typer.Option(None, "--questions-from",
+                                                  help="Reuse the questions of an earlier results folder (no prober call)"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+) -> None:
+    """Run prober -> simulator -> validity filter on every case; re-running resumes."""
+    from rich.console import Console
+
+    from ioa_synth.evaluate.access import ACCESS_LEVELS
+    from ioa_synth.evaluate.case import EvalSettings
+    from ioa_synth.evaluate.inputs import InputError, load_cases
+    from ioa_synth.evaluate.report import summary_table
+    from ioa_synth.evaluate.run import EvalJob, SetupChanged, run_evaluate
+    from ioa_synth.llm.endpoints import EndpointError
+    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+
+    check_choice("--access", access, ACCESS_LEVELS)
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a directory")
+    if questions_from is not None and not (questions_from / "records").is_dir():
+        fail(f"--questions-from {questions_from}: no records/ folder (not an evaluate results folder)")
+    if questions_from is not None and questions_from.resolve() == out.resolve():
+        fail("--questions-from must name another results folder than --out")
+    cfg = config_or_fail(config)
+    try:
+        cases = load_cases(data)
+    except InputError as exc:
+        fail(str(exc))
+    settings = EvalSettings(mode="mcq", access=access, rollouts=rollouts, permute_seed=permute_seed)
+    job = EvalJob(cases=cases[:limit] if limit else cases, all_cases=cases, settings=settings,
+                  questions_from=questions_from)
+    args = {"data": str(data), **settings.as_dict(), "limit": limit, "workers": workers,
+            "config": str(config) if config else None, "local_model": local_model,
+            "questions_from": str(questions_from) if questions_from else None}
+    console = Console(stderr=True)
+    try:
+        summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args)
+    except SetupChanged as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; run the same command again to resume", code=130)
+    except (EndpointError, LocalModelError) as exc:
+        fail(str(exc), code=1)
+    from ioa_synth.reports.output import wide_console
+
+    wide_console().print(summary_table(summary, title=f"{out}: {settings.mode}, access {access}"))
+    run = summary["run"]
+    console.print(f"this run: {run['scored']} scored, {run['failed']} failed, {run['skipped']} already scored, "
+                  f"{run['tokens']:,} tokens; {'complete' if summary['complete'] else 'INCOMPLETE'}: "
+                  f"{summary['cases']['scored']}/{summary['cases']['requested']} cases scored")

@@ -1,0 +1,80 @@
+"""Information access of the evaluation components (issue 7 §3; PROTOCOL.md §6; paper
+App. C.3, Table 16), as explicit field lists.
+
+Each component's prompt context is built here and only here, from the lists below; the
+templates print what they are given and nothing else. So which case field reaches
+which request is decided in this module (and checked by tests that plant a distinct
+token in every field). No component sees ``meeting_scenario`` or the conversation
+outline: the paper's slots are ``{member_profiles}`` and ``{transcript}`` only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ioa_synth.evaluate.inputs import EvalCase, EvalMember
+
+#: ``--access`` settings of the prober (Table 16): r_i; r_i+h_k; r_i+g_i,a_i; r_i+g_i,a_i,h_k.
+ACCESS_LEVELS: tuple[str, ...] = ("public", "thoughts", "private", "private+thoughts")
+
+#: Public profile r_i.
+PUBLIC_PROFILE_FIELDS: tuple[str, ...] = ("name", "role", "expertise", "background")
+#: Full profile: r_i plus private agenda g_i and tacit assumptions a_i.
+FULL_PROFILE_FIELDS: tuple[str, ...] = PUBLIC_PROFILE_FIELDS + ("private_state", "hidden_assumptions")
+#: Ground-truth fields of a misalignment point shown to the validity filter.
+MA_FIELDS: tuple[str, ...] = ("id", "type", "topic", "surface_form", "member_a_understanding",
+                              "member_b_understanding", "why_undetected")
+
+_LABELS = {"name": "Name", "role": "Role", "expertise": "Expertise", "background": "Background",
+           "private_state": "Private agenda", "hidden_assumptions": "Assumptions taken as settled"}
+
+
+def profile_view(member: EvalMember, fields: tuple[str, ...]) -> dict[str, Any]:
+    """``{"id", "fields": [(label, text), ...]}`` of ``member`` restricted to ``fields``."""
+    shown = []
+    for f in fields:
+        value = getattr(member, f)
+        shown.append((_LABELS[f], "; ".join(value) if isinstance(value, list) else value))
+    return {"id": member.id, "fields": shown}
+
+
+def transcript_view(case: EvalCase, thoughts_of: frozenset[str]) -> list[dict[str, Any]]:
+    """Turns as ``{"idx", "speaker_id", "speaker_name", "thought", "utterance"}``; ``thought``
+    is the inner thought for speakers in ``thoughts_of``, else ``None``."""
+    return [{"idx": t.turn_idx, "speaker_id": t.speaker_id, "speaker_name": t.speaker_name,
+             "thought": t.inner_thought if t.speaker_id in thoughts_of else None, "utterance": t.utterance}
+            for t in case.turns]
+
+
+def prober_context(case: EvalCase, access: str) -> dict[str, Any]:
+    """Template context of the prober for ``access`` (one of :data:`ACCESS_LEVELS`):
+    ``member_profiles`` (public or full) and ``transcript`` (with every speaker's inner
+    thoughts for ``thoughts`` settings). Never the misalignment points.
+
+    Raises:
+        ValueError: unknown ``access``.
+    """
+    if access not in ACCESS_LEVELS:
+        raise ValueError(f"access must be one of {', '.join(ACCESS_LEVELS)}")
+    fields = FULL_PROFILE_FIELDS if access.startswith("private") else PUBLIC_PROFILE_FIELDS
+    thoughts = frozenset({"M1", "M2"}) if access.endswith("thoughts") else frozenset()
+    return {"member_profiles": [profile_view(m, fields) for m in case.profiles.members],
+            "transcript": transcript_view(case, thoughts), "with_thoughts": bool(thoughts)}
+
+
+def simulator_context(case: EvalCase, participant: str) -> dict[str, Any]:
+    """Template context of the simulator playing ``participant``: own full profile and own
+    inner thoughts, the other's public profile, every utterance. Never the other's
+    private state, assumptions or thoughts, never the misalignment points."""
+    other = "M2" if participant == "M1" else "M1"
+    return {"self_profile": profile_view(case.member(participant), FULL_PROFILE_FIELDS),
+            "other_profile": profile_view(case.member(other), PUBLIC_PROFILE_FIELDS),
+            "transcript": transcript_view(case, frozenset({participant}))}
+
+
+def filter_context(case: EvalCase) -> dict[str, Any]:
+    """Template context of the validity filter (without the questions): both full
+    profiles, the misalignment points (ground truth), utterances only."""
+    mas = [{f: getattr(p, f) for f in MA_FIELDS} for p in case.profiles.misalignment_points]
+    return {"member_profiles": [profile_view(m, FULL_PROFILE_FIELDS) for m in case.profiles.members],
+            "misalignment_points": mas, "transcript": transcript_view(case, frozenset())}

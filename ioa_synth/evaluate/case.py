@@ -1,0 +1,87 @@
+"""One case through the protocol: prober -> simulator (every rollout) -> validity filter
+-> categories and metrics, as the case's record (layout: README, Evaluate section)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ioa_synth.evaluate.inputs import EvalCase
+from ioa_synth.evaluate.probers import Prober
+from ioa_synth.evaluate.records import CaseCalls
+from ioa_synth.evaluate.replies import Question
+from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics
+from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
+from ioa_synth.evaluate.validity import judge_divergent
+from ioa_synth.llm.client import LLMCallError, LLMClient
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """The protocol settings of a run: ``mode``, ``access`` (Table 16), ``rollouts`` (>= 1)
+    and ``permute_seed`` (``None``: the prober's own order)."""
+
+    mode: str = "mcq"
+    access: str = "public"
+    rollouts: int = 1
+    permute_seed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as stored in records, run.json and summary.json."""
+        return {"mode": self.mode, "access": self.access, "rollouts": self.rollouts, "permute_seed": self.permute_seed}
+
+
+def _head(case: EvalCase, settings: EvalSettings) -> dict[str, Any]:
+    return {"case_id": case.case_id, "source_file": case.source_file, "domain": case.domain,
+            "task_type": case.task_type, "status": "failed", **settings.as_dict(),
+            "misalignment_points": [{"id": p.id, "type": p.type, "topic": p.topic, "surface_form": p.surface_form}
+                                    for p in case.profiles.misalignment_points]}
+
+
+def score_questions(questions: list[Question], rollouts: dict[str, list[dict[int, str]]],
+                    judgements: dict[int, Any], ma_ids: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Question entries of a record and the dialogue's metrics (pure: no call)."""
+    entries, cats = [], []
+    for n, q in enumerate(questions, 1):
+        answers = {}
+        for p in PARTICIPANTS:
+            picks = [r[n] for r in rollouts[p]]
+            option, consistency = modal(picks)
+            answers[p] = {"option": option, "rollouts": picks, "consistency": consistency}
+        divergent = answers["M1"]["option"] != answers["M2"]["option"]
+        j = judgements.get(n) if divergent else None
+        jd = j.model_dump(exclude={"question"}) if j is not None else None
+        category, reason, ma = categorize(divergent, jd)
+        cats.append((category, ma))
+        entries.append({"number": n, "key": q.key, "question": q.question, "options": q.options, "answers": answers,
+                        "divergent": divergent, "filter": jd, "category": category, "reason": reason, "ma_id": ma})
+    return entries, dialogue_metrics(cats, ma_ids)
+
+
+def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, clients: dict[str, LLMClient | None],
+                  calls: CaseCalls) -> dict[str, Any]:
+    """The record of ``case``: ``status`` ``scored`` with questions, metrics and calls, or
+    ``failed`` with ``error`` (and the calls made). Never raises for a model failure."""
+    record = _head(case, settings)
+    try:
+        questions = prober.ask(case, settings.access, clients.get("prober"), calls)
+        perm = (Permutation.shuffled(questions, settings.permute_seed, case.case_id)
+                if settings.permute_seed is not None else Permutation.identity(questions))
+        rollouts = simulate(case, questions, perm, settings.rollouts, clients["simulator"], calls)
+        chosen = {p: {n: modal([r[n] for r in rollouts[p]])[0] for n in range(1, len(questions) + 1)}
+                  for p in PARTICIPANTS}
+        judgements = judge_divergent(case, questions, chosen, clients["validity_filter"], calls)
+        entries, metrics = score_questions(questions, rollouts, judgements, case.ma_ids)
+    except LLMCallError as exc:
+        record["error"] = str(exc)
+    except ValueError as exc:  # e.g. --questions-from without this case
+        record["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+        record["error"] = f"internal error: {type(exc).__name__}: {exc}"
+    else:
+        record |= {"status": "scored", "questions": entries, "metrics": metrics,
+                   "c_breakdown": c_breakdown(e["reason"] for e in entries)}
+        if settings.permute_seed is not None:
+            record["permutation"] = perm.as_record()
+    record["calls"] = calls.log
+    return record

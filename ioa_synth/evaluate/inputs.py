@@ -1,0 +1,193 @@
+"""Reading evaluation inputs: every ``*.json`` case under ``--data``, in this toolkit's
+record format or in the released IoA-Suite format (PROTOCOL.md §2-4).
+
+The evaluation view is a set of lenient pydantic models of its own: extra keys are
+ignored, ``meeting_scenario`` may be a string or an object, a misalignment point may
+lack ``type``, and ``seed``/``quality`` may be absent. A field the protocol needs and
+the file lacks is never guessed: the whole input set is refused with one error line
+naming the file and the field (:class:`InputError`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, TASK_TYPES
+from ioa_synth.protocol.schemas import scenario_text
+
+
+class InputError(ValueError):
+    """An unusable ``--data`` folder or case file; the message names the file and field."""
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class EvalMember(_Lenient):
+    """A participant (PROTOCOL.md §1): public profile plus private agenda and tacit assumptions."""
+
+    id: str
+    name: str
+    role: str
+    expertise: str
+    background: str
+    private_state: str
+    hidden_assumptions: list[str]
+
+
+class EvalMA(_Lenient):
+    """A misalignment point; ``type`` is ``None`` in the released data (no taxonomy label)."""
+
+    id: str
+    type: str | None = None
+    topic: str
+    surface_form: str
+    member_a_understanding: str
+    member_b_understanding: str
+    why_undetected: str
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _known_type(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        v = str(v).strip().lower()
+        if v not in MA_TYPES:
+            raise ValueError(f"type must be one of {', '.join(MA_TYPES)}")
+        return v
+
+
+class EvalProfiles(_Lenient):
+    """``profiles`` of a case; ``conversation_outline`` is not read (no component sees it)."""
+
+    meeting_scenario: str = ""
+    members: list[EvalMember]
+    misalignment_points: list[EvalMA]
+
+    @field_validator("meeting_scenario", mode="before")
+    @classmethod
+    def _scenario(cls, v: Any) -> Any:
+        return scenario_text(v)
+
+
+class EvalTurn(_Lenient):
+    """One dialogue turn; ``speaker_name`` falls back to the member's name when absent."""
+
+    turn_idx: int
+    speaker_id: str
+    speaker_name: str | None = None
+    inner_thought: str
+    utterance: str
+
+
+class EvalDialogue(_Lenient):
+    """``dialogue`` of a case: its ordered turns (``num_turns`` is not needed)."""
+
+    turns: list[EvalTurn]
+
+
+class EvalCaseFile(_Lenient):
+    """A case file: ``profiles`` + ``dialogue``; ``seed`` optional."""
+
+    profiles: EvalProfiles
+    dialogue: EvalDialogue
+    seed: dict[str, Any] | None = None
+
+
+@dataclass
+class EvalCase:
+    """One case to evaluate.
+
+    ``case_id``: path relative to ``--data`` without ``.json`` (e.g.
+    ``business/troubleshooting_010``); ``domain``/``task_type`` from ``seed``, else from
+    the path, else ``"unknown"``; ``sha256`` of the file bytes (fingerprint).
+    """
+
+    case_id: str
+    source_file: str
+    domain: str
+    task_type: str
+    sha256: str
+    profiles: EvalProfiles
+    turns: list[EvalTurn]
+
+    def member(self, member_id: str) -> EvalMember:
+        """The member with id ``member_id`` (``M1``/``M2``)."""
+        return next(m for m in self.profiles.members if m.id == member_id)
+
+    @property
+    def ma_ids(self) -> list[str]:
+        """Ids of the misalignment points, in file order."""
+        return [p.id for p in self.profiles.misalignment_points]
+
+
+def _where(err: dict[str, Any]) -> str:
+    return ".".join(str(x) for x in err["loc"])
+
+
+def _cell(rel: Path, seed: dict[str, Any] | None) -> tuple[str, str]:
+    seed = seed or {}
+    domain = seed.get("domain") or next((p for p in rel.parts[:-1] if p in DOMAINS), None)
+    stem_task = rel.stem.rsplit("_", 1)[0]
+    task = seed.get("task_type") or (stem_task if stem_task in TASK_TYPES else None)
+    return str(domain or "unknown"), str(task or "unknown")
+
+
+def read_case(path: Path, rel: Path) -> EvalCase:
+    """Read one case file (``rel`` = its path relative to ``--data``).
+
+    Raises:
+        InputError: not JSON, not an object, a missing or malformed field, members other
+            than M1/M2, repeated MA ids, or a turn by an unknown speaker.
+    """
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{rel}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise InputError(f"{rel}: not an IoA case (the file is not a JSON object)")
+    try:
+        parsed = EvalCaseFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "missing":
+            raise InputError(f"{rel}: not an IoA case: missing field {_where(err)}") from exc
+        raise InputError(f"{rel}: field {_where(err)}: {err['msg']}") from exc
+    ids = sorted(m.id for m in parsed.profiles.members)
+    if ids != ["M1", "M2"]:
+        raise InputError(f"{rel}: field profiles.members: members must be M1 and M2 (got {ids})")
+    ma_ids = [p.id for p in parsed.profiles.misalignment_points]
+    if len(set(ma_ids)) != len(ma_ids):
+        raise InputError(f"{rel}: field profiles.misalignment_points: ids repeat ({ma_ids})")
+    names = {m.id: m.name for m in parsed.profiles.members}
+    for i, t in enumerate(parsed.dialogue.turns):
+        if t.speaker_id not in names:
+            raise InputError(f"{rel}: field dialogue.turns.{i}.speaker_id: unknown speaker {t.speaker_id!r}")
+        t.speaker_name = t.speaker_name or names[t.speaker_id]
+    domain, task = _cell(rel, parsed.seed)
+    return EvalCase(case_id=rel.with_suffix("").as_posix(), source_file=rel.as_posix(), domain=domain,
+                    task_type=task, sha256=hashlib.sha256(raw).hexdigest(), profiles=parsed.profiles,
+                    turns=parsed.dialogue.turns)
+
+
+def load_cases(data_dir: Path) -> list[EvalCase]:
+    """Every ``*.json`` case under ``data_dir`` (recursively), sorted by relative path.
+
+    Raises:
+        InputError: ``data_dir`` is not a folder, holds no ``*.json`` file, or any file is
+            not a case (the first such file is named; no case is returned).
+    """
+    if not data_dir.is_dir():
+        raise InputError(f"--data {data_dir} is not a folder")
+    paths = sorted(data_dir.rglob("*.json"), key=lambda p: p.relative_to(data_dir).as_posix())
+    if not paths:
+        raise InputError(f"--data {data_dir} holds no *.json case")
+    return [read_case(p, p.relative_to(data_dir)) for p in paths]

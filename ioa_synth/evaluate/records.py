@@ -1,0 +1,108 @@
+"""Per-case evaluation records (``RESULTS/records/<case_id>.json``) and the log of every
+model call a case made, in the layout agreed for ``evaluate`` and ``compare``/``report``
+(see the README's Evaluate section).
+
+Calls go through :class:`ioa_synth.store.calls.CallRecorder` (journaled in
+``RESULTS/catalog.duckdb``, replayed on resume); :class:`CaseCalls` only adds the
+record's view of them: component, participant, rollout, request messages, raw reply,
+error and try index, for fresh, failed and replayed calls alike.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from ioa_synth.llm.client import CallRecord, LLMClient
+from ioa_synth.llm.prompts import Prompt
+from ioa_synth.store.calls import CallKey, CallRecorder
+
+T = TypeVar("T")
+
+#: ``llm_calls.stage`` of each evaluation component.
+STAGES: dict[str, int] = {"prober": 0, "simulator": 1, "validity_filter": 2}
+
+
+def role_of(component: str, participant: str | None) -> str:
+    """``llm_calls.role``: the component, with ``:<participant>`` for the simulator."""
+    return f"{component}:{participant}" if participant else component
+
+
+class _LoggedClient:
+    """An :class:`LLMClient` seen through a callback that gets every try's record."""
+
+    def __init__(self, client: LLMClient, on_record: Callable[[CallRecord], None]) -> None:
+        self._client, self._on_record = client, on_record
+        self.endpoint = client.endpoint
+
+    def complete_json(self, messages, schema, name, parse, on_call):  # noqa: ANN001 - LLMClient's signature
+        def failed(rec: CallRecord) -> None:
+            self._on_record(rec)
+            on_call(rec)
+
+        value, rec = self._client.complete_json(messages, schema, name, parse, failed)
+        self._on_record(rec)
+        return value, rec
+
+
+@dataclass
+class CaseCalls:
+    """The calls of one case: made (or replayed) through ``recorder``, logged in ``log``.
+
+    Args:
+        recorder: the run's call recorder.
+        case_id: the case's id (first part of every call key).
+        replay_tries: ``try_index`` of stored successful calls, for replayed entries.
+    """
+
+    recorder: CallRecorder
+    case_id: str
+    replay_tries: dict[CallKey, int] = field(default_factory=dict)
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    def call(self, client: LLMClient, component: str, participant: str | None, attempt: int, prompt: Prompt,
+             schema: dict[str, Any], parse: Callable[[Any], T]) -> T:
+        """The parsed reply of one call; key ``(case_id, STAGES[component], role, attempt)``.
+
+        Raises:
+            ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries.
+        """
+        key = (self.case_id, STAGES[component], role_of(component, participant), attempt)
+        rollout = attempt if component == "simulator" else None
+        base = {"component": component, "participant": participant, "rollout": rollout,
+                "model": client.endpoint.model, "messages": prompt.messages}
+
+        def on_record(rec: CallRecord) -> None:
+            self.log.append({**base, "response": rec.response_text, "error": rec.error, "try_index": rec.try_index})
+
+        value, fresh = self.recorder.call(_LoggedClient(client, on_record), key, prompt, schema, component, parse)
+        if not fresh:
+            self.log.append({**base, "response": self.recorder.replay.get(key), "error": None,
+                             "try_index": self.replay_tries.get(key, 0), "replayed": True})
+        return value
+
+
+def load_replay_tries(catalog: Any, case_ids: list[str]) -> dict[CallKey, int]:
+    """``try_index`` of the latest stored successful call per key of these cases."""
+    if not case_ids:
+        return {}
+    rows = catalog.execute(
+        "SELECT case_id, stage, role, attempt, last(try_index ORDER BY created_at) FROM llm_calls "
+        "WHERE error IS NULL AND list_contains(?, case_id) GROUP BY ALL", [case_ids])
+    return {(c, s, r, a): t for c, s, r, a, t in rows}
+
+
+def record_path(out_dir: Path, case_id: str) -> Path:
+    """``RESULTS/records/<case_id>.json`` (``case_id`` is ``<domain>/<case>`` for a split folder)."""
+    return Path(out_dir) / "records" / f"{case_id}.json"
+
+
+def read_record(out_dir: Path, case_id: str) -> dict[str, Any] | None:
+    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable."""
+    try:
+        data = json.loads(record_path(out_dir, case_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

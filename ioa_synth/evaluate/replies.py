@@ -1,0 +1,154 @@
+"""Reply shapes of the evaluation components (issue 7 §4), as pydantic models plus the
+checks that make a reply unusable.
+
+Every ``parse_*`` function raises ``ValueError`` (``pydantic.ValidationError`` is one)
+for a reply that breaks its shape; :class:`ioa_synth.llm.client.LLMClient` then asks
+again (bounded by ``content_retries``). Nothing is guessed or repaired. Sizes appear
+in the JSON schema sent to the endpoint (``json_schema_extra``) so that constrained
+decoding ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LETTERS = "ABCDE"
+MAX_QUESTIONS = 15
+
+_OPTIONS_SCHEMA = {"type": "object", "properties": {c: {"type": "string", "maxLength": 200} for c in LETTERS},
+                   "required": ["A", "B"], "additionalProperties": False}
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"additionalProperties": False})
+
+
+class ProbeQuestion(_Reply):
+    """One multiple-choice question: stem and 2-5 options lettered from A."""
+
+    question: str = Field(..., min_length=1, json_schema_extra={"maxLength": 400})
+    options: dict[str, str] = Field(..., json_schema_extra=_OPTIONS_SCHEMA)
+
+
+class ProberReply(_Reply):
+    """Prober: ``{"questions": [{"question": "<stem>", "options": {"A": "...", ...}}]}``."""
+
+    questions: list[ProbeQuestion] = Field(..., json_schema_extra={"maxItems": MAX_QUESTIONS})
+
+
+class Answer(_Reply):
+    """One simulator answer: a 1-based question number and an option letter."""
+
+    question: int
+    option: str = Field(..., json_schema_extra={"enum": list(LETTERS)})
+
+
+class SimulatorReply(_Reply):
+    """Simulator: ``{"answers": [{"question": <1-based number>, "option": "<letter>"}]}``."""
+
+    answers: list[Answer] = Field(..., json_schema_extra={"maxItems": MAX_QUESTIONS})
+
+
+class Judgement(_Reply):
+    """The validity filter's decision on one divergent question."""
+
+    question: int
+    is_meaningful: bool
+    is_implicit: bool
+    redundant_with: int | None
+    hits_ground_truth: str | None = Field(..., json_schema_extra={"maxLength": 8})
+
+
+class FilterReply(_Reply):
+    """Validity filter: ``{"judgements": [{"question", "is_meaningful", "is_implicit",
+    "redundant_with", "hits_ground_truth"}]}``."""
+
+    judgements: list[Judgement] = Field(..., json_schema_extra={"maxItems": MAX_QUESTIONS})
+
+
+@dataclass(frozen=True)
+class Question:
+    """A prober question as asked: stem and ``{letter: text}`` options in order."""
+
+    question: str
+    options: dict[str, str]
+
+    @property
+    def key(self) -> str:
+        """Stable identity across runs: sha1 of stem + options JSON, 12 hex characters."""
+        blob = self.question + json.dumps(self.options, ensure_ascii=False, sort_keys=True)
+        return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def parse_questions(data: Any) -> list[Question]:
+    """Questions of a prober reply (possibly none).
+
+    Raises:
+        ValueError: wrong shape, a blank stem or option, or option letters that are not
+            2-5 consecutive letters from A.
+    """
+    reply = ProberReply.model_validate(data)
+    out = []
+    for i, q in enumerate(reply.questions, 1):
+        letters = "".join(q.options)
+        if not 2 <= len(letters) <= 5 or letters != LETTERS[: len(letters)]:
+            raise ValueError(f"question {i}: options must be lettered A, B, ... (2-5 of them), got {list(q.options)}")
+        if not q.question.strip() or any(not str(t).strip() for t in q.options.values()):
+            raise ValueError(f"question {i}: blank stem or option")
+        out.append(Question(q.question.strip(), {k: v.strip() for k, v in q.options.items()}))
+    return out
+
+
+def parse_answers(data: Any, letters: list[str]) -> dict[int, str]:
+    """``{question number: letter}`` of a simulator reply to questions whose options are
+    ``letters[n-1]`` (e.g. ``"ABCD"``).
+
+    Raises:
+        ValueError: wrong shape, a question answered twice or not at all, an unknown
+            question number, or a letter the question does not offer.
+    """
+    reply = SimulatorReply.model_validate(data)
+    got: dict[int, str] = {}
+    for a in reply.answers:
+        if not 1 <= a.question <= len(letters):
+            raise ValueError(f"answer to unknown question {a.question}")
+        if a.question in got:
+            raise ValueError(f"question {a.question} answered twice")
+        if a.option not in letters[a.question - 1]:
+            raise ValueError(f"question {a.question} has no option {a.option!r}")
+        got[a.question] = a.option
+    missing = [n for n in range(1, len(letters) + 1) if n not in got]
+    if missing:
+        raise ValueError(f"questions not answered: {missing}")
+    return got
+
+
+def parse_judgements(data: Any, shown: list[int], ma_ids: list[str]) -> dict[int, Judgement]:
+    """``{question number: Judgement}`` of a filter reply on the divergent questions ``shown``.
+
+    Raises:
+        ValueError: wrong shape, a shown question judged twice or not at all, an unshown
+            question, ``redundant_with`` not an earlier shown question, or
+            ``hits_ground_truth`` not an MA id of this case.
+    """
+    reply = FilterReply.model_validate(data)
+    got: dict[int, Judgement] = {}
+    for j in reply.judgements:
+        if j.question not in shown:
+            raise ValueError(f"judgement of question {j.question}, which was not shown")
+        if j.question in got:
+            raise ValueError(f"question {j.question} judged twice")
+        if j.redundant_with is not None and (j.redundant_with not in shown or j.redundant_with >= j.question):
+            raise ValueError(f"question {j.question}: redundant_with {j.redundant_with} is not an earlier shown question")
+        if j.hits_ground_truth is not None and j.hits_ground_truth not in ma_ids:
+            raise ValueError(f"question {j.question}: hits_ground_truth {j.hits_ground_truth!r} is not one of {ma_ids}")
+        got[j.question] = j
+    missing = [n for n in shown if n not in got]
+    if missing:
+        raise ValueError(f"questions not judged: {missing}")
+    return got

@@ -1,0 +1,109 @@
+"""Scoring of the IoA-Suite evaluation (PROTOCOL.md §6; paper §4.2): question
+categories A/B/C, per-dialogue precision/recall/F1, and the aggregates of
+``summary.json``. Pure functions over plain data.
+
+Category A: divergent, meaningful, implicit, not redundant, attributed to an MA.
+B: the same but unattributed. C: everything else, with its reason, checked in the order
+``not_diverging``, ``not_meaningful``, ``not_implicit``, ``redundant``. Per dialogue
+P = |A| / (|A| + |C|), R = |MAs hit by some A| / |MAs|, F1 = 2PR / (P + R); a zero
+denominator gives 0; B counts in neither. Aggregates are means over scored dialogues.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+C_REASONS: tuple[str, ...] = ("not_diverging", "not_meaningful", "not_implicit", "redundant")
+
+
+def categorize(divergent: bool, judgement: dict[str, Any] | None) -> tuple[str, str | None, str | None]:
+    """``(category, reason, ma_id)`` of one question. ``judgement`` is the filter's
+    decision (keys ``is_meaningful``, ``is_implicit``, ``redundant_with``,
+    ``hits_ground_truth``), ``None`` when the question did not diverge.
+
+    Raises:
+        ValueError: a divergent question without a judgement.
+    """
+    if not divergent:
+        return "C", "not_diverging", None
+    if judgement is None:
+        raise ValueError("a divergent question needs the filter's judgement")
+    if not judgement["is_meaningful"]:
+        return "C", "not_meaningful", None
+    if not judgement["is_implicit"]:
+        return "C", "not_implicit", None
+    if judgement["redundant_with"] is not None:
+        return "C", "redundant", None
+    if judgement["hits_ground_truth"]:
+        return "A", None, judgement["hits_ground_truth"]
+    return "B", None, None
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else 0.0
+
+
+def dialogue_metrics(categories: list[tuple[str, str | None]], ma_ids: list[str]) -> dict[str, Any]:
+    """Per-dialogue metrics from ``(category, ma_id)`` per question and the case's MA ids.
+
+    Returns ``{"precision", "recall", "f1"}`` (0-1, rounded to 4 places) plus ``k``
+    (questions), ``a``, ``b``, ``c``, ``mas_hit`` (sorted MA ids hit by an A question)
+    and ``num_mas``. Example (paper App. E.1): A,A,A,A,C over 4 MAs (one A each) gives
+    P 0.8, R 1.0, F1 0.8889.
+    """
+    counts = Counter(cat for cat, _ in categories)
+    hit = sorted({ma for cat, ma in categories if cat == "A" and ma in ma_ids})
+    p = _ratio(counts["A"], counts["A"] + counts["C"])
+    r = _ratio(len(hit), len(ma_ids))
+    f1 = _ratio(2 * p * r, p + r)
+    return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f1, 4), "k": len(categories),
+            "a": counts["A"], "b": counts["B"], "c": counts["C"], "mas_hit": hit, "num_mas": len(ma_ids)}
+
+
+def c_breakdown(reasons: Iterable[str | None]) -> dict[str, int]:
+    """Count of category-C questions per reason (every reason present, possibly 0)."""
+    counts = Counter(r for r in reasons if r)
+    return {r: counts[r] for r in C_REASONS}
+
+
+def _means(records: list[dict[str, Any]]) -> dict[str, float]:
+    n = len(records)
+    return {m: round(sum(r["metrics"][m] for r in records) / n, 4) if n else 0.0 for m in ("precision", "recall", "f1")}
+
+
+def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, Any]) -> dict[str, Any]:
+    """``summary.json`` from the records of the requested cases (``status`` ``scored`` or
+    ``failed``; a missing record counts as neither). ``setup`` holds ``mode``,
+    ``access``, ``rollouts``, ``permute_seed``, copied in.
+
+    Per-type recall counts, over scored dialogues, each MA with a ``type`` as hit when
+    some A question is attributed to it; MAs without a type are left out.
+    """
+    scored = [r for r in records if r["status"] == "scored"]
+    failed = sum(r["status"] == "failed" for r in records)
+    types: dict[str, dict[str, int]] = defaultdict(lambda: {"hit": 0, "total": 0})
+    for r in scored:
+        hit = set(r["metrics"]["mas_hit"])
+        for ma in r["misalignment_points"]:
+            if ma.get("type"):
+                types[ma["type"]]["total"] += 1
+                types[ma["type"]]["hit"] += ma["id"] in hit
+    breakdown = {reason: sum(r["c_breakdown"][reason] for r in scored) for reason in C_REASONS}
+
+    def group(key: str) -> dict[str, Any]:
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in scored:
+            groups[r[key]].append(r)
+        return {g: {"cases": len(rs), **_means(rs)} for g, rs in sorted(groups.items())}
+
+    n = len(scored)
+    return {
+        "complete": n == requested, "cases": {"requested": requested, "scored": n, "failed": failed},
+        **_means(scored),
+        "mean_k": round(sum(r["metrics"]["k"] for r in scored) / n, 4) if n else 0.0,
+        "mean_b": round(sum(r["metrics"]["b"] for r in scored) / n, 4) if n else 0.0,
+        "type_recall": {t: {**v, "recall": round(_ratio(v["hit"], v["total"]), 4)} for t, v in sorted(types.items())},
+        "c_breakdown": breakdown, "by_domain": group("domain"), "by_task_type": group("task_type"),
+        **{k: setup.get(k) for k in ("mode", "access", "rollouts", "permute_seed")},
+    }

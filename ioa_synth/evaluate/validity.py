@@ -1,0 +1,34 @@
+"""The validity filter (PROTOCOL.md §6; paper §4.2): judges only the divergent questions,
+with both participants' answers, against the ground truth."""
+
+from __future__ import annotations
+
+from ioa_synth.evaluate.access import filter_context
+from ioa_synth.evaluate.inputs import EvalCase
+from ioa_synth.evaluate.records import CaseCalls
+from ioa_synth.evaluate.replies import FilterReply, Judgement, Question, parse_judgements
+from ioa_synth.llm.client import LLMClient
+from ioa_synth.llm.prompts import render_template
+from ioa_synth.protocol.schemas import request_schema
+
+TEMPLATE = "evaluate/validity_filter.jinja2"
+
+
+def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str, dict[int, str]],
+                    client: LLMClient, calls: CaseCalls) -> dict[int, Judgement]:
+    """``{original question number: Judgement}`` for the questions where M1's and M2's
+    (modal) options differ, in one call; no call when none differs.
+
+    Raises:
+        ioa_synth.llm.client.LLMCallError: no usable filter reply (an unknown MA id, a
+            missing or extra judgement, a bad ``redundant_with`` are unusable replies).
+    """
+    divergent = [n for n in range(1, len(questions) + 1) if chosen["M1"][n] != chosen["M2"][n]]
+    if not divergent:
+        return {}
+    shown = [{"number": n, "question": questions[n - 1].question, "options": questions[n - 1].options,
+              "m1": chosen["M1"][n], "m2": chosen["M2"][n]} for n in divergent]
+    prompt = render_template(TEMPLATE, **filter_context(case), questions=shown)
+    ma_ids = case.ma_ids
+    return calls.call(client, "validity_filter", None, 1, prompt, request_schema(FilterReply),
+                      lambda d: parse_judgements(d, divergent, ma_ids))

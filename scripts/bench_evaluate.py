@@ -1,0 +1,279 @@
+#!/usr/bin/env python
+"""Benchmark of ``ioa-synth evaluate`` against a scripted endpoint with a fixed latency.
+
+What runs
+    N copies of the shipped sample case (``samples/evaluate/test/...``, released IoA-Suite
+    shape, 3 MAs), spread over the 30 (domain, task type) folders, are evaluated by
+    ``ioa_synth.evaluate.run.run_evaluate`` (the CLI's code path: real ``openai`` client,
+    the CallRecorder and DuckDB catalog on disk, records and summary written atomically,
+    the progress bar rendered to a null terminal) into a fresh results folder, once per
+    ``--workers`` value. All three components reach one scripted OpenAI-compatible server
+    through ``OPENAI_BASE_URL``; it tells the components apart by the reply schema and
+    plays a fixed script: 5 questions, M1 answers A everywhere, M2 answers B on the first
+    three, the filter attributes each divergent question n to MA n. So a case is exactly
+    4 sequential calls (prober, simulator M1, simulator M2, filter) and scores P .60 R 1.
+
+    As in ``scripts/bench_build.py`` (whose server process, run record and helpers are
+    reused here), the server runs in a child process and logs ``t_in`` (request line
+    arrived) and ``t_out`` (reply written) per chat request on the shared monotonic clock.
+
+(a) Toolkit overhead per call (workers=1): median of ``t_in[i+1] - t_out[i]``, everything
+    the toolkit does between two sequential calls (reply parsing and validation, catalog
+    journal, prompt rendering, the record write that falls in one gap out of four).
+    Target: <= 2 ms.
+(b) Throughput: measured cases/s over the in-flight window divided by the ideal
+    ``W / (4 * latency)``. Target: >= 0.9 at 32 workers.
+
+Usage::
+
+    .venv/bin/python scripts/bench_evaluate.py                 # 64 cases, 200 ms, workers 1,32
+    .venv/bin/python scripts/bench_evaluate.py --cases 32 --latency 0.1 --workers 1,8,32 --check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_build  # noqa: E402 - the build benchmark's server process, run record and helpers
+
+REPO = bench_build.REPO
+SAMPLE = REPO / "samples" / "evaluate" / "test" / "software_engineering" / "troubleshooting_001.json"
+CALLS_PER_CASE = 4
+OVERHEAD_TARGET_MS = 2.0
+SCALING_TARGET = 0.9
+SCALING_TARGET_WORKERS = 32
+
+
+# -- the scripted endpoint (child process) ----------------------------------------------
+def respond(body: dict[str, Any]) -> dict[str, Any]:
+    """The script's reply JSON for one chat request (component told by its schema)."""
+    fmt = body.get("response_format") or {}
+    props = ((fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}).get("properties", {})
+    text = "\n".join(m["content"] for m in body["messages"])
+    shown = [int(n) for n in re.findall(r"^Question (\d+):", text, flags=re.M)]
+    if "questions" in props:
+        return {"questions": [{"question": f"Which reading of point {i} is right?",
+                               "options": {"A": "the first", "B": "the second", "C": "neither"}} for i in range(1, 6)]}
+    if "answers" in props:
+        me = re.search(r"You are (M[12])\.", text).group(1)
+        return {"answers": [{"question": n, "option": "B" if me == "M2" and n <= 3 else "A"} for n in shown]}
+    return {"judgements": [{"question": n, "is_meaningful": True, "is_implicit": True, "redundant_with": None,
+                            "hits_ground_truth": f"MA{n}"} for n in shown]}
+
+
+def serve(latency: float, backlog: int | None) -> None:
+    """Child process (``--serve``): the scripted server, instrumented like bench_build's."""
+    from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
+
+    def responder(body: dict[str, Any], headers: dict[str, str]):
+        reply = chat_reply(json.dumps(respond(body)))
+        reply.delay = latency
+        return reply
+
+    server = ScriptedServer(responder)
+    httpd = server._httpd
+    log: list[tuple[float, float, str]] = []
+    lock = threading.Lock()
+
+    class Timed(httpd.RequestHandlerClass):  # type: ignore[misc, name-defined]
+        def parse_request(self) -> bool:
+            self._t_in = time.perf_counter()
+            return super().parse_request()
+
+        def do_POST(self) -> None:
+            super().do_POST()
+            with lock:
+                log.append((self._t_in, time.perf_counter(), self.path))
+
+    httpd.RequestHandlerClass = Timed
+    queue = getattr(httpd, "request_queue_size", 5)
+    if backlog:
+        httpd.socket.listen(backlog)
+    with server:
+        print(json.dumps({"base_url": server.base_url, "request_queue_size": queue, "backlog": backlog or queue}),
+              flush=True)
+        for line in sys.stdin:
+            if line.strip() == "log":
+                with lock:
+                    out, log[:] = list(log), []
+                server.requests.clear()
+                print(json.dumps(out), flush=True)
+            elif line.strip() == "stop":
+                return
+
+
+class ServerProcess(bench_build.ServerProcess):
+    """bench_build's child-process server, started from this script's ``--serve``."""
+
+    def __init__(self, latency: float, backlog: int | None = None) -> None:
+        self._argv = [sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(latency)]
+        if backlog:
+            self._argv += ["--server-backlog", str(backlog)]
+
+
+class RunResult(bench_build.RunResult):
+    def valid(self) -> bool:
+        return self.summary.get("cases", {}).get("scored") == self.cases and self.calls == CALLS_PER_CASE * self.cases
+
+
+# -- one evaluation -----------------------------------------------------------------------
+def write_cases(root: Path, n: int) -> None:
+    """``n`` copies of the sample case, cycled over the 30 cells."""
+    from ioa_synth.protocol.cells import cells
+
+    text = SAMPLE.read_text(encoding="utf-8")
+    all_cells = cells()
+    for i in range(n):
+        domain, task = all_cells[i % len(all_cells)]
+        path = root / domain / f"{task}_{i:03d}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: Path, timeout: float,
+             keep: bool) -> RunResult:
+    from rich.console import Console
+
+    from ioa_synth.evaluate.case import EvalSettings
+    from ioa_synth.evaluate.inputs import load_cases
+    from ioa_synth.evaluate.run import EvalJob, run_evaluate
+    from ioa_synth.llm.config import ToolkitConfig
+    from ioa_synth.store.catalog import Catalog
+
+    out_dir = Path(tempfile.mkdtemp(prefix=f"bench-eval-w{workers}-", dir=tmp_root))
+    cfg = ToolkitConfig.model_validate({c: {"timeout": timeout, "max_retries": 1}
+                                        for c in ("prober", "simulator", "validity_filter")})
+    cases = load_cases(data)
+    job = EvalJob(cases=cases, all_cases=cases, settings=EvalSettings())
+    console = Console(file=open(os.devnull, "w"), force_terminal=True, width=120)  # noqa: SIM115
+    server.take_log()
+    try:
+        cpu0, t0 = bench_build._cpu(), time.perf_counter()
+        summary = run_evaluate(job, out_dir / "results", cfg, workers=workers, console=console,
+                               args={"bench": True, "workers": workers})
+        t1, cpu1 = time.perf_counter(), bench_build._cpu()
+        log = sorted(r for r in server.take_log() if r[2].rstrip("/").endswith("/chat/completions"))
+        with Catalog(out_dir / "results", read_only=True) as cat:
+            lat = [r[0] for r in cat.execute("SELECT latency_ms FROM llm_calls WHERE error IS NULL ORDER BY created_at")]
+    finally:
+        console.file.close()
+        if not keep:
+            shutil.rmtree(out_dir, ignore_errors=True)
+    return RunResult(workers, n, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, [])
+
+
+# -- report --------------------------------------------------------------------------------
+def measure(args: argparse.Namespace, runs: list[RunResult]) -> dict[str, Any]:
+    """The benchmark's numbers as plain data (``targets_met`` says whether both targets hold)."""
+    chain = CALLS_PER_CASE * args.latency
+    out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "runs": {}}
+    ok = all(r.valid() for r in runs)
+    for r in runs:
+        ratio = r.cases / r.window_s / (r.workers / chain) if r.log else None
+        row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
+                               "ratio_in_flight": ratio, "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain)}
+        if r.workers == 1 and r.calls > 1:
+            gaps = r.gaps_ms()
+            row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": bench_build._pct(gaps, 0.9),
+                    "gap_mean_ms": statistics.fmean(gaps)}
+            ok &= row["gap_median_ms"] <= OVERHEAD_TARGET_MS
+        if r.workers >= SCALING_TARGET_WORKERS:
+            ok &= ratio is not None and ratio >= SCALING_TARGET
+        out["runs"][str(r.workers)] = row
+    out["targets_met"] = ok
+    return out
+
+
+def report(data: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"ioa-synth evaluate: {data['cases']} cases x {CALLS_PER_CASE} calls, endpoint latency "
+                    f"{data['latency_s'] * 1000:.0f} ms/call")
+    for col in ("measure", "value", "target"):
+        t.add_column(col, justify="left" if col == "measure" else "right")
+    for w, r in data["runs"].items():
+        if not r["valid"]:
+            t.add_row(f"workers={w}: run INVALID", f"{r['calls']} calls", f"{CALLS_PER_CASE * data['cases']}")
+        if "gap_median_ms" in r:
+            t.add_row("(a) toolkit overhead per call: median gap, workers=1", f"{r['gap_median_ms']:.2f} ms",
+                      f"<= {OVERHEAD_TARGET_MS:g} ms")
+            t.add_row("    p90 / mean gap", f"{r['gap_p90_ms']:.2f} / {r['gap_mean_ms']:.2f} ms", "")
+        target = f">= {SCALING_TARGET}" if int(w) >= SCALING_TARGET_WORKERS else ""
+        t.add_row(f"(b) workers={w}: throughput / ideal, in flight", f"{r['ratio_in_flight']:.3f}", target)
+        t.add_row(f"    end to end ({r['wall_s']:.2f} s)", f"{r['ratio_end_to_end']:.3f}", "")
+    console = Console()
+    console.print(t)
+    console.print(f"targets met: {data['targets_met']}; 1-min load average {os.getloadavg()[0]:.2f} "
+                  "(other processes' load inflates every wall-clock figure)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", type=int, default=64, help="cases per run (default 64)")
+    ap.add_argument("--latency", type=float, default=0.2, help="endpoint seconds per call (default 0.2)")
+    ap.add_argument("--workers", default="1,32", help="comma-separated worker counts (default 1,32)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--tmp-root", type=Path, default=None, help="where temporary folders go (default: $TMPDIR)")
+    ap.add_argument("--keep", action="store_true", help="keep the results folders")
+    ap.add_argument("--json", type=Path, default=None, help="also write the numbers to this JSON file")
+    ap.add_argument("--max-seconds", type=float, default=900, help="abort after this (default 900)")
+    ap.add_argument("--server-backlog", type=int, default=128, help="listen backlog of the scripted server")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.serve:
+        serve(args.latency, args.server_backlog)
+        return 0
+    workers = sorted({int(w) for w in args.workers.split(",") if w.strip()})
+    if not workers or min(workers) < 1 or max(workers) > 256 or not 1 <= args.cases <= 1000:
+        ap.error("--workers between 1 and 256, --cases between 1 and 1000")
+    if not 0 < args.latency <= 5:
+        ap.error("--latency must be in (0, 5] seconds")
+    watchdog = threading.Timer(args.max_seconds, lambda: (print("bench_evaluate: aborted", file=sys.stderr), os._exit(2)))
+    watchdog.daemon = True
+    watchdog.start()
+    tmp_root = Path(tempfile.mkdtemp(prefix="ioa-bench-eval-", dir=args.tmp_root))
+    env_keys = [f"{c}_{v}" for c in ("OPENAI", "PROBER", "SIMULATOR", "VALIDITY_FILTER") for v in ("BASE_URL", "API_KEY")]
+    saved = {k: os.environ.get(k) for k in env_keys + ["NO_PROXY", "no_proxy"]}
+    try:
+        data = tmp_root / "data"
+        write_cases(data, args.cases)
+        with ServerProcess(args.latency, backlog=args.server_backlog) as server:
+            for k in env_keys:
+                os.environ.pop(k, None)
+            os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = server.base_url, "bench-not-a-key"
+            os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+            runs = []
+            for w in workers:
+                print(f"workers={w}: evaluating {args.cases} cases ...", file=sys.stderr, flush=True)
+                runs.append(run_once(data, args.cases, w, server, tmp_root, max(10.0, 20 * args.latency), args.keep))
+        numbers = measure(args, runs)
+        report(numbers)
+        if args.json:
+            args.json.write_text(json.dumps(numbers, indent=2) + "\n")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if not args.keep:
+            shutil.rmtree(tmp_root, ignore_errors=True)
+        watchdog.cancel()
+    return 0 if numbers["targets_met"] or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
