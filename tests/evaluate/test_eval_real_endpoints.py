@@ -240,3 +240,21 @@ def test_second_sigint_exits_at_once(tmp_path):
         assert time.monotonic() - sent_at < 2.5  # not waiting for the 3 s prober replies
         assert proc.returncode == 130
         assert "interrupted again: exiting now" in stderr
+
+
+def test_unreachable_simulator_names_the_url_and_leaves_cases_to_do(cli, trio, tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    data, out = split_of(tmp_path / "data", 3), tmp_path / "results"
+    trio(Study(STUDY_1))
+    monkeypatch.setenv("SIMULATOR_BASE_URL", url)
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"simulator": {"model": "m", "max_retries": 0}}))
+    res = evaluate(cli, data, out, "--config", cfg)
+    assert res.exit_code == 2
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: simulator: cannot reach {url}") and "SIMULATOR_BASE_URL" in last
+    assert list(out.glob("records/**/*.json")) == []  # no case was marked failed
