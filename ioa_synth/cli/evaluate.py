@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, config_or_fail, fail
+from ioa_synth.cli.common import check_choice, config_or_fail, fail, llm_command_errors
 
 
 @app.command()
@@ -26,16 +26,19 @@ def evaluate(
                                                   help="Reuse the questions of an earlier results folder (no prober call)"),
     local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
 ) -> None:
-    """Run prober -> simulator -> validity filter on every case; re-running resumes."""
+    """Run prober -> simulator -> validity filter on every case; re-running resumes.
+
+    Exit status: 0 every requested case scored, 1 some case failed, 2 bad input or a
+    setup error, 130 interrupted.
+    """
     from rich.console import Console
 
     from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.case import EvalSettings
     from ioa_synth.evaluate.inputs import InputError, load_cases
     from ioa_synth.evaluate.report import summary_table
-    from ioa_synth.evaluate.run import EvalJob, SetupChanged, run_evaluate
-    from ioa_synth.llm.endpoints import EndpointError
-    from ioa_synth.llm.local_model import LOCAL_MODELS, LocalModelError
+    from ioa_synth.evaluate.run import EvalJob, run_evaluate
+    from ioa_synth.llm.local_model import LOCAL_MODELS
 
     check_choice("--access", access, ACCESS_LEVELS)
     check_choice("--local-model", local_model, LOCAL_MODELS)
@@ -57,18 +60,16 @@ def evaluate(
             "config": str(config) if config else None, "local_model": local_model,
             "questions_from": str(questions_from) if questions_from else None}
     console = Console(stderr=True)
-    try:
+    with llm_command_errors():
         summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args)
-    except SetupChanged as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        fail("interrupted; run the same command again to resume", code=130)
-    except (EndpointError, LocalModelError) as exc:
-        fail(str(exc), code=1)
     from ioa_synth.reports.output import wide_console
 
     wide_console().print(summary_table(summary, title=f"{out}: {settings.mode}, access {access}"))
     run = summary["run"]
     console.print(f"this run: {run['scored']} scored, {run['failed']} failed, {run['skipped']} already scored, "
                   f"{run['tokens']:,} tokens; {'complete' if summary['complete'] else 'INCOMPLETE'}: "
-                  f"{summary['cases']['scored']}/{summary['cases']['requested']} cases scored")
+                  f"{summary['cases']['scored']}/{summary['cases']['requested']} cases scored", soft_wrap=True)
+    if not summary["complete"]:
+        console.print(f"{summary['cases']['failed']} case(s) failed (the error is in each failed record under "
+                      f"{out / 'records'}); run the same command again to retry them", soft_wrap=True)
+        raise typer.Exit(1)

@@ -13,7 +13,7 @@ from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics
 from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
 from ioa_synth.evaluate.validity import judge_divergent
-from ioa_synth.llm.client import LLMCallError, LLMClient
+from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,12 @@ def score_questions(questions: list[Question], rollouts: dict[str, list[dict[int
 def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, clients: dict[str, LLMClient | None],
                   calls: CaseCalls) -> dict[str, Any]:
     """The record of ``case``: ``status`` ``scored`` with questions, metrics and calls, or
-    ``failed`` with ``error`` (and the calls made). Never raises for a model failure."""
+    ``failed`` with ``error`` (and the calls made). Never raises for a model failure.
+
+    Raises:
+        StopRun: a setup error or the run stopping (Ctrl-C): not the case's fault, so
+            it gets no record and stays to do (issue 10 §2).
+    """
     record = _head(case, settings)
     try:
         questions = prober.ask(case, settings.access, clients.get("prober"), calls)
@@ -72,6 +77,8 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
                   for p in PARTICIPANTS}
         judgements = judge_divergent(case, questions, chosen, clients["validity_filter"], calls)
         entries, metrics = score_questions(questions, rollouts, judgements, case.ma_ids)
+    except StopRun:
+        raise
     except LLMCallError as exc:
         record["error"] = str(exc)
     except ValueError as exc:  # e.g. --questions-from without this case

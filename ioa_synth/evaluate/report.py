@@ -1,23 +1,26 @@
-"""Terminal output of ``ioa-synth evaluate``: the progress bar (the shared
-:class:`ioa_synth.reports.progress.BuildProgress`, counting scored/failed cases) and the
-closing table of percentages."""
+"""Terminal output of ``ioa-synth evaluate``: the progress report (the shared
+:class:`ioa_synth.reports.progress.BuildProgress` counting ``scored``/``failed`` cases: a
+bar on a terminal, plain lines otherwise) and the closing table of percentages."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 
 from ioa_synth.reports.output import fmt
 from ioa_synth.reports.progress import BuildProgress
 
 
-class EvalProgress(BuildProgress):
-    """One bar over the cases of a run, with scored and failed counts and tokens."""
+#: The outcomes of an evaluated case, in display order.
+EVAL_STATUSES = ("scored", "failed")
 
-    def _stats(self) -> str:
-        c = self.counts
-        return f"[green]{c.get('scored', 0)} scored[/] [red]{c.get('failed', 0)} failed[/] {self._tokens:,} tokens"
+
+def eval_progress(console: Console, total: int) -> BuildProgress:
+    """Progress over ``total`` cases counting ``scored`` and ``failed`` (plain lines
+    when ``console`` is not a terminal: one per finished case and a periodic summary)."""
+    return BuildProgress(console, total=total, label="evaluate", statuses=EVAL_STATUSES)
 
 
 def summary_table(summary: dict[str, Any], title: str) -> Table:

@@ -1,11 +1,17 @@
 """``ioa-synth evaluate``: run the protocol over the cases of ``--data`` into ``RESULTS``,
-``--workers`` cases at once, resumable (issue 7 §6-7).
+``--workers`` cases at once, resumable (issue 7 §6-7), with the shared run behaviour of
+issue 10 (:mod:`ioa_synth.reports.interrupt`).
 
-A re-run of the same setup skips scored cases (no call), replays the stored calls of a
-case killed midway and retries failed cases. A different setup (models and sampling,
-templates, access, rollouts, permutation, mode, input files) on a ``RESULTS`` that an
-earlier run started is refused (:class:`SetupChanged`). Writes ``run.json``, ``records/``,
-``summary.json`` (atomically) and ``catalog.duckdb`` (``llm_calls``, ``runs``).
+A re-run skips scored cases (no call), replays the stored calls of a case killed midway
+and retries failed cases. A changed setup is refused (:class:`SetupChanged`) only as far
+as it must be (issue 10 §3): a component (model, sampling, request options) whose settings
+changed is refused once it has successful calls stored here; the protocol settings
+(templates, access, rollouts, permutation, mode, input files, ``--questions-from``) are
+refused once any result is stored. A setup error (HTTP 400/401/...) stops the run: the
+cases it touched get no record and stay to do; Ctrl-C stops starting calls, gives the
+calls in flight a few seconds and raises :class:`~ioa_synth.reports.interrupt.RunInterrupted`.
+Writes ``run.json``, ``records/``, ``summary.json`` (atomically) and ``catalog.duckdb``
+(``llm_calls``, ``runs``).
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,24 +33,27 @@ from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import PROBERS, StoredQuestions
 from ioa_synth.evaluate.records import CaseCalls, load_replay_tries, read_record, record_path
-from ioa_synth.evaluate.report import EvalProgress
+from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import describe_difference, fingerprint
-from ioa_synth.store.runs import finish_run, start_run
+from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint, finish_run, start_run
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
-FINGERPRINT_VERSION = 1
+#: 2: components compared one by one against their stored successful calls (issue 10 §3).
+FINGERPRINT_VERSION = 2
 
 
-class SetupChanged(RuntimeError):
-    """``RESULTS`` holds results of another setup; the message names what changed."""
+class SetupChanged(FingerprintMismatch):
+    """``RESULTS`` holds results of another protocol setup; the message names what changed
+    (a changed component raises the shared :class:`FingerprintMismatch`)."""
 
 
 @dataclass
@@ -77,25 +87,42 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
             "questions_from": str(job.questions_from) if job.questions_from else None}
 
 
-def check_setup(out_dir: Path, parts: dict[str, Any]) -> None:
-    """Refuse a setup different from the one ``out_dir`` was started with: its records and
-    its stored calls (replayed on resume) belong to that setup.
+def component_of(role: str) -> str:
+    """The component of an ``llm_calls.role`` (``simulator:M1`` -> ``simulator``)."""
+    return role.split(":", 1)[0]
+
+
+def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
+    """Refuse a setup whose stored results it would mix with (issue 10 §3).
+
+    A component may be reconfigured until it has successful calls stored here
+    (:func:`ioa_synth.store.runs.check_fingerprint`); everything else in ``parts``
+    (templates, inputs, protocol settings) may change only while nothing is stored: no
+    successful call and no record.
 
     Raises:
-        SetupChanged: ``run.json`` exists and names another fingerprint (or is unreadable).
+        FingerprintMismatch: a component with stored successful calls changed.
+        SetupChanged: the protocol setup changed on a folder that holds results, or
+            ``run.json`` is unreadable while records exist.
     """
-    run_file = out_dir / "run.json"
-    if not run_file.exists():
-        return
-    try:
-        old = json.loads(run_file.read_text(encoding="utf-8"))
-        old_parts = old["fingerprint_parts"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SetupChanged(f"{run_file} is unreadable; use a new --out") from exc
-    if fingerprint(old_parts) != fingerprint(parts):
-        diffs = describe_difference(old_parts, parts)
-        raise SetupChanged(f"{out_dir} holds results of another setup ({'; '.join(diffs[:3])}); "
-                           "use a new --out for a changed setup")
+    check_fingerprint(catalog, parts, commands=("evaluate",), component_of=component_of)
+    rows = catalog.execute(
+        "SELECT DISTINCT r.fingerprint_json FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "
+        "WHERE c.error IS NULL AND r.command = 'evaluate' AND r.fingerprint_json IS NOT NULL")
+    stored = [json.loads(fp) for (fp,) in rows]
+    out_dir = catalog.out_dir
+    if any((out_dir / "records").rglob("*.json")):
+        try:
+            stored.append(json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["fingerprint_parts"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out") from exc
+    new = {k: v for k, v in parts.items() if k != "components"}
+    for old_parts in stored:
+        old = {k: v for k, v in old_parts.items() if k != "components"}
+        if old != new:
+            diffs = describe_difference(old, new)
+            raise SetupChanged(f"{out_dir} holds results of another setup ({'; '.join(diffs[:3])}); "
+                               "use a new --out for a changed setup")
 
 
 def _now() -> str:
@@ -107,15 +134,19 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
     """Evaluate ``job`` into ``out_dir``; return ``summary.json`` plus ``run`` =
     ``{"scored", "failed", "skipped", "tokens"}`` of this invocation.
 
+    When the run stops early (setup error, Ctrl-C) ``summary.json`` still describes the
+    records written so far (``complete: false``) and the ``runs`` row says why it stopped.
+
     Raises:
-        SetupChanged: ``out_dir`` holds results of another setup.
+        FingerprintMismatch / SetupChanged: ``out_dir`` holds results of another setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
+        SetupError: an endpoint refused the setup or could not be reached (run stopped).
+        RunInterrupted: Ctrl-C (``ioa_synth.reports.interrupt``).
     """
     console = console or Console(stderr=True)
     needed = [c for c in COMPONENTS if not (c == "prober" and job.questions_from)]
     with open_endpoints(needed, config, local_model, log_dir=out_dir / "logs") as eps:
         parts = fingerprint_parts(eps, job)
-        check_setup(out_dir, parts)
         components = {c: component_settings(ep) for c, ep in eps.items()}
         if job.questions_from:
             components["prober"] = {"questions_from": str(job.questions_from)}
@@ -125,11 +156,18 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
         catalog = Catalog(out_dir)
         clients = {c: LLMClient(ep) for c, ep in eps.items()}
         try:
+            check_setup(catalog, parts)
             write_json_atomic(out_dir / "run.json", run_json)
             run_id = start_run(catalog, "evaluate", args or {}, parts)
-            run = _Scheduler(catalog, out_dir, job, clients, run_id, workers, console).run()
-            records = [r for r in (read_record(out_dir, c.case_id) for c in job.cases) if r is not None]
-            summary = summarize(records, len(job.cases), job.settings.as_dict())
+            scheduler = _Scheduler(catalog, out_dir, job, clients, run_id, workers, console)
+            try:
+                with InterruptGuard() as guard:
+                    run = scheduler.run(guard)
+            except BaseException as exc:
+                write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
+                finish_run(catalog, run_id, scheduler.run_stats | {"stopped": f"{type(exc).__name__}: {exc}"[:500]})
+                raise
+            summary = _summary(out_dir, job)
             write_json_atomic(out_dir / "summary.json", summary)
             finish_run(catalog, run_id, run)
             write_json_atomic(out_dir / "run.json", run_json | {"finished_at": _now()})
@@ -140,8 +178,14 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
     return summary | {"run": run}
 
 
+def _summary(out_dir: Path, job: EvalJob) -> dict[str, Any]:
+    records = [r for r in (read_record(out_dir, c.case_id) for c in job.cases) if r is not None]
+    return summarize(records, len(job.cases), job.settings.as_dict())
+
+
 class _Scheduler:
-    """Keeps ``workers`` cases in flight; each worker writes its case's record."""
+    """Keeps ``workers`` cases in flight (:func:`run_interruptible`); each worker writes its
+    case's record."""
 
     def __init__(self, catalog: Catalog, out_dir: Path, job: EvalJob, clients: dict[str, LLMClient], run_id: str,
                  workers: int, console: Console) -> None:
@@ -151,6 +195,7 @@ class _Scheduler:
         self._lock = threading.Lock()
         self.recorder = CallRecorder(catalog, run_id, on_tokens=self._add_tokens)
         self.prober = StoredQuestions(job.questions_from) if job.questions_from else PROBERS[job.settings.mode]
+        self.progress = eval_progress(console, 0)
 
     def _add_tokens(self, n: int) -> None:
         with self._lock:
@@ -159,12 +204,24 @@ class _Scheduler:
         self.progress.tokens(total)
 
     def _one(self, case: EvalCase) -> str:
+        """Evaluate one case and write its record; a :class:`StopRun` (setup error, Ctrl-C)
+        propagates and leaves no record (the case stays to do)."""
         calls = CaseCalls(self.recorder, case.case_id, self.replay_tries)
         record = evaluate_case(case, self.job.settings, self.prober, self.clients, calls)
         write_json_atomic(record_path(self.out_dir, case.case_id), record)
         return record["status"]
 
-    def run(self) -> dict[str, Any]:
+    def _done(self, case: EvalCase, status: str) -> None:
+        self.run_stats[status] += 1
+        self.progress.advance(status, case.case_id, self.recorder.tokens_by_case.pop(case.case_id, 0))
+
+    def run(self, guard: InterruptGuard) -> dict[str, Any]:
+        """Evaluate every case not yet scored; return this run's counts.
+
+        Raises:
+            SetupError: from the first case that met one (the others stop within the grace).
+            RunInterrupted: Ctrl-C.
+        """
         todo = []
         for case in self.job.cases:
             rec = read_record(self.out_dir, case.case_id)
@@ -175,21 +232,12 @@ class _Scheduler:
         ids = [c.case_id for c in todo]
         self.recorder.replay = load_replay(self.catalog, ids)
         self.replay_tries = load_replay_tries(self.catalog, ids)
-        self.progress = EvalProgress(self.console, total=len(todo), label="evaluate")
-        pool = ThreadPoolExecutor(self.workers, thread_name_prefix="eval")
-        try:
-            with self.progress:
-                queue, running = list(reversed(todo)), set()
-                while queue or running:
-                    while queue and len(running) < self.workers:
-                        running.add(pool.submit(self._one, queue.pop()))
-                    done, running = wait(running, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        status = fut.result()
-                        self.run_stats[status] += 1
-                        self.progress.advance(status)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: stop now; re-running resumes
-            raise
-        pool.shutdown(wait=True)
+        self.progress = eval_progress(self.console, len(todo))
+        for client in self.clients.values():
+            client.stop, client.on_wait = guard.stop, self.progress.note
+        with self.progress, worker_pool(self.workers, "eval") as pool:
+            run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, guard)
         return self.run_stats
+
+    def _submit(self, pool: ThreadPoolExecutor):
+        return lambda case: pool.submit(self._one, case)

@@ -13,7 +13,7 @@ gets ``grace`` seconds to finish (what finishes is recorded as usual); then
 :class:`RunInterrupted` is raised and the command exits 130. A second Ctrl-C exits the
 process at once with status 130 (the catalog journal keeps every call already written).
 
-Usage (build, regenerate, audit; evaluate after merge)::
+Usage (build, regenerate, audit, evaluate)::
 
     with InterruptGuard() as guard, worker_pool(4, "eval") as pool:
         client.stop = guard.stop

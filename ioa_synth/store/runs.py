@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from ioa_synth import __version__
 from ioa_synth.store.catalog import Catalog, dumps
@@ -19,10 +19,13 @@ class FingerprintMismatch(RuntimeError):
     """A component whose setup changed already has successful calls in the directory."""
 
 
-def check_fingerprint(catalog: Catalog, description: dict[str, Any]) -> str:
+def check_fingerprint(catalog: Catalog, description: dict[str, Any], commands: tuple[str, ...] = BUILD_COMMANDS,
+                      component_of: Callable[[str], str] = lambda role: role) -> str:
     """Return the fingerprint of ``description``; raise :class:`FingerprintMismatch`
     when a component of it differs from the setup that made successful calls of that
-    component (role) stored in the directory by ``build``/``regenerate``.
+    component stored in the directory by one of ``commands`` (default ``build``/``regenerate``;
+    ``component_of`` maps an ``llm_calls.role`` to its component, e.g. evaluate's
+    ``simulator:M1`` -> ``simulator``).
 
     A component that never produced a result may be reconfigured (both setups stay in
     ``runs``); base URL and key are not compared (issue 10).
@@ -30,9 +33,10 @@ def check_fingerprint(catalog: Catalog, description: dict[str, Any]) -> str:
     rows = catalog.execute(
         "SELECT r.fingerprint_json, c.role, count(*) FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "
         "WHERE c.error IS NULL AND r.fingerprint_json IS NOT NULL AND list_contains(?, r.command) "
-        "GROUP BY ALL ORDER BY c.role", [list(BUILD_COMMANDS)])
+        "GROUP BY ALL ORDER BY c.role", [list(commands)])
     changed: dict[str, tuple[int, list[str]]] = {}
-    for fp_json, role, n in rows:
+    for fp_json, stored_role, n in rows:
+        role = component_of(stored_role)
         new = description["components"].get(role)
         old = component_view(json.loads(fp_json), role)
         if new is None or old is None or old == new:

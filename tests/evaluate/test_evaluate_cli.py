@@ -152,7 +152,8 @@ def test_changed_model_is_refused(cli, trio, split, tmp_path):
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"simulator": {"model": "another-simulator"}}))
     res = evaluate(cli, split, out, "--limit", "1", "--config", cfg)
-    one_line_error(res, "components.simulator.model", "use a new --out")
+    one_line_error(res, "2 successful simulator call(s)", "simulator.model: 'simulator-model' -> 'another-simulator'",
+                   "use a new --out")
     res = evaluate(cli, split, out, "--limit", "1", "--access", "private")
     one_line_error(res, "access", "use a new --out")
 
@@ -192,7 +193,9 @@ def test_unusable_filter_reply_is_re_requested_then_fails_the_case(cli, trio, sp
 
     t.validity_filter.responder = lambda body, headers: study.filter({"messages": []}, headers)  # judges nothing
     out2 = tmp_path / "r2"
-    assert evaluate(cli, split, out2, "--limit", "1").exit_code == 0
+    res = evaluate(cli, split, out2, "--limit", "1")
+    assert res.exit_code == 1  # a failed case: exit 1 after saying how to retry
+    assert "1 case(s) failed" in res.stderr and "run the same command again to retry them" in res.stderr
     rec = json.loads((out2 / "records/business/troubleshooting_010.json").read_text())
     assert rec["status"] == "failed" and "not judged" in rec["error"] and "metrics" not in rec
     summary = json.loads((out2 / "summary.json").read_text())
@@ -218,7 +221,7 @@ def test_changed_setup_refused_even_before_any_record(cli, trio, split, tmp_path
     t = trio(studies())
     out = tmp_path / "r"
     t.simulator.responder = lambda body, headers: study_500()
-    assert evaluate(cli, split, out, "--limit", "1", "--config", _no_retries(tmp_path)).exit_code == 0
+    assert evaluate(cli, split, out, "--limit", "1", "--config", _no_retries(tmp_path)).exit_code == 1
     assert json.loads((out / "summary.json").read_text())["cases"]["failed"] == 1
     assert q(out, "SELECT count(*) FROM llm_calls WHERE error IS NULL AND role = 'prober'") == [(1,)]
     shutil.rmtree(out / "records")  # as if killed before any record was written: the prober call is stored
