@@ -19,6 +19,7 @@ app = typer.Typer(
 def _register() -> None:
     """Import the command modules; each registers its commands on ``app``."""
     from ioa_synth.cli import annotate, audit, build, regenerate  # noqa: F401
+    from ioa_synth.cli import show  # noqa: F401
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")

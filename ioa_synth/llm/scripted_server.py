@@ -98,17 +98,23 @@ _POINTS = [
 ]
 _TURNS = [
     ("M1", "So for the comparison, we score everything on the held-out set, same as last time.",
-     "For me the held-out set is the frozen 2,400 March questions; nothing else is comparable.", ["MA1"]),
+     "For me the held-out set is the frozen 2,400 March questions; nothing else is comparable.", ["MA1"],
+     "Ada opens with the evaluation data and names the set they will score on."),
     ("M2", "Sure, the held-out set is already wired into the loader, so that part is free.",
-     "The loader redraws its tenth with seed 17, so it is always there; easy.", ["MA1"]),
+     "The loader redraws its tenth with seed 17, so it is always there; easy.", ["MA1"],
+     "Ben confirms the set is ready on his side."),
     ("M1", "Good. Then we rerun the baseline before we look at any of the new numbers.",
-     "Rerunning means retraining the 2023 pipeline with today's tokenizer; it takes two days.", ["MA2"]),
+     "Rerunning means retraining the 2023 pipeline with today's tokenizer; it takes two days.", ["MA2"],
+     "Ada asks for the baseline to be redone first."),
     ("M2", "Fine by me, rerun the baseline first and then we decide if it is good enough to ship.",
-     "I will pull January's cached scores; recomputing only our model is an hour of work.", ["MA2", "MA3"]),
+     "I will pull January's cached scores; recomputing only our model is an hour of work.", ["MA2", "MA3"],
+     "Ben agrees and moves to the release decision."),
     ("M1", "If it is good enough to ship, it goes into the March release.",
-     "Every language slice has to clear 0.82 before I sign anything, and the report goes with it.", ["MA3", "MA4"]),
+     "Every language slice has to clear 0.82 before I sign anything, and the report goes with it.", ["MA3", "MA4"],
+     "Ada ties the decision to the release date."),
     ("M2", "Agreed, the March release it is. I will block out the last week for it.",
-     "The container image is what ships in March; the write-up can come in April.", ["MA4"]),
+     "The container image is what ships in March; the write-up can come in April.", ["MA4"],
+     "Ben closes with the schedule."),
 ]
 
 
@@ -126,8 +132,8 @@ def valid_stage1(n_points: int = 2) -> dict[str, Any]:
         "members": [dict(m, hidden_assumptions=list(m["hidden_assumptions"])) for m in _MEMBERS],
         "misalignment_points": points,
         "conversation_outline": [
-            {"turn": i + 1, "speaker": spk, "description": f"{('Ada', 'Ben')[i % 2]} raises the next agenda item.",
-             "ma_ids": [m for m in mas if m in ids]} for i, (spk, _, _, mas) in enumerate(_TURNS)],
+            {"turn": i + 1, "speaker": spk, "description": plan, "ma_ids": [m for m in mas if m in ids]}
+            for i, (spk, _, _, mas, plan) in enumerate(_TURNS)],
     }
 
 
@@ -136,7 +142,7 @@ def valid_stage2(n_turns: int = 4) -> dict[str, Any]:
     the first four voice MA1 and MA2, six voice all four points."""
     return {"turns": [{"turn_idx": i + 1, "speaker_id": spk, "speaker_name": _MEMBERS[i % 2]["name"],
                        "inner_thought": thought, "utterance": said}
-                      for i, (spk, said, thought, _) in enumerate(_TURNS[:n_turns])]}
+                      for i, (spk, said, thought, _, _) in enumerate(_TURNS[:n_turns])]}
 
 
 def gate_breaking(kind: str, action: str) -> dict[str, Any]:

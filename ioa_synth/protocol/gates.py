@@ -146,12 +146,20 @@ def _text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
 
 
 def _text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
-    out: list[str] = []
+    """One failure listing every placeholder field, one listing every copied description."""
+    empty: list[str] = []
+    copied: list[str] = []
     for where, text in fields:
         if is_placeholder(text, gates):
-            out.append(f"{where} is a placeholder ({text.strip()[:20]!r}); write the actual content")
+            empty.append(f"{where} ({text.strip()[:12]!r})")
         elif copies_description(text):
-            out.append(f"{where} copies the field description from the instructions; write the actual content")
+            copied.append(where)
+    out: list[str] = []
+    if empty:
+        out.append(f"placeholder instead of content in {', '.join(empty)}; write the actual content")
+    if copied:
+        out.append(f"{', '.join(copied)} copies the field description from the instructions; "
+                   "write the actual content")
     return out
 
 
@@ -212,9 +220,7 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
                          gates: GateThresholds | None = None) -> list[str]:
     """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes)."""
     gates = gates or load_gates()
-    failures: list[str] = []
-    for t in dialogue.turns:
-        failures += _text_failures(_text_fields(f"turn {t.turn_idx}", t), gates)
+    failures = _text_failures([f for t in dialogue.turns for f in _text_fields(f"turn {t.turn_idx}", t)], gates)
     members = {m.id: m.name for m in profiles.members}
     for t in dialogue.turns:
         name = members.get(t.speaker_id)
