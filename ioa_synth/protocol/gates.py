@@ -61,8 +61,9 @@ class GateThresholds(BaseModel):
         0.66, description="share of a surface form's stemmed content tokens that one utterance must contain for "
                           "the MA to count as voiced (1-2 tokens: all; 3 tokens: 2; 4: 3)")
     private_ngram_words: int = Field(
-        4, description="an utterance sharing a run of this many stemmed content tokens (none of them a token of "
-                       "the MA's surface form) with an understanding or private_state states it aloud")
+        4, description="an utterance sharing a run of this many stemmed content tokens with an understanding or a "
+                       "private_state states it aloud; runs at least half made of surface-form tokens are exempt "
+                       "(saying the shared phrase is the point)")
 
 
 @lru_cache(maxsize=1)
@@ -248,7 +249,7 @@ def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateTh
         private.append((f"{m.id}.private_state", _ngrams(stems(m.private_state), n)))
     out: list[str] = []
     for t in dialogue.turns:
-        said = {g for g in _ngrams(stems(t.utterance), n) if not surface & set(g)}
+        said = {g for g in _ngrams(stems(t.utterance), n) if 2 * sum(w in surface for w in g) < n}
         for where, grams in private:
             if said & grams:
                 out.append(f"turn {t.turn_idx}: the utterance states {where} aloud ({' '.join(sorted(said & grams)[0])!r}); "
