@@ -265,3 +265,15 @@ def test_thresholds_are_one_typed_documented_model():
     stricter = gates.model_copy(update={"min_understanding_words": 40})
     p = Stage1Output.model_validate(SEPSIS)
     assert len(stage1_gate_failures(p, stricter)) == 6 and stage1_gate_failures(p) == []
+
+
+def test_readme_documents_every_threshold_with_its_default():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip()
+            for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 4}
+    for name, value in GateThresholds().model_dump().items():
+        assert name in rows, name
+        if not isinstance(value, tuple):
+            assert rows[name] == str(value), name
