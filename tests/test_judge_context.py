@@ -17,7 +17,6 @@ PROMPTS = ("stage-1 generator", "stage-1 judge", "stage-2 generator", "stage-2 j
 SEED = {"title", "abstract", "domain", "task_type"}
 PROFILE = {"scenario", "name", "role", "expertise", "background", "private_state", "hidden_assumption",
            "topic", "surface_form", "understanding_a", "understanding_b", "why_undetected"}
-X = True
 
 # field -> the prompts that must hold its token (every other prompt must not)
 WANT = {

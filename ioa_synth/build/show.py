@@ -25,7 +25,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ioa_synth.build.builddir import BuildDirError, open_catalog
+from ioa_synth.build.builddir import open_catalog
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
