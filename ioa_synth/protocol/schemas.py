@@ -141,7 +141,7 @@ class Stage1Output(_Strict):
     """
 
     meeting_scenario: str = Field(..., description="context, agenda and expected outcome, in prose",
-                                  json_schema_extra={"minLength": 1, "maxLength": 1200})
+                                  json_schema_extra={"minLength": 1, "maxLength": LONG})
     members: list[Member] = _items(2, 2)
     misalignment_points: list[MisalignmentPoint] = _items(2, 4)
     conversation_outline: list[OutlineTurn] = _items(4, 14)
