@@ -44,6 +44,8 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
 
     assert status in ("accepted", "discarded", "failed") and a1 >= 1
     assert calls, "no LLM call was recorded"
+    # the server accepted the request schema's grammar (llama.cpp refuses over-long maxLength repetitions)
+    assert any(c[0] == "generator" and c[3] is None for c in calls), [c[3] for c in calls]
     assert {c[1] for c in calls} == {"smollm2-135m"}
     assert all(urlparse(c[2]).hostname == "127.0.0.1" for c in calls)
     assert fingerprint["components"]["generator"]["base_url"] == "embedded"
