@@ -277,3 +277,36 @@ def test_readme_documents_every_threshold_with_its_default():
         assert name in rows, name
         if not isinstance(value, tuple):
             assert rows[name] == str(value), name
+
+
+# Recorded from the README demo on the embedded Qwen2.5-Coder-1.5B (seed arxiv:2504.04520):
+# two wordings of one textbook definition, and a dialogue whose turns repeat one another.
+QWEN_SAME_READING = ("The Hessian matrix is a square matrix that contains second-order partial derivatives of a "
+                     "function.",
+                     "The Hessian matrix is a square matrix that contains the second derivatives of a function with "
+                     "respect to its parameters.")
+QWEN_REPEAT = ("Yes, Jane. The full Hessian matrix is indeed a powerful tool for understanding the behavior of large "
+               "language models, but the computation is infeasible due to its size.")
+
+
+def test_two_wordings_of_one_definition_are_the_same_reading():
+    data = valid_stage1(2)
+    data["misalignment_points"][0].update(surface_form="the Hessian matrix",
+                                          member_a_understanding=QWEN_SAME_READING[0],
+                                          member_b_understanding=QWEN_SAME_READING[1])
+    failures = stage1_gate_failures(Stage1Output.model_validate(data))
+    assert failures == ["MA1: the two understandings are (nearly) the same (64% shared content words); "
+                        "the members must mean different things"]
+
+
+def test_repeated_utterances_fail_but_short_acknowledgements_do_not():
+    p = Stage1Output.model_validate(valid_stage1(2))
+    d = valid_stage2(6)
+    d["turns"][3]["utterance"] += " " + QWEN_REPEAT
+    d["turns"][4]["utterance"] = QWEN_REPEAT.replace("Yes, Jane.", "Right.")
+    d["turns"][5]["utterance"] = QWEN_REPEAT
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "utterances repeat earlier ones: turn 6 (repeats turn 5); every turn must add something new"]
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][6]["utterance"] = d["turns"][7]["utterance"] = "Agreed, sounds good."
+    assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(SEPSIS)) == []

@@ -11,7 +11,8 @@ judge says:
 - the two members' understandings of an MA (nearly) equal (PROTOCOL.md §1: an MA is a
   *difference*); two MAs with the same surface form; an MA no outline turn refers to
   (§3: the outline covers every MA);
-- stage 2: a speaker id/name that does not match the profiles; an MA whose surface
+- stage 2: a speaker id/name that does not match the profiles; an utterance repeating an
+  earlier one (§4: every turn adds content); an MA whose surface
   form (or a close variant) appears in no utterance (§4 coverage); an utterance sharing
   a long word n-gram with a member's private understanding or ``private_state`` (§4:
   MA topics surface only through the shared phrase; the implicitness rule).
@@ -54,12 +55,16 @@ class GateThresholds(BaseModel):
         6, description="a text field sharing this many consecutive words with one of the prompt's field "
                        "descriptions was copied from the prompt")
     max_understanding_overlap: float = Field(
-        0.7, description="Jaccard overlap of the two understandings' stemmed content-token sets at or above which "
+        0.5, description="Jaccard overlap of the two understandings' stemmed content-token sets at or above which "
                          "they count as the same reading (two careful, distinct readings of one term share well "
-                         "under half their content words)")
+                         "under a third of their content words; two wordings of one textbook definition, as a 1.5B "
+                         "model wrote them, share 0.64)")
     surface_form_coverage: float = Field(
         0.66, description="share of a surface form's stemmed content tokens that one utterance must contain for "
                           "the MA to count as voiced (1-2 tokens: all; 3 tokens: 2; 4: 3)")
+    repeated_utterance_overlap: float = Field(
+        0.8, description="an utterance of at least 4 content tokens whose content-token set overlaps an earlier "
+                         "utterance's this much (Jaccard) repeats it: every turn must add something")
     private_ngram_words: int = Field(
         4, description="an utterance sharing a run of this many stemmed content tokens with an understanding or a "
                        "private_state states it aloud; runs at least half made of surface-form tokens are exempt "
@@ -234,8 +239,25 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
         if not _voiced(p.surface_form, utter, gates):
             failures.append(f"{p.id}: its surface form {p.surface_form!r} appears in no utterance; "
                             "a speaker must say it")
+    failures += _repeats(dialogue, gates)
     failures += _private_leaks(dialogue, profiles, gates)
     return failures
+
+
+def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
+    seen: list[tuple[int, set[str]]] = []
+    repeated: list[str] = []
+    for t in dialogue.turns:
+        toks = set(stems(t.utterance))
+        if len(toks) >= 4:
+            for idx, earlier in seen:
+                if len(toks & earlier) / len(toks | earlier) >= gates.repeated_utterance_overlap:
+                    repeated.append(f"turn {t.turn_idx} (repeats turn {idx})")
+                    break
+            seen.append((t.turn_idx, toks))
+    if not repeated:
+        return []
+    return [f"utterances repeat earlier ones: {', '.join(repeated)}; every turn must add something new"]
 
 
 def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateThresholds) -> list[str]:
