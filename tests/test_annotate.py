@@ -98,7 +98,7 @@ def test_label_studio_export_is_stratified_blind_and_generated_from_the_rubric(c
     for t in tasks + calib:
         assert variables <= set(t["data"])
         assert all(set(turn) == {"author", "text"} for turn in t["data"]["turns"])
-        assert "Lua Torch 7" in t["data"]["point_MA1"] and "PyTorch 2.3" in t["data"]["point_MA1"]
+        assert "frozen in the team bucket" in t["data"]["point_MA1"] and "seed 17" in t["data"]["point_MA1"]
 
     export(cli, out)  # same seed, same sample
     assert json.loads(paths[0].read_text()) == tasks

@@ -68,7 +68,11 @@ def test_stage1_fail_then_regenerate_with_feedback_then_pass(cli, endpoint, seed
     assert len(gens) == 2
     first, second = (g["messages"][-1]["content"] for g in gens)
     assert "Too obvious" not in first
-    assert "Too obvious: anyone would ask which Torch." in second and "make it subtler" in second
+    assert "Too obvious: anyone would ask which data is meant." in second and "make it subtler" in second
+    # the request names every dimension below θ with score/max before the judge's text
+    below = second.split("What failed:")[1]
+    assert "- MA1: subtlety 1/3" in below and "- MA2: subtlety 1/3" in below and "specificity" not in below
+    assert below.index("subtlety 1/3") < below.index("Too obvious")
     assert q(out, "SELECT DISTINCT attempt FROM scores WHERE stage = 1 ORDER BY 1") == [(1,), (2,)]
 
 
@@ -78,7 +82,7 @@ def test_stage1_fails_twice_is_discarded(cli, endpoint, seeds_file, tmp_path):
     assert build(cli, seeds_file(1), out).exit_code == 0
     (status, a1, a2, reason, error, path), = case_rows(out).values()
     assert (status, a1, a2, path, error) == ("discarded", 2, 0, None, None)
-    assert "stage 1 failed twice" in reason and "theta_1" in reason
+    assert "stage 1 failed twice" in reason and "below theta_1 on MA1 (subtlety 1/3)" in reason
     assert requests_of(server, "stage2_generator") == []
     assert not list(out.glob("test/**/*.json"))
 

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from ioa_synth.llm.local_model import installed_local_models
+from ioa_synth.protocol.gates import is_placeholder
 from ioa_synth.protocol.schemas import Stage1Output
 
 pytestmark = [
@@ -43,6 +44,8 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
 
     assert status in ("accepted", "discarded", "failed") and a1 >= 1
     assert calls, "no LLM call was recorded"
+    # the server accepted the request schema's grammar (llama.cpp refuses over-long maxLength repetitions)
+    assert any(c[0] == "generator" and c[3] is None for c in calls), [c[3] for c in calls]
     assert {c[1] for c in calls} == {"smollm2-135m"}
     assert all(urlparse(c[2]).hostname == "127.0.0.1" for c in calls)
     assert fingerprint["components"]["generator"]["base_url"] == "embedded"
@@ -56,7 +59,21 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
     if status == "accepted":
         record = json.loads(open(path).read())
         assert record["dialogue"]["num_turns"] >= 4
+        # no accepted record holds a placeholder in any text field (issue 9: the gates hold on a small model)
+        texts = _strings(record["profiles"]) + _strings(record["dialogue"])
+        assert texts and not [t for t in texts if is_placeholder(t)]
     # the server is gone once build returns
     port = urlparse(calls[0][2]).port
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _strings(value) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []

@@ -11,6 +11,11 @@ Definitions (build judge only, role ``judge``; audit scores never count):
 - per dimension, over judged items (misalignment points or dialogues): the share
   meeting θ on that dimension at the case's first attempt, and at its final attempt
   (the latest passing one, else the latest judged one).
+
+:func:`judge_health` (issue 9.7) reports, per judge role, stage and dimension, the share
+of all verdicts at the dimension's maximum (a judge that always gives the maximum is not
+judging) and the number of inconsistent verdicts (feedback claiming no change while a
+score is below its maximum; ``scores.dimension = 'judge_inconsistency'``).
 """
 
 from __future__ import annotations
@@ -82,3 +87,28 @@ def _stage(cases: pl.DataFrame, first_items: pl.DataFrame, final_items: pl.DataF
                         "items_final": b.height, "after_regeneration": _rate(b, "meets")}
     return {"cases": c.height, "first_attempt": _rate(c, "first_passed"), "after_regeneration": _rate(c, "ever"),
             "dimensions": dims}
+
+
+def judge_health(catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
+    """``{"dimensions": [{judge_role, stage, dimension, verdicts, at_max, share_at_max}],
+    "inconsistency": [{judge_role, stage, verdicts, inconsistent}]}`` over every stored
+    verdict (all attempts and splits); a verdict is one judged item (an MA for stage 1, the
+    dialogue for stage 2) of one judge call."""
+    rubric = load_rubric()
+    maxima = [(s, d.name, d.max) for s, d in rubric.all_dimensions()]
+    values = ", ".join("(?, ?, ?)" for _ in maxima)
+    params = [v for row in maxima for v in row]
+    rows = catalog.query_dicts(
+        f"WITH m(stage, dimension, max) AS (VALUES {values}) "
+        "SELECT s.judge_role, s.stage, s.dimension, count(*) AS verdicts, count(*) FILTER (WHERE s.score = m.max) "
+        "AS at_max FROM scores s JOIN m ON m.stage = s.stage AND m.dimension = s.dimension "
+        "WHERE s.score IS NOT NULL GROUP BY ALL", params)
+    order = {(s, n): i for i, (s, n, _) in enumerate(maxima)}
+    rows.sort(key=lambda r: (r["judge_role"], order[(r["stage"], r["dimension"])]))
+    for r in rows:
+        r["share_at_max"] = r["at_max"] / r["verdicts"] if r["verdicts"] else None
+    flags = catalog.query_dicts(
+        "SELECT judge_role, stage, count(DISTINCT (call_id, item)) FILTER (WHERE score IS NOT NULL) AS verdicts, "
+        "count(DISTINCT (call_id, item)) FILTER (WHERE dimension = 'judge_inconsistency') AS inconsistent "
+        "FROM scores WHERE item <> 'overall' GROUP BY ALL ORDER BY ALL")
+    return {"dimensions": rows, "inconsistency": flags}

@@ -1,9 +1,13 @@
 """The two-stage loop for one case (PROTOCOL.md §3-5).
 
 Stage 1 (G_participants, then J_participants, gate θ1) and stage 2 (G_dialogue, then
-J_dialogue, gate θ2). A stage that fails its content rules or its θ gets exactly one
-regeneration whose request carries the written feedback; a second failure discards
-the case. Stage 2 regenerates the dialogue only; the accepted profiles stay.
+J_dialogue, gate θ2). Before the judge is called, an output must satisfy the structural
+rules (:func:`~ioa_synth.protocol.schemas.stage1_problems`) and pass the mechanical
+content gates (:mod:`ioa_synth.protocol.gates`); a failure there costs no judge call.
+A stage that fails its rules, its gates or its θ gets exactly one regeneration whose
+request says what failed (broken rules, gate failures, or every dimension below θ with
+score/max followed by the judge's text); a second failure discards the case with the
+reasons. Stage 2 regenerates the dialogue only; the accepted profiles stay.
 
 Every successful LLM call is stored (with the scores it produced) in one catalog
 transaction, and a re-run replays stored calls instead of paying for them again: a
@@ -20,7 +24,8 @@ from pydantic import BaseModel
 
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
+from ioa_synth.build.contexts import generator_context, judge_context
+from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.prompts import render
@@ -28,6 +33,10 @@ from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema, stage1_problems, stage2_problems
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.store.calls import CallRecorder, now_utc
+
+#: ``scores.dimension`` of the row flagging an inconsistent verdict (issue 9.5; score NULL).
+JUDGE_INCONSISTENCY = "judge_inconsistency"
+
 
 @dataclass
 class Case:
@@ -147,25 +156,25 @@ class Pipeline:
                 feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
                 reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
                 continue
+            gates = stage1_gate_failures(gen) if stage == 1 else stage2_gate_failures(gen, profiles)
+            if gates:
+                feedback = "The output failed these content checks:\n" + "\n".join(f"- {g}" for g in gates)
+                reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
+                continue
             verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
             if verdict.passed:
                 return StageResult(gen, attempt, verdict)
             feedback = verdict.feedback_text()
             theta = self.rubric.stage(stage).theta
-            reasons.append(f"attempt {attempt}: below {theta} on {', '.join(verdict.failed_items)}")
+            below = "; ".join(f"{item} ({', '.join(f'{d} {s}/{m}' for d, s, m in verdict.below[item])})"
+                              for item in verdict.failed_items)
+            reasons.append(f"attempt {attempt}: below {theta} on {below}")
         raise Discard(f"stage {stage} failed twice ({' | '.join(reasons)})")
 
     def _generate(self, case: Case, stage: int, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
         model = Stage1Output if stage == 1 else Stage2Output
-        seed = case.seed
-        ctx: dict[str, Any] = {"previous": previous, "feedback": feedback}
-        if stage == 1:
-            ctx |= {"seed": seed, "domain": seed.domain, "task_type": seed.task_type,
-                    "task_description": TASK_TYPES[seed.task_type], "ma_types": MA_TYPES}
-        else:
-            ctx |= {"profiles": profiles.model_dump()}
-        prompt = render(stage, "generator", **ctx)
+        prompt = render(stage, "generator", **generator_context(stage, case.seed, profiles, previous, feedback))
         name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
         value, _ = self._call(self.generator, case, stage, "generator", attempt, prompt, request_schema(model),
                               name, model.model_validate, scores=None)
@@ -174,10 +183,7 @@ class Pipeline:
     def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel) -> Judgement:
         srub = self.rubric.stage(stage)
         ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
-        ctx: dict[str, Any] = {"profiles": profiles.model_dump(), "stage_rubric": srub,
-                               "no_change": self.rubric.no_change_feedback}
-        if stage == 2:
-            ctx["dialogue"] = gen.model_dump()
+        ctx = judge_context(stage, case.seed, profiles, gen if stage == 2 else None, self.rubric)
         prompt = render(stage, "judge", **ctx)
         value, _ = self._call(self.judge, case, stage, self.judge_role, attempt, prompt, judge_schema(srub, ma_ids),
                               f"stage{stage}_scores", lambda d: parse_judgement(self.rubric, stage, d, ma_ids),
@@ -223,6 +229,12 @@ def _score_rows(call_id: str, case_id: str, stage: int, attempt: int, role: str,
     rows = [{"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
              "item": item, "dimension": dim, "score": score, "feedback": j.feedback.get(item, ""), "created_at": now, "call_id": call_id}
             for item, dims in j.items.items() for dim, score in dims.items()]
+    for item in j.inconsistent:
+        below_max = ", ".join(f"{d} {s}" for d, s in j.items[item].items())
+        rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
+                     "item": item, "dimension": JUDGE_INCONSISTENCY, "score": None,
+                     "feedback": f"feedback claims no change while scores are {below_max}: {j.feedback.get(item, '')}",
+                     "created_at": now, "call_id": call_id})
     if j.overall_feedback:
         rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
                      "item": "overall", "dimension": "overall_feedback", "score": None,

@@ -4,7 +4,9 @@
 θ pass rates per stage and rubric dimension, first attempt and after regeneration
 (:mod:`ioa_synth.build.passrates`); discard reasons and failure kinds; tokens per component;
 the distribution of accepted misalignment types next to the paper's
-(``cells.PAPER_MA_TYPE_DISTRIBUTION``, PROTOCOL.md §1). :func:`status_tables` renders it.
+(``cells.PAPER_MA_TYPE_DISTRIBUTION``, PROTOCOL.md §1); judge health per judge, stage and
+dimension (share of verdicts at the maximum, inconsistent verdicts; issue 9.7).
+:func:`status_tables` renders it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rich.table import Table
 
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
-from ioa_synth.build.passrates import pass_rates
+from ioa_synth.build.passrates import judge_health, pass_rates
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
 
@@ -61,13 +63,15 @@ _STAGE = re.compile(r"stage (\d) failed twice")
 
 def reason_kind(reason: str | None) -> str:
     """Category of a discard reason, from its last attempt: ``stage N: below theta_N``,
-    ``stage N: invalid output`` or ``other``."""
+    ``stage N: invalid output``, ``stage N: content gates`` or ``other``."""
     m = _STAGE.search(reason or "")
     if not m:
         return "other"
     last = (reason or "").rsplit("|", 1)[-1]
     if "invalid output" in last:
         return f"stage {m.group(1)}: invalid output"
+    if "gate failures" in last:
+        return f"stage {m.group(1)}: content gates"
     theta = re.search(r"below (\S+)", last)
     return f"stage {m.group(1)}: below {theta.group(1)}" if theta else f"stage {m.group(1)}: other"
 
@@ -108,11 +112,11 @@ def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 def status_report(catalog: Catalog) -> dict[str, Any]:
     """Machine-readable status: ``{"cells", "totals", "tokens", "pass_rates", "discards",
-    "ma_types"}`` (see the module docstring)."""
+    "ma_types", "judge_health"}`` (see the module docstring)."""
     cells = cell_counts(catalog)
     totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
     return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
-            "discards": discards(catalog), "ma_types": ma_types(catalog)}
+            "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog)}
 
 
 def _pct(value: float | None) -> str:
@@ -144,6 +148,7 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
     if not report["discards"]:
         disc.add_row("(none)", "", "", "0")
     tables.append(disc)
+    tables.append(_health_table(report["judge_health"]))
     tok = Table(title="Tokens per component")
     for col in ("component", "calls", "failed calls", "prompt tokens", "completion tokens"):
         tok.add_column(col, justify="left" if col == "component" else "right")
@@ -159,3 +164,26 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
             t.add_row(r["type"], str(r["count"]), _pct(r["share"]), _pct(r["paper_share"]))
         tables.append(t)
     return tables
+
+
+def _health_table(health: dict[str, list[dict[str, Any]]]) -> Table:
+    table = Table(title="Judge health: verdicts at the maximum (a judge that always gives it is not judging) "
+                        "and inconsistent verdicts")
+    for col in ("judge", "stage", "dimension", "verdicts", "at maximum", "share"):
+        table.add_column(col, justify="left" if col in ("judge", "dimension") else "right")
+    flags = {(f["judge_role"], f["stage"]): f for f in health["inconsistency"]}
+    keys = sorted({(r["judge_role"], r["stage"]) for r in health["dimensions"]} | set(flags))
+    for role, stage in keys:
+        for r in health["dimensions"]:
+            if (r["judge_role"], r["stage"]) == (role, stage):
+                always = r["verdicts"] >= 5 and r["at_max"] == r["verdicts"]
+                table.add_row(role, str(stage), r["dimension"], str(r["verdicts"]), str(r["at_max"]),
+                              _pct(r["share_at_max"]) + (" (always)" if always else ""))
+        f = flags.get((role, stage))
+        if f:
+            table.add_row(role, str(stage), "inconsistent verdicts", str(f["verdicts"]), "",
+                          f"{f['inconsistent']} flagged", style="red" if f["inconsistent"] else None)
+        table.add_section()
+    if not keys:
+        table.add_row("(no verdicts)", "", "", "0", "", "-")
+    return table

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from ioa_synth.llm.scripted_case import GATE_ACTIONS, gate_breaking, valid_stage1, valid_stage2  # noqa: F401
+
 KINDS = ("stage1_generator", "stage1_judge", "stage2_generator", "stage2_judge")
 
 
@@ -59,33 +61,6 @@ def request_kind(body: dict[str, Any]) -> str:
     return "unknown"
 
 
-def valid_stage1(n_points: int = 2) -> dict[str, Any]:
-    """A stage-1 output that satisfies every content rule (``n_points`` MAs, MA1 definitional)."""
-    types = ["definitional", "procedural", "criterial", "scopal"]
-    return {
-        "meeting_scenario": ("Two engineers plan the port of a training pipeline. They mean to agree on the "
-                             "framework and the evaluation split, and leave with a two-week plan."),
-        "members": [
-            {"id": f"M{i}", "name": name, "role": role, "expertise": "deep learning", "background": "ten years",
-             "private_state": "wants the port done before the review", "hidden_assumptions": ["a1", "a2", "a3"]}
-            for i, name, role in ((1, "Ada", "research lead"), (2, "Ben", "ML engineer"))],
-        "misalignment_points": [
-            {"id": f"MA{i + 1}", "type": types[i % 4], "topic": f"topic {i + 1}", "surface_form": "learn Torch first",
-             "member_a_understanding": "Lua Torch 7", "member_b_understanding": "PyTorch 2.3",
-             "why_undetected": "both say Torch"} for i in range(n_points)],
-        "conversation_outline": [
-            {"turn": t, "speaker": "M1" if t % 2 else "M2", "description": "discuss", "ma_ids": ["MA1"]}
-            for t in range(1, 5)],
-    }
-
-
-def valid_stage2(n_turns: int = 4) -> dict[str, Any]:
-    """A stage-2 dialogue with ``n_turns`` alternating turns."""
-    return {"turns": [{"turn_idx": t, "speaker_id": "M1" if t % 2 else "M2",
-                       "speaker_name": "Ada" if t % 2 else "Ben", "inner_thought": "I mean Lua Torch.",
-                       "utterance": "Let's learn Torch first."} for t in range(1, n_turns + 1)]}
-
-
 def judge_scores(kind: str, body: dict[str, Any], passing: bool = True) -> dict[str, Any]:
     """Judge JSON for a request: maximal scores (``passing``) or a subtlety/naturalness of 1."""
     if kind == "stage1_judge":
@@ -93,7 +68,7 @@ def judge_scores(kind: str, body: dict[str, Any], passing: bool = True) -> dict[
         schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
         ids = schema.get("properties", {}).get("ma_scores", {}).get("required") or ["MA1", "MA2"]
         item = {"subtlety": 3 if passing else 1, "specificity": 2, "believability": 2,
-                "feedback": "No changes needed." if passing else "Too obvious: anyone would ask which Torch."}
+                "feedback": "No changes needed." if passing else "Too obvious: anyone would ask which data is meant."}
         return {"ma_scores": {i: dict(item) for i in ids}, "overall_feedback": "ok" if passing else "make it subtler"}
     return {"dialogue_scores": {"naturalness": 3 if passing else 1, "implicitness": 3, "coverage": 2,
                                 "profile_consistency": 3,
@@ -104,8 +79,10 @@ class ProtocolResponder:
     """Answers every request kind with valid JSON, unless a scripted action is queued.
 
     ``script`` maps a kind to a list of actions consumed one per request of that kind:
-    ``"ok"``, ``"low"`` (judge: failing scores), ``"invalid"`` (generator: breaks the
-    content rules), ``"badjson"``, ``"length"``, ``"429"`` (with ``Retry-After: 0``),
+    ``"ok"``, ``"low"`` (judge: failing scores), ``"inconsistent"`` (judge: a score below
+    the maximum with "No changes needed."), ``"invalid"`` (generator: breaks the
+    structural rules), one of :data:`GATE_ACTIONS` (generator: fails that content gate,
+    see :func:`gate_breaking`), ``"badjson"``, ``"length"``, ``"429"`` (with ``Retry-After: 0``),
     ``"500"``, ``"503"``, ``"400"``. ``latency`` delays every reply (seconds).
     """
 
@@ -134,7 +111,9 @@ class ProtocolResponder:
             return chat_reply('{"this is": not json', model=self.model)
         if action == "length":
             return chat_reply('{"cut off', finish_reason="length", model=self.model)
-        if kind == "stage1_generator":
+        if kind in ("stage1_generator", "stage2_generator") and action in GATE_ACTIONS:
+            data = gate_breaking(kind, action)
+        elif kind == "stage1_generator":
             data = valid_stage1()
             if action == "invalid":
                 data["misalignment_points"] = data["misalignment_points"][:1]
@@ -142,7 +121,10 @@ class ProtocolResponder:
         elif kind == "stage2_generator":
             data = valid_stage2()
         elif kind in ("stage1_judge", "stage2_judge"):
-            data = judge_scores(kind, body, passing=action != "low")
+            data = judge_scores(kind, body, passing=action not in ("low", "inconsistent"))
+            if action == "inconsistent":
+                block = data.get("dialogue_scores") or next(iter(data["ma_scores"].values()))
+                block["feedback"] = "No changes needed."
         else:
             return Reply(status=400, body={"error": {"message": "unknown request kind"}})
         return chat_reply(json.dumps(data), model=self.model)

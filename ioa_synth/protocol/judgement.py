@@ -3,14 +3,32 @@
 Stage 1 (J_participants) replies ``{"ma_scores": {"MA1": {dims..., feedback}, ...},
 "overall_feedback": str}``; stage 2 (J_dialogue) replies ``{"dialogue_scores":
 {dims..., feedback}}`` (PROTOCOL.md §3-4). θ1/θ2 come from the rubric (all maximal).
+
+A verdict whose feedback for an item claims no change is needed while one of that
+item's scores is below its maximum is *inconsistent* (issue 9.5): the item is listed in
+:attr:`Judgement.inconsistent`, stored as a ``judge_inconsistency`` row in ``scores``
+and counted by ``status``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ioa_synth.protocol.rubric import Rubric, StageRubric, item_score_schema
+
+
+#: Feedback that claims nothing needs to change (the rubric's own phrase is matched too).
+_NO_CHANGE = re.compile(r"\bno (further )?(changes?|edits?|revisions?)( are| is)? (needed|required|necessary)\b"
+                        r"|\bnothing (needs )?to (change|fix|improve)\b", re.IGNORECASE)
+
+
+def claims_no_change(feedback: str, no_change_phrase: str = "") -> bool:
+    """True when ``feedback`` says no change is needed (e.g. "No changes needed.")."""
+    text = " ".join(feedback.split())
+    phrase = no_change_phrase.strip().rstrip(".").lower()
+    return bool(_NO_CHANGE.search(text)) or bool(phrase and phrase in text.lower())
 
 
 class JudgementError(ValueError):
@@ -31,6 +49,10 @@ class Judgement:
     feedback: dict[str, str]
     overall_feedback: str = ""
     failed_items: list[str] = field(default_factory=list)
+    #: item -> ``[(dimension, score, max), ...]`` for the dimensions below θ
+    below: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    #: items whose feedback claims no change while a score is below its maximum
+    inconsistent: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -38,20 +60,27 @@ class Judgement:
         return not self.failed_items
 
     def feedback_text(self) -> str:
-        """The judge's written feedback (per item, then overall) for a regeneration request."""
-        lines = [f"- {item}: {text}" for item, text in self.feedback.items()]
+        """The regeneration request's feedback (issue 9.5): first every dimension below θ
+        with ``score/max`` per item, then the judge's written feedback (per item, then
+        overall)."""
+        lines = ["Scores below the threshold (score/maximum):"]
+        lines += [f"- {item}: " + ", ".join(f"{d} {s}/{m}" for d, s, m in dims)
+                  for item, dims in self.below.items() if dims]
+        lines.append("Reviewer's comments:")
+        lines += [f"- {item}: {text}" for item, text in self.feedback.items() if text]
         if self.overall_feedback:
             lines.append(f"- overall: {self.overall_feedback}")
         return "\n".join(lines)
 
     def as_quality(self) -> dict[str, Any]:
         """The scores as stored in a record's ``quality`` block."""
+        flag = {"judge_inconsistent": list(self.inconsistent)} if self.inconsistent else {}
         if self.stage == 1:
             return {
                 "ma_scores": {i: {**s, "feedback": self.feedback.get(i, "")} for i, s in self.items.items()},
-                "overall_feedback": self.overall_feedback,
+                "overall_feedback": self.overall_feedback, **flag,
             }
-        return {"dialogue_scores": {**self.items["dialogue"], "feedback": self.feedback.get("dialogue", "")}}
+        return {"dialogue_scores": {**self.items["dialogue"], "feedback": self.feedback.get("dialogue", "")}, **flag}
 
 
 def judge_schema(stage: StageRubric, ma_ids: list[str]) -> dict[str, Any]:
@@ -87,7 +116,14 @@ def parse_judgement(rubric: Rubric, stage: int, data: Any, ma_ids: list[str]) ->
         feedback[item] = str(raw.get("feedback") or "")
     overall = str(data.get("overall_feedback") or "") if stage == 1 else ""
     failed = [i for i, s in items.items() if not rubric.passes(stage, s)]
-    return Judgement(stage=stage, items=items, feedback=feedback, overall_feedback=overall, failed_items=failed)
+    need = rubric.threshold(stage)
+    below = {i: [(d.name, s[d.name], d.max) for d in srub.dimensions if s[d.name] < need.get(d.name, d.min)]
+             for i, s in items.items()}
+    inconsistent = [i for i, s in items.items()
+                    if any(s[d.name] < d.max for d in srub.dimensions)
+                    and claims_no_change(feedback[i], rubric.no_change_feedback)]
+    return Judgement(stage=stage, items=items, feedback=feedback, overall_feedback=overall, failed_items=failed,
+                     below=below, inconsistent=inconsistent)
 
 
 def _score(raw: dict[str, Any], name: str, lo: int, hi: int, item: str) -> int:

@@ -23,6 +23,41 @@ MEDIUM = 400  # one or two sentences
 LONG = 700  # a paragraph
 
 
+#: What each generated field holds, in words (issue 9.4: the prompts describe fields
+#: instead of showing example values a model could copy). The generator templates
+#: render these, and the content gates reject a field that copies one
+#: (:func:`ioa_synth.protocol.gates.copies_description`).
+FIELD_DESCRIPTIONS: dict[str, str] = {
+    "meeting_scenario": "one prose string: why these two people meet about work related to the paper, what is on "
+                        "the agenda, and what they expect to leave the meeting with",
+    "id": "M1 for the first member, M2 for the second",
+    "name": "a full personal name fitting the setting",
+    "role": "the job title this person holds in the meeting's organisation",
+    "expertise": "the specific fields, methods and tools this person knows well",
+    "background": "the career history that shapes how this person reads shared terms",
+    "private_state": "goals and priorities this person holds but never says aloud in the meeting",
+    "hidden_assumptions": "three to five premises this person treats as settled and never checks",
+    "ma_id": "MA1, MA2 and so on, in order",
+    "type": "the kind of disagreement, one of the listed types",
+    "topic": "the subject the hidden disagreement is about, in a few words",
+    "surface_form": "the exact phrase both members say and both accept, which each reads differently",
+    "member_a_understanding": "what M1 concretely takes the phrase to mean: names, numbers, versions or scope",
+    "member_b_understanding": "what M2 concretely takes the same phrase to mean, different from M1's reading",
+    "why_undetected": "why neither member asks, given their roles and what each takes for granted",
+    "turn": "the turn number, from 1",
+    "speaker": "M1 or M2",
+    "description": "one sentence on what this turn does in the meeting",
+    "ma_ids": "the ids of the misalignment points this turn touches, possibly none",
+    "turn_idx": "the turn number, from 1, following the outline",
+    "speaker_id": "M1 or M2, alternating as in the outline",
+    "speaker_name": "the speaking member's name exactly as in the profiles",
+    "inner_thought": "what the speaker privately thinks at this moment, including their own reading of any shared "
+                     "phrase and what they assume the other means",
+    "utterance": "what the speaker says aloud; a shared phrase appears only as its surface form, never with the "
+                 "speaker's private reading",
+}
+
+
 def _text(max_len: int, description: str = "") -> Any:
     extra: dict[str, Any] = {"maxLength": max_len, "minLength": 1}
     return Field(..., description=description or None, json_schema_extra=extra)
@@ -106,7 +141,7 @@ class Stage1Output(_Strict):
     """
 
     meeting_scenario: str = Field(..., description="context, agenda and expected outcome, in prose",
-                                  json_schema_extra={"minLength": 1, "maxLength": 1200})
+                                  json_schema_extra={"minLength": 1, "maxLength": LONG})
     members: list[Member] = _items(2, 2)
     misalignment_points: list[MisalignmentPoint] = _items(2, 4)
     conversation_outline: list[OutlineTurn] = _items(4, 14)

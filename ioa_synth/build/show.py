@@ -1,0 +1,232 @@
+"""``ioa-synth show``: one attempt of any case, accepted or not (issue 9.6).
+
+Everything comes from the catalog, so a discarded case is as visible as an accepted
+one: the generator replies in ``llm_calls``, the judge verdicts in ``scores``, the
+case's status and discard reason in ``cases``. The structural rules and the content
+gates are re-run on the stored replies (they are deterministic), which gives the gate
+failures of each attempt.
+
+An *attempt number* numbers the generations of one stage (PROTOCOL.md §5: attempt 1,
+then the regeneration round; ``regenerate`` continues the numbering). Without
+``attempt`` the latest generation of each stage is shown; with it, that attempt of
+each stage that has one. A dialogue is shown with the profiles it was written from:
+the latest stage-1 attempt up to its number whose build-judge scores passed θ1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ioa_synth.build.builddir import open_catalog
+from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
+from ioa_synth.store.catalog import Catalog
+
+
+class ShowError(ValueError):
+    """An unknown case, or an attempt the case does not have; the message says which."""
+
+
+def _generations(cat: Catalog, case_id: str) -> dict[tuple[int, int], str]:
+    rows = cat.execute("SELECT stage, attempt, last(response_text ORDER BY created_at) FROM llm_calls "
+                       "WHERE case_id = ? AND role = 'generator' AND error IS NULL GROUP BY ALL", [case_id])
+    return {(s, a): text for s, a, text in rows}
+
+
+def _scores(cat: Catalog, case_id: str, stage: int, attempt: int) -> list[dict[str, Any]]:
+    return cat.query_dicts(
+        "SELECT judge_role, judge_model, item, dimension, score, feedback FROM scores "
+        "WHERE case_id = ? AND stage = ? AND attempt = ? ORDER BY judge_role, item, dimension", [case_id, stage, attempt])
+
+
+def _parse(model: type[BaseModel], text: str) -> tuple[BaseModel | None, str | None]:
+    try:
+        return model.model_validate(json.loads(text, strict=False)), None
+    except (ValueError, ValidationError) as exc:
+        return None, f"unreadable reply: {' '.join(str(exc).split())[:200]}"
+
+
+def _verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Score rows grouped per judge role and item: ``{judge_role, judge_model, item,
+    scores: {dim: n}, feedback, inconsistency}``."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        v = out.setdefault((r["judge_role"], r["item"]), {
+            "judge_role": r["judge_role"], "judge_model": r["judge_model"], "item": r["item"], "scores": {},
+            "feedback": "", "inconsistency": None})
+        if r["dimension"] == "judge_inconsistency":
+            v["inconsistency"] = r["feedback"]
+        elif r["dimension"] == "overall_feedback":
+            v["feedback"] = r["feedback"]
+        else:
+            v["scores"][r["dimension"]] = r["score"]
+            v["feedback"] = v["feedback"] or r["feedback"] or ""
+    return list(out.values())
+
+
+def _passed_stage1(cat: Catalog, case_id: str) -> set[int]:
+    rubric = load_rubric()
+    per: dict[int, dict[str, dict[str, int]]] = {}
+    for a, item, dim, score in cat.execute(
+            "SELECT attempt, item, dimension, score FROM scores WHERE case_id = ? AND stage = 1 "
+            "AND judge_role = 'judge' AND score IS NOT NULL", [case_id]):
+        per.setdefault(a, {}).setdefault(item, {})[dim] = score
+    return {a for a, items in per.items() if items and all(rubric.passes(1, s) for s in items.values())}
+
+
+def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[str, Any]:
+    """The attempt of ``case_id`` to show, as JSON-ready data: ``{case_id, split, domain,
+    task_type, status, discard_reason, error, record_path, seed, stage1, stage2}`` where a
+    stage is ``None`` or ``{attempt, attempts, output, problems, gate_failures, verdicts}``.
+
+    Raises:
+        BuildDirError: ``out_dir`` is not a build directory.
+        ShowError: unknown case id, or ``attempt`` exists for neither stage.
+    """
+    cat = open_catalog(out_dir, read_only=True)
+    try:
+        rows = cat.query_dicts("SELECT c.*, s.seed_json FROM cases c LEFT JOIN seeds s "
+                               "ON s.seed_id = c.seed_id AND s.split = c.split WHERE c.case_id = ?", [case_id])
+        if not rows:
+            raise ShowError(f"unknown case id {case_id!r} (ids look like test/business/planning_000; "
+                            "'ioa-synth status' lists the cells)")
+        row = rows[0]
+        gens = _generations(cat, case_id)
+        if not gens:
+            raise ShowError(f"{case_id} has no generated attempt yet (status {row['status']})")
+        have = {s: sorted(a for st, a in gens if st == s) for s in (1, 2)}
+        if attempt is not None and attempt not in have[1] + have[2]:
+            listed = "; ".join(f"stage {s}: {', '.join(map(str, a)) or 'none'}" for s, a in have.items())
+            raise ShowError(f"{case_id} has no attempt {attempt} ({listed})")
+        passed = _passed_stage1(cat, case_id)
+        a2 = _pick(have[2], attempt)
+        a1 = _pick(have[1], attempt)
+        if a2 is not None and attempt is None:
+            a1 = max((a for a in passed if a <= a2 and a in have[1]), default=a1)
+        stage1 = _stage_view(cat, case_id, 1, a1, have[1], gens, None)
+        profiles = None
+        if a2 is not None:
+            source = max((a for a in passed if a <= a2 and a in have[1]), default=a1)
+            profiles = _parse(Stage1Output, gens[(1, source)])[0] if source is not None else None
+        stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles)
+        return {"case_id": case_id, "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
+                "status": row["status"], "discard_reason": row["discard_reason"], "error": row["error"],
+                "record_path": row["path"], "seed": json.loads(row["seed_json"]) if row["seed_json"] else None,
+                "stage1": stage1, "stage2": stage2}
+    finally:
+        cat.close()
+
+
+def _pick(attempts: list[int], attempt: int | None) -> int | None:
+    if attempt is None:
+        return attempts[-1] if attempts else None
+    if attempt in attempts:
+        return attempt
+    return max((a for a in attempts if a < attempt), default=None)
+
+
+def _stage_view(cat: Catalog, case_id: str, stage: int, attempt: int | None, attempts: list[int],
+                gens: dict[tuple[int, int], str], profiles: BaseModel | None) -> dict[str, Any] | None:
+    if attempt is None:
+        return None
+    model = Stage1Output if stage == 1 else Stage2Output
+    output, unreadable = _parse(model, gens[(stage, attempt)])
+    problems = [unreadable] if unreadable else []
+    gates: list[str] = []
+    if output is not None:
+        problems = stage1_problems(output) if stage == 1 else stage2_problems(output)
+        if not problems:
+            gates = stage1_gate_failures(output) if stage == 1 else (
+                stage2_gate_failures(output, profiles) if profiles is not None else [])
+    return {"attempt": attempt, "attempts": attempts, "output": output.model_dump() if output else None,
+            "problems": problems, "gate_failures": gates, "verdicts": _verdicts(_scores(cat, case_id, stage, attempt))}
+
+
+# -- rendering ------------------------------------------------------------------------
+def render_case(view: dict[str, Any], console: Console) -> None:
+    """Print :func:`case_view` data with rich: header, scenario, members, misalignment
+    points, outline, dialogue with inner thoughts, judge scores, gate failures."""
+    colour = {"accepted": "green", "discarded": "red", "failed": "red"}.get(view["status"], "yellow")
+    head = Text.assemble((view["case_id"], "bold"), "  ", (view["status"], f"bold {colour}"))
+    lines: list[Any] = [head]
+    if view["seed"]:
+        lines.append(Text(f"seed: {view['seed'].get('title', '')} ({view['seed'].get('seed_id', '')})"))
+    for key in ("discard_reason", "error"):
+        if view[key]:
+            lines.append(Text(f"{key.replace('_', ' ')}: {view[key]}", style=colour))
+    console.print(Panel(Group(*lines), title="ioa-synth show"))
+    s1, s2 = view["stage1"], view["stage2"]
+    if s1:
+        _render_stage_head(console, 1, s1)
+        if s1["output"]:
+            _render_profiles(console, s1["output"])
+    if s2:
+        _render_stage_head(console, 2, s2)
+        if s2["output"]:
+            _render_dialogue(console, s2["output"])
+    for stage, s in ((1, s1), (2, s2)):
+        if s:
+            _render_checks(console, stage, s)
+
+
+def _render_stage_head(console: Console, stage: int, s: dict[str, Any]) -> None:
+    name = "profiles" if stage == 1 else "dialogue"
+    console.rule(f"stage {stage} ({name}), attempt {s['attempt']} (attempts: {', '.join(map(str, s['attempts']))})")
+
+
+def _render_profiles(console: Console, p: dict[str, Any]) -> None:
+    console.print(Panel(p["meeting_scenario"], title="meeting scenario"))
+    members = Table(title="members", show_lines=True)
+    for col in ("id", "name / role", "expertise / background", "private state", "hidden assumptions"):
+        members.add_column(col)
+    for m in p["members"]:
+        members.add_row(m["id"], f"{m['name']}\n{m['role']}", f"{m['expertise']}\n{m['background']}",
+                        m["private_state"], "\n".join(f"- {a}" for a in m["hidden_assumptions"]))
+    console.print(members)
+    points = Table(title="misalignment points", show_lines=True)
+    for col in ("id", "type / topic", "surface form", "M1 understands", "M2 understands", "why undetected"):
+        points.add_column(col)
+    for m in p["misalignment_points"]:
+        points.add_row(m["id"], f"{m['type']}\n{m['topic']}", m["surface_form"], m["member_a_understanding"],
+                       m["member_b_understanding"], m["why_undetected"])
+    console.print(points)
+    outline = Table(title="conversation outline")
+    for col in ("turn", "speaker", "description", "MAs"):
+        outline.add_column(col)
+    for t in p["conversation_outline"]:
+        outline.add_row(str(t["turn"]), t["speaker"], t["description"], ", ".join(t["ma_ids"]))
+    console.print(outline)
+
+
+def _render_dialogue(console: Console, d: dict[str, Any]) -> None:
+    for t in d["turns"]:
+        console.print(Text.assemble((f"[{t['turn_idx']}] {t['speaker_name']} ({t['speaker_id']})", "bold")))
+        console.print(Text(f"    thinks: {t['inner_thought']}", style="italic dim"))
+        console.print(Text(f"    says:   {t['utterance']}"))
+
+
+def _render_checks(console: Console, stage: int, s: dict[str, Any]) -> None:
+    if s["problems"] or s["gate_failures"]:
+        body = "\n".join(f"- {p}" for p in s["problems"] + s["gate_failures"])
+        console.print(Panel(body, title=f"stage {stage}, attempt {s['attempt']}: rule and gate failures "
+                                        "(the judge was not called)", style="red"))
+    if not s["verdicts"]:
+        return
+    dims = [d.name for d in load_rubric().stage(stage).dimensions]
+    table = Table(title=f"stage {stage}, attempt {s['attempt']}: judge scores", show_lines=True)
+    for col in ("judge", "item", *dims, "feedback"):
+        table.add_column(col)
+    for v in s["verdicts"]:
+        fb = v["feedback"] + (f"\n[red]judge inconsistency: {v['inconsistency']}[/red]" if v["inconsistency"] else "")
+        table.add_row(f"{v['judge_role']}\n{v['judge_model']}", v["item"],
+                      *(str(v["scores"].get(d, "")) for d in dims), fb)
+    console.print(table)

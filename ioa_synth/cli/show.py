@@ -1,0 +1,35 @@
+"""``ioa-synth show``: one case's latest (or chosen) attempt, accepted or not (issue 9.6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import fail, out_dir_option
+
+
+@app.command()
+def show(
+    case_id: str = typer.Argument(..., metavar="CASE_ID", help="e.g. test/business/planning_000"),
+    out: Path = out_dir_option(),
+    attempt: Optional[int] = typer.Option(None, "--attempt", min=1, help="Attempt number (default: the latest)"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rich output"),
+) -> None:
+    """Show a case: scenario, profiles, MAs, outline, dialogue with inner thoughts, judge scores and feedback,
+    gate failures and the discard reason."""
+    from ioa_synth.build.builddir import BuildDirError
+    from ioa_synth.build.show import ShowError, case_view, render_case
+    from ioa_synth.reports.output import wide_console
+
+    try:
+        view = case_view(out, case_id.strip().removesuffix(".json"), attempt)
+    except (BuildDirError, ShowError) as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(view, indent=2, default=str))
+        return
+    render_case(view, wide_console())

@@ -1,0 +1,279 @@
+"""Mechanical content gates: checks a stage output must pass before the judge is called.
+
+A gate failure is a stage failure (issue 9, deliverable 3): it uses the stage's one
+regeneration round, its reasons go into the regeneration request and, on a second
+failure, into the discard reason. The gates make parts of the protocol mechanical so
+that a model which copies the prompt or writes ``"..."`` cannot pass, whatever the
+judge says:
+
+- placeholder or empty text in any text field, or text copied from the prompt's field
+  descriptions; understandings shorter than :attr:`GateThresholds.min_understanding_words`;
+- the two members' understandings of an MA (nearly) equal (PROTOCOL.md §1: an MA is a
+  *difference*); two MAs with the same surface form; an MA no outline turn refers to
+  (§3: the outline covers every MA);
+- stage 2: a speaker id/name that does not match the profiles; an utterance repeating an
+  earlier one (§4: every turn adds content); an MA whose surface
+  form (or a close variant) appears in no utterance (§4 coverage); an utterance sharing
+  a long word n-gram with a member's private understanding or ``private_state`` (§4:
+  MA topics surface only through the shared phrase; the implicitness rule).
+
+Tokens are normalised for every comparison: lower-cased word tokens (``\\w+``),
+stemmed with the Snowball English stemmer (``snowballstemmer``); "content tokens"
+also drop scikit-learn's English stop-word list. Every threshold lives in
+:class:`GateThresholds` (documented in the README, "Content gates").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Iterable
+
+from pydantic import BaseModel, Field
+
+from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output
+
+
+class GateThresholds(BaseModel):
+    """The gates' thresholds, in one typed place beside the rubric (issue 9.3).
+
+    Tuned on realistic text: the careful dialogues in ``tests/test_gates.py`` (written as
+    a human would) pass, the copied/placeholder outputs of a 1.5B model fail.
+    """
+
+    placeholders: tuple[str, ...] = Field(
+        ("n/a", "na", "tbd", "todo", "tba", "none", "null", "text", "string", "placeholder", "xxx",
+         "lorem ipsum", "etc", "same", "same as above", "unknown"),
+        description="whole-field values (normalised: lower case, outer punctuation stripped) that are placeholders; "
+                    "a field with no letter or digit ('...', '…', '-') and a field in angle brackets ('<text>') "
+                    "are placeholders too")
+    min_understanding_words: int = Field(
+        5, description="fewest words in member_a_understanding / member_b_understanding: a concrete reading "
+                       "('the 2023 Q4 invoices from the ERP export') needs more than a label")
+    copied_description_words: int = Field(
+        6, description="a text field sharing this many consecutive words with one of the prompt's field "
+                       "descriptions was copied from the prompt")
+    max_understanding_overlap: float = Field(
+        0.5, description="Jaccard overlap of the two understandings' stemmed content-token sets at or above which "
+                         "they count as the same reading (two careful, distinct readings of one term share well "
+                         "under a third of their content words; two wordings of one textbook definition, as a 1.5B "
+                         "model wrote them, share 0.64)")
+    surface_form_coverage: float = Field(
+        0.66, description="share of a surface form's stemmed content tokens that one utterance must contain for "
+                          "the MA to count as voiced (1-2 tokens: all; 3 tokens: 2; 4: 3)")
+    repeated_utterance_overlap: float = Field(
+        0.8, description="an utterance of at least 4 content tokens whose content-token set overlaps an earlier "
+                         "utterance's this much (Jaccard) repeats it: every turn must add something")
+    private_ngram_words: int = Field(
+        4, description="an utterance sharing a run of this many stemmed content tokens with an understanding or a "
+                       "private_state states it aloud; runs at least half made of surface-form tokens are exempt "
+                       "(saying the shared phrase is the point)")
+
+
+@lru_cache(maxsize=1)
+def load_gates() -> GateThresholds:
+    """The gate thresholds in force (the defaults of :class:`GateThresholds`)."""
+    return GateThresholds()
+
+
+# -- normalisation ------------------------------------------------------------------
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text``."""
+    return _WORD.findall(text.lower())
+
+
+def stems(text: str, content: bool = True) -> list[str]:
+    """Stemmed word tokens of ``text`` in order; with ``content`` stop words are dropped."""
+    toks = words(text)
+    if content:
+        toks = [t for t in toks if t not in _stop_words()]
+    return _stemmer().stemWords(toks)
+
+
+def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
+    """True when ``text`` is empty, has no letter or digit, is a bracketed template
+    (``<text>``) or one of :attr:`GateThresholds.placeholders`."""
+    gates = gates or load_gates()
+    stripped = text.strip()
+    if not any(ch.isalnum() for ch in stripped):
+        return True
+    if re.fullmatch(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]", stripped):
+        return True
+    return stripped.lower().strip(" .!?:;,'\"`…-") in gates.placeholders
+
+
+def _ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+
+
+@lru_cache(maxsize=1)
+def _description_grams() -> frozenset[tuple[str, ...]]:
+    n = load_gates().copied_description_words
+    return frozenset(g for d in FIELD_DESCRIPTIONS.values() for g in _ngrams(words(d), n))
+
+
+def copies_description(text: str) -> bool:
+    """True when ``text`` shares :attr:`GateThresholds.copied_description_words` consecutive
+    words with a field description of the generator prompts."""
+    return bool(_ngrams(words(text), load_gates().copied_description_words) & _description_grams())
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap (0-1) of the stemmed content-token sets of ``a`` and ``b``."""
+    sa, sb = set(stems(a)), set(stems(b))
+    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+
+
+def _text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
+    for name, value in obj.model_dump().items():
+        if isinstance(value, str) and name not in ("id", "type", "speaker", "speaker_id"):
+            yield f"{prefix}.{name}", value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            yield from ((f"{prefix}.{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def _text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
+    """One failure listing every placeholder field, one listing every copied description."""
+    empty: list[str] = []
+    copied: list[str] = []
+    for where, text in fields:
+        if is_placeholder(text, gates):
+            empty.append(f"{where} ({text.strip()[:12]!r})")
+        elif copies_description(text):
+            copied.append(where)
+    out: list[str] = []
+    if empty:
+        out.append(f"placeholder instead of content in {', '.join(empty)}; write the actual content")
+    if copied:
+        out.append(f"{', '.join(copied)} copies the field description from the instructions; "
+                   "write the actual content")
+    return out
+
+
+# -- stage 1 --------------------------------------------------------------------------
+def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None) -> list[str]:
+    """Gate failures of a stage-1 output (empty when it passes); each is one sentence
+    naming the field and what to fix."""
+    gates = gates or load_gates()
+    fields = [("meeting_scenario", out.meeting_scenario)]
+    for m in out.members:
+        fields += _text_fields(m.id, m)
+    for p in out.misalignment_points:
+        fields += _text_fields(p.id, p)
+    for t in out.conversation_outline:
+        fields += _text_fields(f"outline turn {t.turn}", t)
+    failures = _text_failures(fields, gates)
+    seen_forms: dict[tuple[str, ...], str] = {}
+    for p in out.misalignment_points:
+        for key in ("member_a_understanding", "member_b_understanding"):
+            n = len(words(getattr(p, key)))
+            if not is_placeholder(getattr(p, key), gates) and n < gates.min_understanding_words:
+                failures.append(f"{p.id}.{key} has {n} words; state the reading concretely in at least "
+                                f"{gates.min_understanding_words} words")
+        share = overlap(p.member_a_understanding, p.member_b_understanding)
+        readable = not (is_placeholder(p.member_a_understanding, gates) or is_placeholder(p.member_b_understanding, gates))
+        if readable and share >= gates.max_understanding_overlap:
+            failures.append(f"{p.id}: the two understandings are (nearly) the same ({share:.0%} shared content "
+                            "words); the members must mean different things")
+        form = tuple(stems(p.surface_form, content=False))
+        if form in seen_forms:
+            failures.append(f"{p.id} has the same surface form as {seen_forms[form]} ({p.surface_form!r}); "
+                            "each point needs its own phrase")
+        seen_forms.setdefault(form, p.id)
+    ids = [p.id for p in out.misalignment_points]
+    touched = {i for t in out.conversation_outline for i in t.ma_ids}
+    for i in ids:
+        if i not in touched:
+            failures.append(f"{i} is in no outline turn's ma_ids; plan a turn that uses its surface form")
+    for unknown in sorted(touched - set(ids)):
+        failures.append(f"outline ma_ids name {unknown}, which is not a misalignment point")
+    return failures
+
+
+# -- stage 2 --------------------------------------------------------------------------
+def _name_matches(said: str, name: str) -> bool:
+    s = [w for w in words(said) if w not in _TITLES]
+    full = [w for w in words(name) if w not in _TITLES]
+    return bool(s) and set(s) <= set(full)
+
+
+def _voiced(surface: str, utterance_stems: list[set[str]], gates: GateThresholds) -> bool:
+    want = set(stems(surface)) or set(stems(surface, content=False))
+    need = max(1, math.ceil(len(want) * gates.surface_form_coverage - 1e-9))
+    return any(len(want & u) >= need for u in utterance_stems)
+
+
+def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
+                         gates: GateThresholds | None = None) -> list[str]:
+    """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes)."""
+    gates = gates or load_gates()
+    failures = _text_failures([f for t in dialogue.turns for f in _text_fields(f"turn {t.turn_idx}", t)], gates)
+    members = {m.id: m.name for m in profiles.members}
+    for t in dialogue.turns:
+        name = members.get(t.speaker_id)
+        if name is None or not _name_matches(t.speaker_name, name):
+            want = f"{t.speaker_id} is {name!r}" if name else f"speaker ids are {', '.join(members)}"
+            failures.append(f"turn {t.turn_idx}: speaker {t.speaker_id} {t.speaker_name!r} does not match the "
+                            f"profiles ({want})")
+    utter = [set(stems(t.utterance, content=False)) for t in dialogue.turns]
+    for p in profiles.misalignment_points:
+        if not _voiced(p.surface_form, utter, gates):
+            failures.append(f"{p.id}: its surface form {p.surface_form!r} appears in no utterance; "
+                            "a speaker must say it")
+    failures += _repeats(dialogue, gates)
+    failures += _private_leaks(dialogue, profiles, gates)
+    return failures
+
+
+def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
+    seen: list[tuple[int, set[str]]] = []
+    repeated: list[str] = []
+    for t in dialogue.turns:
+        toks = set(stems(t.utterance))
+        if len(toks) >= 4:
+            for idx, earlier in seen:
+                if len(toks & earlier) / len(toks | earlier) >= gates.repeated_utterance_overlap:
+                    repeated.append(f"turn {t.turn_idx} (repeats turn {idx})")
+                    break
+            seen.append((t.turn_idx, toks))
+    if not repeated:
+        return []
+    return [f"utterances repeat earlier ones: {', '.join(repeated)}; every turn must add something new"]
+
+
+def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateThresholds) -> list[str]:
+    n = gates.private_ngram_words
+    surface = {s for p in profiles.misalignment_points for s in stems(p.surface_form, content=False)}
+    private: list[tuple[str, set[tuple[str, ...]]]] = []
+    for p in profiles.misalignment_points:
+        for key in ("member_a_understanding", "member_b_understanding"):
+            private.append((f"{p.id}.{key}", _ngrams(stems(getattr(p, key)), n)))
+    for m in profiles.members:
+        private.append((f"{m.id}.private_state", _ngrams(stems(m.private_state), n)))
+    out: list[str] = []
+    for t in dialogue.turns:
+        said = {g for g in _ngrams(stems(t.utterance), n) if 2 * sum(w in surface for w in g) < n}
+        for where, grams in private:
+            if said & grams:
+                out.append(f"turn {t.turn_idx}: the utterance states {where} aloud ({' '.join(sorted(said & grams)[0])!r}); "
+                           "private readings belong in inner thoughts only")
+    return out

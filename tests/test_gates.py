@@ -1,0 +1,312 @@
+"""The content gates (issue 9.3): careful, human-written cases pass; the copied and
+placeholder output of a small model fails, each gate with its own reason. The
+thresholds are those of ``GateThresholds`` (README, "Content gates")."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ioa_synth.llm.scripted_server import valid_stage1, valid_stage2
+from ioa_synth.protocol.gates import (GateThresholds, copies_description, is_placeholder, load_gates, overlap,
+                                      stage1_gate_failures, stage2_gate_failures)
+from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output, stage1_problems
+
+
+def _member(mid, name, role, expertise, background, private, assumptions):
+    return {"id": mid, "name": name, "role": role, "expertise": expertise, "background": background,
+            "private_state": private, "hidden_assumptions": assumptions}
+
+
+def _ma(i, kind, topic, surface, a, b, why):
+    return {"id": f"MA{i}", "type": kind, "topic": topic, "surface_form": surface, "member_a_understanding": a,
+            "member_b_understanding": b, "why_undetected": why}
+
+
+def _dialogue(names, turns):
+    return {"turns": [{"turn_idx": i + 1, "speaker_id": f"M{i % 2 + 1}", "speaker_name": names[i % 2],
+                       "inner_thought": th, "utterance": said} for i, (said, th) in enumerate(turns)]}
+
+
+# A careful medicine case, written as a frontier model (or a careful human) would.
+SEPSIS = {
+    "meeting_scenario": "An ICU attending and a clinical data scientist prepare the pilot of a sepsis early-warning "
+                        "score. They must agree how lead time and alert yield are counted and where the pilot "
+                        "starts, and leave with a go-live date.",
+    "members": [
+        _member("M1", "Priya Raman", "ICU attending physician", "critical care and sepsis management",
+                "fifteen years at the bedside, chaired the hospital's sepsis bundle committee",
+                "wants the pilot to show earlier antibiotics so she can argue for two more night nurses",
+                ["nurses chart vitals promptly", "chart review is the gold standard", "cardiac ICU runs its own protocols"]),
+        _member("M2", "Tomás Herrera", "clinical data scientist", "EHR data pipelines and model validation",
+                "built the readmission model from audit-log data before moving to critical care",
+                "needs a clean outcome label to publish the validation paper this year",
+                ["audit-log timestamps are exact", "consensus definitions beat clinician judgement",
+                 "the data feed defines the study population"]),
+    ],
+    "misalignment_points": [
+        _ma(1, "definitional", "start of the sepsis episode", "time zero",
+            "the moment the bedside nurse documents the first abnormal vital sign in the flowsheet",
+            "the timestamp of the first blood culture order in the EHR audit log",
+            "both use the term daily and each has only ever computed it one way"),
+        _ma(2, "criterial", "what counts as a correct alert", "a positive alert",
+            "an alert that leads to antibiotics within one hour and that the attending endorses on chart review",
+            "any alert whose patient meets Sepsis-3 criteria within 48 hours, regardless of treatment",
+            "both want rigour and hear the other's call for strictness as agreement"),
+        _ma(3, "scopal", "pilot scope", "the pilot units",
+            "the two medical ICUs on the fourth floor, excluding the cardiac ICU",
+            "all five adult ICUs including cardiac and neuro, because the feed already covers them",
+            "the phrase was used in the grant and nobody ever listed the units"),
+    ],
+    "conversation_outline": [
+        {"turn": 1, "speaker": "M1", "description": "Priya anchors the lead-time analysis.", "ma_ids": ["MA1"]},
+        {"turn": 2, "speaker": "M2", "description": "Tomás says the anchor is already computed.", "ma_ids": ["MA1"]},
+        {"turn": 3, "speaker": "M1", "description": "Priya asks for strict counting of alerts.", "ma_ids": ["MA2"]},
+        {"turn": 4, "speaker": "M2", "description": "Tomás agrees on a standard for alerts.", "ma_ids": ["MA2"]},
+        {"turn": 5, "speaker": "M1", "description": "Priya proposes where and when to start.", "ma_ids": ["MA3"]},
+        {"turn": 6, "speaker": "M2", "description": "Tomás confirms the start needs no integration work.",
+         "ma_ids": ["MA3"]},
+    ],
+}
+SEPSIS_DIALOGUE = _dialogue(("Priya Raman", "Tomás Herrera"), [
+    ("Before we argue about thresholds, I want us anchored on time zero for every case, otherwise the lead-time "
+     "numbers mean nothing.",
+     "Time zero is when the nurse charts the first abnormal vital; that is the first moment anyone could act."),
+    ("Agreed. I already compute time zero for each encounter, so lead time falls out of the same table.",
+     "Time zero is the first culture order in the audit log, clean and stamped to the second."),
+    ("Good. And when we count positive alerts, let's be strict, I don't want to inflate the yield for the committee.",
+     "Strict means the alert changed care: antibiotics inside the hour, and I would sign it off on review."),
+    ("Completely. A positive alert has to hold up against the consensus definition, not anyone's gut feeling.",
+     "Sepsis-3 within two days is the only defensible label; treatment decisions are far too noisy."),
+    ("Then we start in the pilot units next month and look at the numbers after six weeks.",
+     "The two medical ICUs on four; cardiac has its own protocols and was never in scope."),
+    ("Works for me. The feed is live in the pilot units already, so there's no extra integration.",
+     "The feed covers all five adult ICUs, so that is where the pilot runs."),
+    ("Perfect. I'll brief the nurse managers this week.",
+     "Four-East and Four-West need a heads-up about the new banner."),
+    ("And I'll send the first weekly report on the Monday after go-live.",
+     "I will break the report out per unit, all five of them."),
+])
+
+# A careful law case, with a plural variant of a surface form in the dialogue.
+DPA = {
+    "meeting_scenario": "In-house counsel and a procurement manager review a data-sharing agreement with an analytics "
+                        "vendor before phase one starts; they expect to leave with a signing plan.",
+    "members": [
+        _member("M1", "Hannah Weiss", "in-house counsel", "data protection law and contract negotiation",
+                "former privacy associate at a law firm, negotiated the company's vendor addenda",
+                "wants no transfer to happen before the privacy register is complete for the audit",
+                ["pseudonymised identifiers are regulated", "the DPO approves every new transfer",
+                 "her 2021 addendum governs all analytics vendors"]),
+        _member("M2", "David Osei", "procurement manager", "vendor onboarding and purchasing systems",
+                "ran purchasing for the sales organisation, where the CRM was the only customer data",
+                "must close the purchase order this quarter to keep the negotiated discount",
+                ["usage logs are anonymous", "a countersigned order form completes a purchase",
+                 "clicked-through terms are binding agreements"]),
+    ],
+    "misalignment_points": [
+        _ma(1, "definitional", "what data is regulated", "personal data",
+            "anything identifying a person under GDPR Article 4, including pseudonymised customer IDs and IP addresses",
+            "names, emails and phone numbers in the CRM export, the fields marked PII in the catalogue",
+            "both treat the term as obvious and neither has seen the other's data inventory"),
+        _ma(2, "procedural", "approval step", "sign-off",
+            "written approval from the data protection officer recorded in the privacy register before signature",
+            "the vendor's countersigned order form returned through the procurement portal",
+            "each side's approval is routine in their own department"),
+        _ma(3, "presuppositional", "governing terms", "the existing DPA",
+            "the 2021 processing addendum she renegotiated, with the Standard Contractual Clauses annexed",
+            "the vendor's standard online terms clicked through when the trial began",
+            "both know an agreement exists and assume the other means the same document"),
+    ],
+    "conversation_outline": [
+        {"turn": t, "speaker": "M1" if t % 2 else "M2", "description": "They walk through the next contract item.",
+         "ma_ids": [f"MA{(t + 1) // 2}"]} for t in range(1, 7)],
+}
+DPA_DIALOGUE = _dialogue(("Hannah Weiss", "David"), [
+    ("Let's keep personal data out of the first phase entirely; that makes the review much lighter.",
+     "Pseudonymised IDs and IP addresses count too, so the usage logs cannot go in phase one."),
+    ("Easy, the phase-one feed has no personal data in it, it's just usage logs.",
+     "No names, emails or phone numbers; the CRM export isn't part of phase one."),
+    ("Great. Then it only needs the usual sign-off before anything is transferred.",
+     "The DPO has to approve it in the privacy register; that takes a week at least."),
+    ("I'll chase the sign-offs myself so nothing stalls.",
+     "The vendor just needs to countersign the order form in the portal; I can get that by Friday."),
+    ("And we rely on the existing DPA for the transfer terms, so no new negotiation.",
+     "My 2021 addendum with the clauses annexed covers this vendor; I negotiated it line by line."),
+    ("Right, the existing DPA already covers them, so legal review is quick.",
+     "They accepted the standard online terms when the trial started; that is our agreement."),
+])
+
+CAREFUL = [(SEPSIS, SEPSIS_DIALOGUE), (DPA, DPA_DIALOGUE), (valid_stage1(4), valid_stage2(6))]
+
+
+@pytest.mark.parametrize("profiles, dialogue", CAREFUL, ids=["medicine", "law", "scripted"])
+def test_careful_cases_pass_every_gate(profiles, dialogue):
+    p = Stage1Output.model_validate(profiles)
+    assert stage1_problems(p) == [] and stage1_gate_failures(p) == []
+    assert stage2_gate_failures(Stage2Output.model_validate(dialogue), p) == []
+
+
+# What a 1.5B model produced on the demo (issue 9): the prompt's own example copied
+# into a business case, identical understandings, "..." everywhere.
+PARROTED = copy.deepcopy(valid_stage1(2))
+PARROTED["misalignment_points"][0].update(
+    surface_form="learn Torch first", member_a_understanding="Lua Torch vs PyTorch",
+    member_b_understanding="Lua Torch vs PyTorch", why_undetected="...")
+PARROTED["misalignment_points"][1].update(surface_form="learn Torch first", why_undetected="N/A")
+PARROTED["members"][1]["background"] = "<text>"
+PARROTED["conversation_outline"] = [dict(t, ma_ids=["MA1"]) for t in PARROTED["conversation_outline"]]
+
+
+def test_parroted_stage1_fails_with_every_reason():
+    failures = stage1_gate_failures(Stage1Output.model_validate(PARROTED))
+    text = " | ".join(failures)
+    assert "placeholder instead of content in M2.background ('<text>'), MA1.why_undetected ('...'), " \
+           "MA2.why_undetected ('N/A')" in text
+    assert "MA1.member_a_understanding has 4 words" in text
+    assert "MA1: the two understandings are (nearly) the same (100% shared content words)" in text
+    assert "MA2 has the same surface form as MA1 ('learn Torch first')" in text
+    assert "MA2 is in no outline turn's ma_ids" in text
+
+
+def test_all_dots_dialogue_fails():
+    p = Stage1Output.model_validate(valid_stage1(2))
+    d = valid_stage2(4)
+    for t in d["turns"]:
+        t["utterance"] = t["inner_thought"] = "..."
+    d["turns"][1]["utterance"] = "…"
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert failures[0].startswith("placeholder instead of content in turn 1.inner_thought ('...'), turn 1.utterance")
+    assert "turn 2.utterance ('…')" in failures[0]
+    assert any("MA1: its surface form 'the held-out set' appears in no utterance" in f for f in failures)
+
+
+@pytest.mark.parametrize("text", ["...", "…", " - ", "", "N/A", "TBD", "<text>", "{name}", "[utterance]", "None."])
+def test_placeholders(text):
+    assert is_placeholder(text)
+
+
+@pytest.mark.parametrize("text", ["Agreed.", "OK, Friday then.", "So we'd... yeah, fine.", "Sure - go ahead."])
+def test_short_real_speech_is_not_a_placeholder(text):
+    assert not is_placeholder(text)
+
+
+def test_text_copied_from_a_field_description_fails():
+    data = valid_stage1(2)
+    data["misalignment_points"][1]["member_b_understanding"] = FIELD_DESCRIPTIONS["member_b_understanding"]
+    failures = stage1_gate_failures(Stage1Output.model_validate(data))
+    assert failures == ["MA2.member_b_understanding copies the field description from the instructions; "
+                        "write the actual content"]
+    assert not copies_description(SEPSIS["misalignment_points"][0]["member_a_understanding"])
+
+
+def test_nearly_equal_understandings_fail_and_distinct_readings_of_one_term_pass():
+    data = valid_stage1(2)
+    p = data["misalignment_points"][0]
+    p["member_b_understanding"] = p["member_a_understanding"].replace("2,400", "2,500")
+    assert overlap(p["member_a_understanding"], p["member_b_understanding"]) >= load_gates().max_understanding_overlap
+    assert any("MA1: the two understandings are (nearly) the same" in f
+               for f in stage1_gate_failures(Stage1Output.model_validate(data)))
+    for case, _ in CAREFUL:
+        for m in case["misalignment_points"]:
+            assert overlap(m["member_a_understanding"], m["member_b_understanding"]) < 0.35
+
+
+def test_an_outline_naming_an_unknown_point_fails():
+    data = valid_stage1(2)
+    data["conversation_outline"][0]["ma_ids"] = ["MA1", "MA7"]
+    assert stage1_gate_failures(Stage1Output.model_validate(data)) == [
+        "outline ma_ids name MA7, which is not a misalignment point"]
+
+
+def test_speaker_names_first_name_or_title_pass_other_member_fails():
+    p = Stage1Output.model_validate(SEPSIS)
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][0]["speaker_name"] = "Dr. Raman"
+    d["turns"][1]["speaker_name"] = "Tomás"
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == []
+    d["turns"][2]["speaker_name"] = "Tomás Herrera"
+    d["turns"][3]["speaker_id"] = "M3"
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "turn 3: speaker M1 'Tomás Herrera' does not match the profiles (M1 is 'Priya Raman')",
+        "turn 4: speaker M3 'Tomás Herrera' does not match the profiles (speaker ids are M1, M2)"]
+
+
+def test_utterance_stating_a_private_reading_fails_but_the_surface_form_alone_does_not():
+    p = Stage1Output.model_validate(SEPSIS)
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][1]["utterance"] = ("Agreed, time zero is the first blood culture order in the EHR audit log, "
+                                  "so lead time falls out of the same table.")
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "turn 2: the utterance states MA1.member_b_understanding aloud ('blood cultur order ehr'); "
+        "private readings belong in inner thoughts only"]
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][0]["utterance"] = "Honestly I just want the pilot to show earlier antibiotics, that's all."
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert failures and "M1.private_state" in failures[0]
+
+
+def test_a_stemmed_variant_of_the_surface_form_counts_and_its_absence_fails():
+    p = Stage1Output.model_validate(DPA)
+    assert "sign-offs" in DPA_DIALOGUE["turns"][3]["utterance"]  # the variant in the careful case above
+    d = copy.deepcopy(DPA_DIALOGUE)
+    d["turns"][2]["utterance"] = "Great. Then it only needs the usual approval before anything is transferred."
+    d["turns"][3]["utterance"] = "I'll chase it myself so nothing stalls."
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "MA2: its surface form 'sign-off' appears in no utterance; a speaker must say it"]
+
+
+def test_thresholds_are_one_typed_documented_model():
+    gates = GateThresholds()
+    for name, info in GateThresholds.model_fields.items():
+        assert info.description, name
+    assert gates == load_gates()
+    stricter = gates.model_copy(update={"min_understanding_words": 40})
+    p = Stage1Output.model_validate(SEPSIS)
+    assert len(stage1_gate_failures(p, stricter)) == 6 and stage1_gate_failures(p) == []
+
+
+def test_readme_documents_every_threshold_with_its_default():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip()
+            for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 4}
+    for name, value in GateThresholds().model_dump().items():
+        assert name in rows, name
+        if not isinstance(value, tuple):
+            assert rows[name] == str(value), name
+
+
+# Recorded from the README demo on the embedded Qwen2.5-Coder-1.5B (seed arxiv:2504.04520):
+# two wordings of one textbook definition, and a dialogue whose turns repeat one another.
+QWEN_SAME_READING = ("The Hessian matrix is a square matrix that contains second-order partial derivatives of a "
+                     "function.",
+                     "The Hessian matrix is a square matrix that contains the second derivatives of a function with "
+                     "respect to its parameters.")
+QWEN_REPEAT = ("Yes, Jane. The full Hessian matrix is indeed a powerful tool for understanding the behavior of large "
+               "language models, but the computation is infeasible due to its size.")
+
+
+def test_two_wordings_of_one_definition_are_the_same_reading():
+    data = valid_stage1(2)
+    data["misalignment_points"][0].update(surface_form="the Hessian matrix",
+                                          member_a_understanding=QWEN_SAME_READING[0],
+                                          member_b_understanding=QWEN_SAME_READING[1])
+    failures = stage1_gate_failures(Stage1Output.model_validate(data))
+    assert failures == ["MA1: the two understandings are (nearly) the same (64% shared content words); "
+                        "the members must mean different things"]
+
+
+def test_repeated_utterances_fail_but_short_acknowledgements_do_not():
+    p = Stage1Output.model_validate(valid_stage1(2))
+    d = valid_stage2(6)
+    d["turns"][3]["utterance"] += " " + QWEN_REPEAT
+    d["turns"][4]["utterance"] = QWEN_REPEAT.replace("Yes, Jane.", "Right.")
+    d["turns"][5]["utterance"] = QWEN_REPEAT
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "utterances repeat earlier ones: turn 6 (repeats turn 5); every turn must add something new"]
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][6]["utterance"] = d["turns"][7]["utterance"] = "Agreed, sounds good."
+    assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(SEPSIS)) == []

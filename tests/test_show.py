@@ -1,0 +1,125 @@
+"""``ioa-synth show`` on accepted and discarded cases, chosen attempts and bad input; and
+an old build folder whose records and stored replies hold ``meeting_scenario`` in the
+earlier object form still works with status, audit, annotate, regenerate and show
+(issue 9.1, 9.6)."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from ioa_helpers import build, one_line_error
+
+OLD = {"context": "Quarterly planning of the retrieval evaluation.", "agenda": "Data, baseline, ship criterion.",
+       "expected_outcome": "A two-week plan."}
+
+
+@pytest.fixture
+def built(cli, endpoint, seeds_file, tmp_path):
+    """Case 000 accepted (stage 2 at the second attempt: a dialogue quoting a private
+    reading first); case 001 discarded (two all-"..." dialogues)."""
+    server = endpoint({"stage2_generator": ["leak", "ok", "dots", "dots"], "stage2_judge": ["ok"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(2), out)
+    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+    ids = [r[0] for r in con.execute("SELECT case_id FROM cases ORDER BY status").fetchall()]
+    con.close()
+    return out, ids, server
+
+
+def show_json(cli, out, case_id, *extra):
+    res = cli("show", "--out", out, case_id, "--json", *extra)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_show_accepted_case_latest_and_chosen_attempt(cli, built):
+    out, (accepted, _), _ = built
+    view = show_json(cli, out, accepted)
+    assert view["status"] == "accepted" and view["record_path"].endswith(f"{accepted}.json")
+    s1, s2 = view["stage1"], view["stage2"]
+    assert (s1["attempt"], s1["attempts"], s2["attempt"], s2["attempts"]) == (1, [1], 2, [1, 2])
+    assert s1["output"]["misalignment_points"][0]["surface_form"] == "the held-out set"
+    assert s2["gate_failures"] == [] and s2["problems"] == []
+    (verdict,) = s2["verdicts"]
+    assert verdict["scores"] == {"naturalness": 3, "implicitness": 3, "coverage": 2, "profile_consistency": 3}
+    assert {v["item"] for v in s1["verdicts"]} == {"MA1", "MA2", "overall"}
+    assert view["seed"]["seed_id"] and view["discard_reason"] is None
+    first = show_json(cli, out, accepted, "--attempt", "1")["stage2"]
+    assert first["attempt"] == 1 and first["verdicts"] == []
+    assert first["gate_failures"] and "states MA1.member_b_understanding aloud" in first["gate_failures"][0]
+
+    text = cli("show", "--out", out, accepted).stdout
+    for needle in ("accepted", "meeting scenario", "Ada Okafor", "the held-out set", "conversation outline",
+                   "thinks: For me the held-out set is the frozen 2,400 March questions",
+                   "says:   So for the comparison", "judge scores", "naturalness", "No changes needed."):
+        assert needle in text, needle
+
+
+def test_show_discarded_case_with_gate_failures_and_reason(cli, built):
+    out, (_, discarded), _ = built
+    view = show_json(cli, out, discarded)
+    assert view["status"] == "discarded" and view["record_path"] is None
+    assert view["discard_reason"].startswith("stage 2 failed twice (attempt 1: gate failures: placeholder")
+    s2 = view["stage2"]
+    assert s2["attempt"] == 2 and s2["verdicts"] == [] and s2["output"]["turns"][0]["utterance"] == "..."
+    assert s2["gate_failures"][0].startswith("placeholder instead of content in turn 1.inner_thought ('...')")
+    text = cli("show", "--out", out, discarded).stdout
+    for needle in ("discarded", "discard reason: stage 2 failed twice", "rule and gate failures",
+                   "the judge was not called", "says:   ..."):
+        assert needle in text, needle
+
+
+def test_show_bad_input(cli, built, tmp_path):
+    out, (accepted, _), _ = built
+    one_line_error(cli("show", "--out", out, "test/law/planning_999"), "unknown case id")
+    one_line_error(cli("show", "--out", out, accepted, "--attempt", "7"), "has no attempt 7", "stage 2: 1, 2")
+    one_line_error(cli("show", "--out", tmp_path / "nowhere", accepted), "not a build directory")
+
+
+def _to_object_form(out):
+    """Rewrite a build as an earlier version wrote it: object scenario in records and replies."""
+    for path in out.glob("test/**/*.json"):
+        record = json.loads(path.read_text())
+        record["profiles"]["meeting_scenario"] = OLD
+        path.write_text(json.dumps(record))
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    for call_id, text in con.execute("SELECT call_id, response_text FROM llm_calls WHERE role = 'generator' "
+                                     "AND stage = 1").fetchall():
+        data = json.loads(text)
+        data["meeting_scenario"] = OLD
+        con.execute("UPDATE llm_calls SET response_text = ? WHERE call_id = ?", [json.dumps(data), call_id])
+    con.close()
+
+
+def test_old_folder_with_object_scenario_still_works(cli, endpoint, built):
+    out, (accepted, discarded), server = built
+    _to_object_form(out)
+    joined = "Context: Quarterly planning of the retrieval evaluation.\nAgenda: Data, baseline, ship criterion." \
+             "\nExpected outcome: A two-week plan."
+
+    status = json.loads(cli("status", "--out", out, "--json").stdout)
+    assert status["ma_types"]["test"]["points"] == 2 and status["ma_types"]["test"]["unreadable_records"] == 0
+    assert show_json(cli, out, accepted)["stage1"]["output"]["meeting_scenario"] == joined
+    assert "Expected outcome: A two-week plan." in cli("show", "--out", out, accepted).stdout
+
+    audit_server = endpoint(env="AUDIT_JUDGE")
+    res = cli("audit", "--out", out, "--split", "test")
+    assert res.exit_code == 0, res.output
+    judged = " ".join(m["content"] for r in audit_server.requests for m in r["body"]["messages"])
+    assert "Agenda: Data, baseline, ship criterion." in judged
+
+    res = cli("annotate", "export", "--out", out, "--split", "test", "--per-cell", "1", "--calibration", "0",
+              "--format", "csv")
+    assert res.exit_code == 0, res.output
+    csv = next((out / "annotation" / "test").glob("*.csv")).read_text()
+    assert "Expected outcome: A two-week plan." in csv
+
+    # regenerate --stage 2 keeps the (old-form) accepted profiles of the discarded case
+    start = len(server.requests)
+    res = cli("regenerate", "--out", out, "--case", discarded, "--stage", "2")
+    assert res.exit_code == 0, res.output
+    assert show_json(cli, out, discarded)["status"] == "accepted"
+    prompt = server.requests[start]["body"]["messages"][-1]["content"]
+    assert "Scenario: Context: Quarterly planning" in prompt
