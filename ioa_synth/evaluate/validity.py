@@ -1,5 +1,6 @@
 """The validity filter (PROTOCOL.md §6; paper §4.2): judges only the divergent questions,
-with both participants' answers, against the ground truth."""
+with both participants' answers, against the ground truth; in the ``direct`` mode (issue 8)
+it judges every free-text item instead."""
 
 from __future__ import annotations
 
@@ -32,3 +33,25 @@ def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str,
     ma_ids = case.ma_ids
     return calls.call(client, "validity_filter", None, 1, prompt, request_schema(FilterReply),
                       lambda d: parse_judgements(d, divergent, ma_ids))
+
+
+ITEMS_TEMPLATE = "evaluate/validity_filter_items.jinja2"
+
+
+def judge_items(case: EvalCase, items: list[Question], client: LLMClient, calls: CaseCalls) -> dict[int, Judgement]:
+    """``{item number: Judgement}`` for every free-text item of the ``direct`` mode (issue 8),
+    in one call (attempt 1), with the same reply shape and checks as for questions; no
+    call when there is no item. Nothing diverges mechanically here: the filter alone
+    decides whether an item is attributed to an MA (``hits_ground_truth``) or rejected.
+
+    Raises:
+        ioa_synth.llm.client.LLMCallError: no usable filter reply.
+    """
+    if not items:
+        return {}
+    numbers = list(range(1, len(items) + 1))
+    shown = [{"number": n, "description": items[n - 1].question} for n in numbers]
+    prompt = render_template(ITEMS_TEMPLATE, **filter_context(case), items=shown)
+    ma_ids = case.ma_ids
+    return calls.call(client, "validity_filter", None, 1, prompt, request_schema(FilterReply),
+                      lambda d: parse_judgements(d, numbers, ma_ids))
