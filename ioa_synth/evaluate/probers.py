@@ -118,4 +118,7 @@ class StoredQuestions:
         rec = read_record(self.results_dir, case.case_id)
         if rec is None or rec.get("status") != "scored":
             raise ValueError(f"--questions-from {self.results_dir}: no scored record of {case.case_id}")
+        if any(q.get("kind") == "item" or not q.get("options") for q in rec["questions"]):
+            raise ValueError(f"--questions-from {self.results_dir}: {case.case_id} holds direct-mode items, "
+                             "not multiple-choice questions")
         return Probe([Question(q["question"], dict(q["options"])) for q in rec["questions"]])

@@ -204,3 +204,31 @@ def test_compare_and_report_read_a_direct_run_next_to_an_mcq_run(cli, trio, tmp_
     assert report["results"]["mode"] == "direct"
     assert report["overall"]["f1"] == pytest.approx(0.4444) and report["overall"]["mean_k"] == 6
     assert report["c_breakdown"]["not_diverging"]["count"] == 0
+
+
+def test_questions_from_a_direct_run_fails_each_case_with_its_reason(cli, trio, tmp_path):
+    data = tmp_path / "data"
+    write_case(data, "business/troubleshooting_010.json", released_case())
+    t = trio(ModeStudy(STUDY_1, items=ITEMS))
+    direct = tmp_path / "direct"
+    assert evaluate(cli, data, direct, "--mode", "direct").exit_code == 0
+    before = t.counts()
+    out = tmp_path / "reuse"
+    assert evaluate(cli, data, out, "--questions-from", direct).exit_code == 0
+    rec = json.loads((out / "records/business/troubleshooting_010.json").read_text())
+    assert rec["status"] == "failed" and "direct-mode items" in rec["error"]
+    assert t.counts() == before  # nothing asked of any component
+    one_line_error(evaluate(cli, data, tmp_path / "y", "--mode", "ambiguity", "--questions-from", direct),
+                   "--questions-from", "--mode mcq")
+
+
+def test_expression_overlap_normaliser():
+    from ioa_synth.evaluate.text import content_tokens, overlapping_mas, token_overlap
+
+    assert content_tokens("Let's learn  Torch first!") == {"learn", "torch", "first"}
+    assert content_tokens("Déjà-vu of the Budget") == {"deja", "vu", "budget"}
+    assert token_overlap("the budget", "The BUDGET is flexible") == 1.0  # {budget} vs {budget, flexible}
+    assert token_overlap("nightly build", "learn Torch first") == 0.0
+    assert token_overlap("the", "the plan") == 0.0  # function words alone never overlap
+    assert overlapping_mas("quick review of the plan", {"MA1": "a quick review", "MA2": "plan B later",
+                                                        "MA3": "review the budget"}) == {"MA1": 1.0, "MA3": 0.5}
