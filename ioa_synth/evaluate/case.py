@@ -77,7 +77,9 @@ def score_items(items: list[Question], judgements: dict[int, Any], ma_ids: list[
 
 
 def _questions_through_simulator(case: EvalCase, settings: EvalSettings, questions: list[Question],
-                                 clients: dict[str, LLMClient | None], calls: CaseCalls):
+                                 clients: dict[str, LLMClient | None], calls: CaseCalls
+                                 ) -> tuple[list[dict[str, Any]], dict[str, Any], Permutation]:
+    """Simulator (every rollout, ``--permute-seed`` order) then filter on the divergent questions."""
     perm = (Permutation.shuffled(questions, settings.permute_seed, case.case_id)
             if settings.permute_seed is not None else Permutation.identity(questions))
     rollouts = simulate(case, questions, perm, settings.rollouts, clients["simulator"], calls)
