@@ -4,6 +4,9 @@ it judges every free-text item instead."""
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from ioa_synth.evaluate.access import filter_context
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.records import CaseCalls
@@ -13,6 +16,18 @@ from ioa_synth.llm.prompts import render_template
 from ioa_synth.protocol.schemas import request_schema
 
 TEMPLATE = "evaluate/validity_filter.jinja2"
+
+
+def judgement_schema(numbers: list[int]) -> dict[str, Any]:
+    """The :class:`FilterReply` JSON schema narrowed to the ``numbers`` shown: exactly
+    ``len(numbers)`` judgements whose ``question`` is one of them, so that constrained
+    decoding cannot judge an unshown question (the reply is still checked by
+    :func:`parse_judgements`)."""
+    schema = copy.deepcopy(request_schema(FilterReply))
+    judgements = schema["properties"]["judgements"]
+    judgements["minItems"] = judgements["maxItems"] = len(numbers)
+    judgements["items"]["properties"]["question"]["enum"] = list(numbers)
+    return schema
 
 
 def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str, dict[int, str]],
@@ -31,7 +46,7 @@ def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str,
               "m1": chosen["M1"][n], "m2": chosen["M2"][n]} for n in divergent]
     prompt = render_template(TEMPLATE, **filter_context(case), questions=shown)
     ma_ids = case.ma_ids
-    return calls.call(client, "validity_filter", None, 1, prompt, request_schema(FilterReply),
+    return calls.call(client, "validity_filter", None, 1, prompt, judgement_schema(divergent),
                       lambda d: parse_judgements(d, divergent, ma_ids))
 
 
@@ -53,5 +68,5 @@ def judge_items(case: EvalCase, items: list[Question], client: LLMClient, calls:
     shown = [{"number": n, "description": items[n - 1].question} for n in numbers]
     prompt = render_template(ITEMS_TEMPLATE, **filter_context(case), items=shown)
     ma_ids = case.ma_ids
-    return calls.call(client, "validity_filter", None, 1, prompt, request_schema(FilterReply),
+    return calls.call(client, "validity_filter", None, 1, prompt, judgement_schema(numbers),
                       lambda d: parse_judgements(d, numbers, ma_ids))

@@ -99,6 +99,10 @@ def test_direct_mode_categories_metrics_and_record_shape(cli, trio, tmp_path):
     assert res.exit_code == 0, res.output
     assert t.counts() == (1, 0, 1)  # no simulator step
     assert "Item 6: Sixth suspected gap" in user_text(t.validity_filter.requests[0]["body"])
+    fmt = t.validity_filter.requests[0]["body"]["response_format"]
+    judgements = (fmt.get("json_schema") or {}).get("schema", fmt.get("schema"))["properties"]["judgements"]
+    assert (judgements["minItems"], judgements["maxItems"]) == (6, 6)  # constrained to the items shown
+    assert judgements["items"]["properties"]["question"]["enum"] == [1, 2, 3, 4, 5, 6]
     rec = json.loads((out / "records/business/troubleshooting_010.json").read_text())
     assert rec["status"] == "scored" and rec["mode"] == "direct"
     assert [(q["category"], q["reason"], q["ma_id"]) for q in rec["questions"]] == [
