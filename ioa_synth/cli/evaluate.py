@@ -18,6 +18,8 @@ def evaluate(
     config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
     workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate the first N cases (by path)"),
+    mode: str = typer.Option("mcq", "--mode", help="Prober mode: mcq, direct (free-text items, no simulator), "
+                             "ambiguity (4 ambiguous expressions, one MCQ each)"),
     access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
     rollouts: int = typer.Option(1, "--rollouts", min=1, max=20, help="Simulator rollouts per participant (modal answer)"),
     permute_seed: Optional[int] = typer.Option(None, "--permute-seed", min=0,
@@ -36,11 +38,17 @@ def evaluate(
     from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.case import EvalSettings
     from ioa_synth.evaluate.inputs import InputError, load_cases
+    from ioa_synth.evaluate.probers import MODES
     from ioa_synth.evaluate.report import summary_table
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
     from ioa_synth.llm.local_model import LOCAL_MODELS
 
+    check_choice("--mode", mode, MODES)
     check_choice("--access", access, ACCESS_LEVELS)
+    if mode == "direct" and (rollouts != 1 or permute_seed is not None):
+        fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
+    if mode != "mcq" and questions_from is not None:
+        fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
     check_choice("--local-model", local_model, LOCAL_MODELS)
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
@@ -53,7 +61,7 @@ def evaluate(
         cases = load_cases(data)
     except InputError as exc:
         fail(str(exc))
-    settings = EvalSettings(mode="mcq", access=access, rollouts=rollouts, permute_seed=permute_seed)
+    settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=cases[:limit] if limit else cases, all_cases=cases, settings=settings,
                   questions_from=questions_from)
     args = {"data": str(data), **settings.as_dict(), "limit": limit, "workers": workers,

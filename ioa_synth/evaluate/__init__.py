@@ -1,5 +1,6 @@
 """``ioa-synth evaluate``: the IoA-Suite evaluation protocol (PROTOCOL.md §6; paper §4.1-4.2,
 App. C). Inputs (``inputs``), information access (``access``), solver-like steps
-(``probers``, ``simulator``, ``validity``) chained per case (``case``), reply shapes
-(``replies``), pure scoring (``scoring``), per-case records with every call
-(``records``), the resumable run (``run``) and its terminal output (``report``)."""
+(``probers``, one per ``--mode``; ``simulator``; ``validity``) chained per case (``case``),
+reply shapes (``replies``), the normaliser behind the ambiguity mode's MA overlap
+(``text``), pure scoring (``scoring``), per-case records with every call (``records``),
+the resumable run (``run``) and its terminal output (``report``)."""

@@ -1,5 +1,6 @@
 """One case through the protocol: prober -> simulator (every rollout) -> validity filter
--> categories and metrics, as the case's record (layout: README, Evaluate section)."""
+-> categories and metrics, as the case's record (layout: README, Evaluate section). In
+the ``direct`` mode (issue 8) the prober's free-text items go straight to the filter."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import Prober
+from ioa_synth.evaluate.probers import Probe, Prober
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics
 from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
-from ioa_synth.evaluate.validity import judge_divergent
+from ioa_synth.evaluate.validity import judge_divergent, judge_items
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 
 
@@ -53,9 +54,40 @@ def score_questions(questions: list[Question], rollouts: dict[str, list[dict[int
         jd = j.model_dump(exclude={"question"}) if j is not None else None
         category, reason, ma = categorize(divergent, jd)
         cats.append((category, ma))
-        entries.append({"number": n, "key": q.key, "question": q.question, "options": q.options, "answers": answers,
+        entries.append({"number": n, "key": q.key, "kind": "question", "question": q.question, "options": q.options, "answers": answers,
                         "divergent": divergent, "filter": jd, "category": category, "reason": reason, "ma_id": ma})
     return entries, dialogue_metrics(cats, ma_ids)
+
+
+def score_items(items: list[Question], judgements: dict[int, Any], ma_ids: list[str]
+                ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Entries and metrics of the ``direct`` mode's free-text items (pure: no call). Each
+    item is judged like a divergent question (``not_diverging`` never applies); entries
+    keep the question shape with ``kind: "item"``, ``question`` = the description and
+    ``options``/``answers``/``divergent`` null, so ``compare``/``report`` read them as is."""
+    entries, cats = [], []
+    for n, item in enumerate(items, 1):
+        jd = judgements[n].model_dump(exclude={"question"})
+        category, reason, ma = categorize(True, jd)
+        cats.append((category, ma))
+        entries.append({"number": n, "key": item.key, "kind": "item", "question": item.question, "options": None,
+                        "answers": None, "divergent": None, "filter": jd, "category": category, "reason": reason,
+                        "ma_id": ma})
+    return entries, dialogue_metrics(cats, ma_ids)
+
+
+def _questions_through_simulator(case: EvalCase, settings: EvalSettings, questions: list[Question],
+                                 clients: dict[str, LLMClient | None], calls: CaseCalls
+                                 ) -> tuple[list[dict[str, Any]], dict[str, Any], Permutation]:
+    """Simulator (every rollout, ``--permute-seed`` order) then filter on the divergent questions."""
+    perm = (Permutation.shuffled(questions, settings.permute_seed, case.case_id)
+            if settings.permute_seed is not None else Permutation.identity(questions))
+    rollouts = simulate(case, questions, perm, settings.rollouts, clients["simulator"], calls)
+    chosen = {p: {n: modal([r[n] for r in rollouts[p]])[0] for n in range(1, len(questions) + 1)}
+              for p in PARTICIPANTS}
+    judgements = judge_divergent(case, questions, chosen, clients["validity_filter"], calls)
+    entries, metrics = score_questions(questions, rollouts, judgements, case.ma_ids)
+    return entries, metrics, perm
 
 
 def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, clients: dict[str, LLMClient | None],
@@ -69,14 +101,14 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
     """
     record = _head(case, settings)
     try:
-        questions = prober.ask(case, settings.access, clients.get("prober"), calls)
-        perm = (Permutation.shuffled(questions, settings.permute_seed, case.case_id)
-                if settings.permute_seed is not None else Permutation.identity(questions))
-        rollouts = simulate(case, questions, perm, settings.rollouts, clients["simulator"], calls)
-        chosen = {p: {n: modal([r[n] for r in rollouts[p]])[0] for n in range(1, len(questions) + 1)}
-                  for p in PARTICIPANTS}
-        judgements = judge_divergent(case, questions, chosen, clients["validity_filter"], calls)
-        entries, metrics = score_questions(questions, rollouts, judgements, case.ma_ids)
+        probe: Probe = prober.ask(case, settings.access, clients.get("prober"), calls)
+        record |= probe.extra
+        perm = None
+        if probe.kind == "item":
+            judgements = judge_items(case, probe.questions, clients["validity_filter"], calls)
+            entries, metrics = score_items(probe.questions, judgements, case.ma_ids)
+        else:
+            entries, metrics, perm = _questions_through_simulator(case, settings, probe.questions, clients, calls)
     except StopRun:
         raise
     except LLMCallError as exc:
@@ -88,7 +120,7 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
     else:
         record |= {"status": "scored", "questions": entries, "metrics": metrics,
                    "c_breakdown": c_breakdown(e["reason"] for e in entries)}
-        if settings.permute_seed is not None:
+        if settings.permute_seed is not None and perm is not None:
             record["permutation"] = perm.as_record()
     record["calls"] = calls.log
     return record

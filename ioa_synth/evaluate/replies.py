@@ -152,3 +152,98 @@ def parse_judgements(data: Any, shown: list[int], ma_ids: list[str]) -> dict[int
     if missing:
         raise ValueError(f"questions not judged: {missing}")
     return got
+
+
+# --- issue 8 modes: ``direct`` items and ``ambiguity`` expressions -------------------------------
+
+#: Expressions the ``ambiguity`` prober selects per dialogue (paper §5.1, "LLM-ranked").
+NUM_EXPRESSIONS = 4
+
+
+class ProbeItem(_Reply):
+    """One suspected hidden disagreement, in free text (``direct`` mode)."""
+
+    description: str = Field(..., min_length=1, json_schema_extra={"maxLength": 400})
+
+
+class ItemsReply(_Reply):
+    """Direct prober: ``{"items": [{"description": "..."}]}`` (possibly empty)."""
+
+    items: list[ProbeItem] = Field(..., json_schema_extra={"maxItems": MAX_QUESTIONS})
+
+
+class Expression(_Reply):
+    """One selected expression: its exact words and the number of the turn that says them."""
+
+    expression: str = Field(..., min_length=1, json_schema_extra={"maxLength": 200})
+    turn: int
+
+
+class ExpressionsReply(_Reply):
+    """Ambiguity prober, first call: ``{"expressions": [{"expression": "...", "turn": n}]}``,
+    exactly :data:`NUM_EXPRESSIONS`."""
+
+    expressions: list[Expression] = Field(..., json_schema_extra={"minItems": NUM_EXPRESSIONS,
+                                                                  "maxItems": NUM_EXPRESSIONS})
+
+
+class AmbiguityQuestionsReply(_Reply):
+    """Ambiguity prober, second call: the :class:`ProberReply` shape with exactly
+    :data:`NUM_EXPRESSIONS` questions, one per selected expression in order."""
+
+    questions: list[ProbeQuestion] = Field(..., json_schema_extra={"minItems": NUM_EXPRESSIONS,
+                                                                "maxItems": NUM_EXPRESSIONS})
+
+
+def parse_items(data: Any) -> list[Question]:
+    """Items of a direct prober reply as :class:`Question` with no options (possibly none).
+
+    Raises:
+        ValueError: wrong shape or a blank description.
+    """
+    reply = ItemsReply.model_validate(data)
+    if any(not i.description.strip() for i in reply.items):
+        raise ValueError("blank item description")
+    return [Question(i.description.strip(), {}) for i in reply.items]
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def parse_expressions(data: Any, utterances: dict[int, str]) -> list[dict[str, Any]]:
+    """``[{"expression", "turn"}]`` of the ambiguity prober's first reply, checked against
+    ``utterances`` (``{turn number: utterance}`` of the transcript shown).
+
+    Raises:
+        ValueError: wrong shape, not exactly :data:`NUM_EXPRESSIONS` expressions, an unknown
+            turn, an expression that does not occur verbatim (ignoring case and runs of
+            whitespace) in that turn's utterance, or the same expression twice.
+    """
+    reply = ExpressionsReply.model_validate(data)
+    if len(reply.expressions) != NUM_EXPRESSIONS:
+        raise ValueError(f"expected exactly {NUM_EXPRESSIONS} expressions, got {len(reply.expressions)}")
+    out: list[dict[str, Any]] = []
+    for i, e in enumerate(reply.expressions, 1):
+        text = e.expression.strip()
+        if e.turn not in utterances:
+            raise ValueError(f"expression {i}: no turn {e.turn} in the transcript")
+        if not text or _squash(text) not in _squash(utterances[e.turn]):
+            raise ValueError(f"expression {i}: {text!r} does not occur verbatim in turn {e.turn}")
+        if any(_squash(text) == _squash(o["expression"]) for o in out):
+            raise ValueError(f"expression {i}: {text!r} selected twice")
+        out.append({"expression": text, "turn": e.turn})
+    return out
+
+
+def parse_question_per_expression(data: Any) -> list[Question]:
+    """The ambiguity prober's second reply: exactly one MCQ per selected expression, in the
+    expressions' order (shape and checks of :func:`parse_questions`).
+
+    Raises:
+        ValueError: as :func:`parse_questions`, or not exactly :data:`NUM_EXPRESSIONS` questions.
+    """
+    questions = parse_questions(data)
+    if len(questions) != NUM_EXPRESSIONS:
+        raise ValueError(f"expected one question per expression ({NUM_EXPRESSIONS}), got {len(questions)}")
+    return questions

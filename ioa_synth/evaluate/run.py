@@ -144,7 +144,8 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
         RunInterrupted: Ctrl-C (``ioa_synth.reports.interrupt``).
     """
     console = console or Console(stderr=True)
-    needed = [c for c in COMPONENTS if not (c == "prober" and job.questions_from)]
+    needed = [c for c in COMPONENTS if not (c == "prober" and job.questions_from)
+              and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
     with open_endpoints(needed, config, local_model, log_dir=out_dir / "logs") as eps:
         parts = fingerprint_parts(eps, job)
         components = {c: component_settings(ep) for c, ep in eps.items()}

@@ -75,7 +75,8 @@ def _means(records: list[dict[str, Any]]) -> dict[str, float]:
 def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, Any]) -> dict[str, Any]:
     """``summary.json`` from the records of the requested cases (``status`` ``scored`` or
     ``failed``; a missing record counts as neither). ``setup`` holds ``mode``,
-    ``access``, ``rollouts``, ``permute_seed``, copied in.
+    ``access``, ``rollouts``, ``permute_seed``, copied in; ``ambiguity`` runs add
+    ``expressions`` (:func:`expression_overlap`).
 
     Per-type recall counts, over scored dialogues, each MA with a ``type`` as hit when
     some A question is attributed to it; MAs without a type are left out.
@@ -106,4 +107,16 @@ def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, An
         "type_recall": {t: {**v, "recall": round(_ratio(v["hit"], v["total"]), 4)} for t, v in sorted(types.items())},
         "c_breakdown": breakdown, "by_domain": group("domain"), "by_task_type": group("task_type"),
         **{k: setup.get(k) for k in ("mode", "access", "rollouts", "permute_seed")},
+        **expression_overlap(scored),
     }
+
+
+def expression_overlap(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"expressions": {"selected", "overlapping_ma", "share"}}`` over the scored records
+    that hold ``ambiguity``-mode expressions (issue 8; paper §5.1): how many selected
+    expressions overlap some MA's surface form; ``{}`` when no record has expressions."""
+    exprs = [e for r in scored for e in r.get("expressions") or []]
+    if not any("expressions" in r for r in scored):
+        return {}
+    hit = sum(bool(e["overlaps"]) for e in exprs)
+    return {"expressions": {"selected": len(exprs), "overlapping_ma": hit, "share": round(_ratio(hit, len(exprs)), 4)}}

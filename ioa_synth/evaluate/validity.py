@@ -1,7 +1,11 @@
 """The validity filter (PROTOCOL.md §6; paper §4.2): judges only the divergent questions,
-with both participants' answers, against the ground truth."""
+with both participants' answers, against the ground truth; in the ``direct`` mode (issue 8)
+it judges every free-text item instead."""
 
 from __future__ import annotations
+
+import copy
+from typing import Any
 
 from ioa_synth.evaluate.access import filter_context
 from ioa_synth.evaluate.inputs import EvalCase
@@ -12,6 +16,18 @@ from ioa_synth.llm.prompts import render_template
 from ioa_synth.protocol.schemas import request_schema
 
 TEMPLATE = "evaluate/validity_filter.jinja2"
+
+
+def judgement_schema(numbers: list[int]) -> dict[str, Any]:
+    """The :class:`FilterReply` JSON schema narrowed to the ``numbers`` shown: exactly
+    ``len(numbers)`` judgements whose ``question`` is one of them, so that constrained
+    decoding cannot judge an unshown question (the reply is still checked by
+    :func:`parse_judgements`)."""
+    schema = copy.deepcopy(request_schema(FilterReply))
+    judgements = schema["properties"]["judgements"]
+    judgements["minItems"] = judgements["maxItems"] = len(numbers)
+    judgements["items"]["properties"]["question"]["enum"] = list(numbers)
+    return schema
 
 
 def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str, dict[int, str]],
@@ -30,5 +46,27 @@ def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str,
               "m1": chosen["M1"][n], "m2": chosen["M2"][n]} for n in divergent]
     prompt = render_template(TEMPLATE, **filter_context(case), questions=shown)
     ma_ids = case.ma_ids
-    return calls.call(client, "validity_filter", None, 1, prompt, request_schema(FilterReply),
+    return calls.call(client, "validity_filter", None, 1, prompt, judgement_schema(divergent),
                       lambda d: parse_judgements(d, divergent, ma_ids))
+
+
+ITEMS_TEMPLATE = "evaluate/validity_filter_items.jinja2"
+
+
+def judge_items(case: EvalCase, items: list[Question], client: LLMClient, calls: CaseCalls) -> dict[int, Judgement]:
+    """``{item number: Judgement}`` for every free-text item of the ``direct`` mode (issue 8),
+    in one call (attempt 1), with the same reply shape and checks as for questions; no
+    call when there is no item. Nothing diverges mechanically here: the filter alone
+    decides whether an item is attributed to an MA (``hits_ground_truth``) or rejected.
+
+    Raises:
+        ioa_synth.llm.client.LLMCallError: no usable filter reply.
+    """
+    if not items:
+        return {}
+    numbers = list(range(1, len(items) + 1))
+    shown = [{"number": n, "description": items[n - 1].question} for n in numbers]
+    prompt = render_template(ITEMS_TEMPLATE, **filter_context(case), items=shown)
+    ma_ids = case.ma_ids
+    return calls.call(client, "validity_filter", None, 1, prompt, judgement_schema(numbers),
+                      lambda d: parse_judgements(d, numbers, ma_ids))

@@ -71,9 +71,10 @@ def outcome_consistency(a: dict[str, Record], b: dict[str, Record], case_ids: li
             if x.divergent != y.divergent:
                 changed.append({"case_id": cid, "key": x.key, "number_a": x.number, "number_b": y.number,
                                 "divergent_a": x.divergent, "divergent_b": y.divergent})
-            for who in sorted(x.answers.keys() | y.answers.keys()):
+            xa, ya = x.answers or {}, y.answers or {}  # direct-mode items have none
+            for who in sorted(xa.keys() | ya.keys()):
                 s = same_answer.setdefault(who, [0, 0])
-                s[0] += who in x.answers and who in y.answers and x.answers[who].option == y.answers[who].option
+                s[0] += who in xa and who in ya and xa[who].option == ya[who].option
                 s[1] += 1
     return {"matched": matched, "only_a": only_a, "only_b": only_b,
             "outcome_unchanged": unchanged / matched if matched else None,

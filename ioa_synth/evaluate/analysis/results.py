@@ -48,14 +48,17 @@ class Answer(_Open):
 
 
 class Question(_Open):
-    """One prober question with both answers, the filter's verdict and its category."""
+    """One prober question with both answers, the filter's verdict and its category. A
+    ``direct``-mode item (``kind == "item"``) has no ``options``, ``answers`` nor
+    ``divergent`` (null)."""
 
     number: int = Field(ge=1)
     key: str = Field(min_length=1)
+    kind: Literal["question", "item"] = "question"
     question: str
-    options: dict[str, str]
-    answers: dict[str, Answer]
-    divergent: bool
+    options: dict[str, str] | None = None
+    answers: dict[str, Answer] | None = None
+    divergent: bool | None = None
     filter: dict[str, Any] | None = None
     category: Literal["A", "B", "C"]
     reason: CReason | None = None
