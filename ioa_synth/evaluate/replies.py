@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ioa_synth.protocol.gates import is_placeholder
+
 LETTERS = "ABCDE"
 MAX_QUESTIONS = 15
 
@@ -89,8 +91,9 @@ def parse_questions(data: Any) -> list[Question]:
     """Questions of a prober reply (possibly none).
 
     Raises:
-        ValueError: wrong shape, a blank stem or option, or option letters that are not
-            2-5 consecutive letters from A.
+        ValueError: wrong shape, a blank or placeholder stem or option (``<stem>``, ``...``:
+            a small model copying the reply shape; ``ioa_synth.protocol.gates.is_placeholder``),
+            or option letters that are not 2-5 consecutive letters from A.
     """
     reply = ProberReply.model_validate(data)
     out = []
@@ -98,8 +101,8 @@ def parse_questions(data: Any) -> list[Question]:
         letters = "".join(q.options)
         if not 2 <= len(letters) <= 5 or letters != LETTERS[: len(letters)]:
             raise ValueError(f"question {i}: options must be lettered A, B, ... (2-5 of them), got {list(q.options)}")
-        if not q.question.strip() or any(not str(t).strip() for t in q.options.values()):
-            raise ValueError(f"question {i}: blank stem or option")
+        if is_placeholder(q.question) or any(is_placeholder(str(t)) for t in q.options.values()):
+            raise ValueError(f"question {i}: blank or placeholder stem or option (e.g. '<stem>', '...')")
         out.append(Question(q.question.strip(), {k: v.strip() for k, v in q.options.items()}))
     return out
 
@@ -199,11 +202,11 @@ def parse_items(data: Any) -> list[Question]:
     """Items of a direct prober reply as :class:`Question` with no options (possibly none).
 
     Raises:
-        ValueError: wrong shape or a blank description.
+        ValueError: wrong shape or a blank or placeholder description.
     """
     reply = ItemsReply.model_validate(data)
-    if any(not i.description.strip() for i in reply.items):
-        raise ValueError("blank item description")
+    if any(is_placeholder(i.description) for i in reply.items):
+        raise ValueError("blank or placeholder item description")
     return [Question(i.description.strip(), {}) for i in reply.items]
 
 

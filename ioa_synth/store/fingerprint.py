@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.protocol.gates import load_gates
 from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
 
 #: 2: per-component descriptions without base URL (1: one description with base URLs).
@@ -33,11 +34,14 @@ def _templates_of(component: str, templates: dict[str, str]) -> dict[str, str]:
 def component_description(component: str, identity: dict[str, Any], templates: dict[str, str],
                           rubric: dict[str, Any]) -> dict[str, Any]:
     """What is fingerprinted for one component: ``identity`` (model, temperature,
-    structured output, request options; no base URL), its templates and, for judges, the rubric."""
+    structured output, request options; no base URL), its templates, for judges the rubric and
+    for the generator the content-gate thresholds (``ioa_synth.protocol.gates``)."""
     desc = {k: v for k, v in identity.items() if k != "base_url"}
     desc["templates"] = _templates_of(component, templates)
     if component in JUDGE_ROLES:
         desc["rubric"] = rubric
+    if component == "generator":
+        desc["gates"] = load_gates().model_dump(mode="json")  # the content gates admit or reject its output
     return desc
 
 

@@ -80,6 +80,9 @@ def test_modal_answer_and_consistency():
     ({"questions": [{"question": "q", "options": {"A": "x"}}]}, "2-5"),
     ({"questions": [{"question": "q", "options": {"A": "x", "C": "y"}}]}, "lettered"),
     ({"questions": [{"question": " ", "options": {"A": "x", "B": "y"}}]}, "blank"),
+    # the reply shape copied by a small model is not a question
+    ({"questions": [{"question": "<stem>", "options": {"A": "<text>", "B": "<text>"}}]}, "placeholder"),
+    ({"questions": [{"question": "Which release?", "options": {"A": "1.2", "B": "..."}}]}, "placeholder"),
     ({"question": []}, "questions"),
 ])
 def test_prober_replies_that_break_the_shape(reply, needle):
