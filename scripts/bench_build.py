@@ -69,6 +69,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -82,7 +83,7 @@ import time
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Callable, Iterator, Self
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOT = REPO / "seeds" / "snapshot.jsonl"
@@ -469,42 +470,78 @@ def summarize(args: argparse.Namespace, cap: dict[str, float], cap_default: dict
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_arguments(description: str, workers: str, what: str) -> argparse.ArgumentParser:
+    """The command line shared by the benchmarks: ``workers`` is the default comma-separated
+    worker counts, ``what`` names the temporary folders (e.g. "build dirs")."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=64, help="cases per run (default 64)")
     ap.add_argument("--latency", type=float, default=0.2, help="endpoint seconds per call (default 0.2)")
-    ap.add_argument("--workers", default="1,8,32", help="comma-separated worker counts (default 1,8,32)")
+    ap.add_argument("--workers", default=workers, help=f"comma-separated worker counts (default {workers})")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    ap.add_argument("--tmp-root", type=Path, default=None, help="where the temporary build dirs go (default: $TMPDIR)")
-    ap.add_argument("--keep", action="store_true", help="keep the build dirs (paths are printed)")
+    ap.add_argument("--tmp-root", type=Path, default=None, help=f"where the temporary {what} go (default: $TMPDIR)")
+    ap.add_argument("--keep", action="store_true", help=f"keep the {what} (paths are printed)")
     ap.add_argument("--json", type=Path, default=None, help="also write the measured numbers to this JSON file")
     ap.add_argument("--max-seconds", type=float, default=900, help="abort the whole benchmark after this (default 900)")
     ap.add_argument("--server-backlog", type=int, default=128,
                     help="listen backlog of the bench's scripted server (default 128; 0 keeps ScriptedServer's own)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # child process mode
+    return ap
+
+
+def checked_workers(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[int]:
+    """Sorted worker counts of ``--workers``; exits through ``ap.error`` on a bad
+    ``--workers``, ``--cases`` or ``--latency``."""
+    workers = sorted({int(w) for w in args.workers.split(",") if w.strip()})
+    if not workers or min(workers) < 1 or max(workers) > 256 or not 1 <= args.cases <= 1000:
+        ap.error("--workers: worker counts between 1 and 256; --cases between 1 and 1000")
+    if not 0 < args.latency <= 5:
+        ap.error("--latency must be in (0, 5] seconds")
+    return workers
+
+
+def start_watchdog(name: str, seconds: float) -> threading.Timer:
+    """A daemon timer that ends the process (exit 2) after ``seconds``; cancel it when done."""
+    def abort() -> None:
+        print(f"{name}: aborted after --max-seconds {seconds:.0f}", file=sys.stderr, flush=True)
+        os._exit(2)
+
+    watchdog = threading.Timer(seconds, abort)
+    watchdog.daemon = True
+    watchdog.start()
+    return watchdog
+
+
+@contextlib.contextmanager
+def endpoint_env(components: tuple[str, ...], base_url_of: Callable[[], str]) -> Iterator[None]:
+    """Point every component at the bench server through ``OPENAI_*`` (clearing the
+    components' own ``<X>_BASE_URL``/``<X>_API_KEY``) and bypass proxies for loopback;
+    the caller's environment is restored on exit. ``base_url_of`` is called on entry."""
+    keys = [f"{c}_{v}" for c in ("OPENAI", *components) for v in ("BASE_URL", "API_KEY")] + ["NO_PROXY", "no_proxy"]
+    saved = {k: os.environ.get(k) for k in keys}
+    try:
+        for k in keys:
+            os.environ.pop(k, None)
+        os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = base_url_of(), "bench-not-a-key"
+        os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = bench_arguments(__doc__.split("\n\n")[0], "1,8,32", "build dirs")
     args = ap.parse_args(argv)
     if args.serve:
         serve(args.latency, args.server_backlog)
         return 0
-    args.workers = sorted({int(w) for w in args.workers.split(",") if w.strip()})
-    if not args.workers or min(args.workers) < 1 or max(args.workers) > 256:
-        ap.error("--workers: worker counts between 1 and 256")
-    if not 0 < args.latency <= 5:
-        ap.error("--latency must be in (0, 5] seconds")
+    args.workers = checked_workers(ap, args)
     args.max_workers = max(args.workers)
-
-    def abort() -> None:
-        print(f"bench_build: aborted after --max-seconds {args.max_seconds:.0f}", file=sys.stderr, flush=True)
-        os._exit(2)
-
-    watchdog = threading.Timer(args.max_seconds, abort)
-    watchdog.daemon = True
-    watchdog.start()
-
+    watchdog = start_watchdog("bench_build", args.max_seconds)
     tmp_root = Path(tempfile.mkdtemp(prefix="ioa-bench-", dir=args.tmp_root))
-    saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GENERATOR_BASE_URL",
-                                            "GENERATOR_API_KEY", "JUDGE_BASE_URL", "JUDGE_API_KEY", "NO_PROXY",
-                                            "no_proxy")}
     try:
         seeds_path = tmp_root / "seeds.jsonl"
         seeds = select_seeds(args.cases)
@@ -513,12 +550,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.server_backlog:
             with ServerProcess(args.latency, backlog=None) as shipped:
                 cap_default = server_capacity(shipped, args.max_workers, 0, args.latency, loop=False)
-        with ServerProcess(args.latency, backlog=args.server_backlog) as server:
-            for k in ("GENERATOR_BASE_URL", "GENERATOR_API_KEY", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-                os.environ.pop(k, None)
-            os.environ["OPENAI_BASE_URL"] = server.base_url
-            os.environ["OPENAI_API_KEY"] = "bench-not-a-key"
-            os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+        with ServerProcess(args.latency, backlog=args.server_backlog) as server, \
+                endpoint_env(("GENERATOR", "JUDGE"), lambda: server.base_url):
             print(f"scripted server {server.base_url} (child process); {len(seeds)} seeds over "
                   f"{len({(s['domain'], s['task_type']) for s in seeds})} cells; build dirs under {tmp_root}",
                   file=sys.stderr, flush=True)
@@ -532,11 +565,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(summarize(args, cap, cap_default, runs, ok), indent=2) + "\n")
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         if not args.keep:
             shutil.rmtree(tmp_root, ignore_errors=True)
         watchdog.cancel()

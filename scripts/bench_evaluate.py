@@ -221,40 +221,19 @@ def report(data: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", type=int, default=64, help="cases per run (default 64)")
-    ap.add_argument("--latency", type=float, default=0.2, help="endpoint seconds per call (default 0.2)")
-    ap.add_argument("--workers", default="1,32", help="comma-separated worker counts (default 1,32)")
-    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    ap.add_argument("--tmp-root", type=Path, default=None, help="where temporary folders go (default: $TMPDIR)")
-    ap.add_argument("--keep", action="store_true", help="keep the results folders")
-    ap.add_argument("--json", type=Path, default=None, help="also write the numbers to this JSON file")
-    ap.add_argument("--max-seconds", type=float, default=900, help="abort after this (default 900)")
-    ap.add_argument("--server-backlog", type=int, default=128, help="listen backlog of the scripted server")
-    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap = bench_build.bench_arguments(__doc__.split("\n\n")[0], "1,32", "results folders")
     args = ap.parse_args(argv)
     if args.serve:
         serve(args.latency, args.server_backlog)
         return 0
-    workers = sorted({int(w) for w in args.workers.split(",") if w.strip()})
-    if not workers or min(workers) < 1 or max(workers) > 256 or not 1 <= args.cases <= 1000:
-        ap.error("--workers between 1 and 256, --cases between 1 and 1000")
-    if not 0 < args.latency <= 5:
-        ap.error("--latency must be in (0, 5] seconds")
-    watchdog = threading.Timer(args.max_seconds, lambda: (print("bench_evaluate: aborted", file=sys.stderr), os._exit(2)))
-    watchdog.daemon = True
-    watchdog.start()
+    workers = bench_build.checked_workers(ap, args)
+    watchdog = bench_build.start_watchdog("bench_evaluate", args.max_seconds)
     tmp_root = Path(tempfile.mkdtemp(prefix="ioa-bench-eval-", dir=args.tmp_root))
-    env_keys = [f"{c}_{v}" for c in ("OPENAI", "PROBER", "SIMULATOR", "VALIDITY_FILTER") for v in ("BASE_URL", "API_KEY")]
-    saved = {k: os.environ.get(k) for k in env_keys + ["NO_PROXY", "no_proxy"]}
     try:
         data = tmp_root / "data"
         write_cases(data, args.cases)
-        with ServerProcess(args.latency, backlog=args.server_backlog) as server:
-            for k in env_keys:
-                os.environ.pop(k, None)
-            os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = server.base_url, "bench-not-a-key"
-            os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+        with ServerProcess(args.latency, backlog=args.server_backlog) as server, \
+                bench_build.endpoint_env(("PROBER", "SIMULATOR", "VALIDITY_FILTER"), lambda: server.base_url):
             runs = []
             for w in workers:
                 print(f"workers={w}: evaluating {args.cases} cases ...", file=sys.stderr, flush=True)
@@ -264,11 +243,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(numbers, indent=2) + "\n")
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         if not args.keep:
             shutil.rmtree(tmp_root, ignore_errors=True)
         watchdog.cancel()

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -58,3 +60,23 @@ def rescoring(model: str, change: Callable[[str, dict[str, Any]], None]) -> Call
         return chat_reply(json.dumps(data), model=model)
 
     return respond
+
+
+class SlowCounting:
+    """Wraps a scripted-server responder: answers after ``delay`` seconds and counts the
+    200 replies sent (``answered``), for the Ctrl-C tests."""
+
+    def __init__(self, responder, delay: float) -> None:
+        self.responder, self.delay, self.answered, self._lock = responder, delay, 0, threading.Lock()
+
+    def __call__(self, body, headers):
+        time.sleep(self.delay)
+        reply = self.responder(body, headers)
+        with self._lock:
+            self.answered += reply.status == 200
+        return reply
+
+
+def stored_ok(out: Path) -> int:
+    """Number of successful calls stored in ``out``'s catalog."""
+    return q(out, "SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]

@@ -8,26 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
-import duckdb
 
+from ioa_helpers import SlowCounting, stored_ok
 from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
-
-
-class SlowCounting:
-    """ProtocolResponder answering after ``delay`` seconds, counting 200 replies sent."""
-
-    def __init__(self, delay: float) -> None:
-        self.base, self.delay, self.answered, self._lock = ProtocolResponder(), delay, 0, threading.Lock()
-
-    def __call__(self, body, headers):
-        time.sleep(self.delay)
-        reply = self.base(body, headers)
-        with self._lock:
-            self.answered += reply.status == 200
-        return reply
 
 
 def start_build(server, seeds, out):
@@ -45,17 +30,9 @@ def wait_for_requests(server, proc, n):
     assert proc.poll() is None, "build ended before it could be interrupted"
 
 
-def stored_ok(out) -> int:
-    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
-    try:
-        return con.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL").fetchone()[0]
-    finally:
-        con.close()
-
-
 def test_first_sigint_exits_130_keeping_completed_calls(seeds_file, tmp_path):
     seeds, out = seeds_file(8), tmp_path / "out"
-    responder = SlowCounting(0.4)
+    responder = SlowCounting(ProtocolResponder(), 0.4)
     with ScriptedServer(responder) as server:
         cmd, env, proc = start_build(server, seeds, out)
         wait_for_requests(server, proc, 5)
@@ -79,7 +56,7 @@ def test_first_sigint_exits_130_keeping_completed_calls(seeds_file, tmp_path):
 
 def test_second_sigint_exits_at_once(seeds_file, tmp_path):
     seeds, out = seeds_file(4), tmp_path / "out"
-    with ScriptedServer(SlowCounting(3.0)) as server:
+    with ScriptedServer(SlowCounting(ProtocolResponder(), 3.0)) as server:
         _, _, proc = start_build(server, seeds, out)
         wait_for_requests(server, proc, 2)
         proc.send_signal(signal.SIGINT)

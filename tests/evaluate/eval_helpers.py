@@ -32,7 +32,7 @@ def released_case(n_mas: int = 4, tag: str = "") -> dict[str, Any]:
                                 "the team owns the rollback"]},
     ]
     mas = [{"id": f"MA{i}", "topic": f"topic {i}", "surface_form": f"surface phrase {i}",
-            "member_a_understanding": f"Dana reads phrase {i} one way", "member_b_understanding": f"Luis reads it another way",
+            "member_a_understanding": f"Dana reads phrase {i} one way", "member_b_understanding": "Luis reads it another way",
             "why_undetected": "both use the same words"} for i in range(1, n_mas + 1)]
     turns = [{"turn_idx": t, "speaker_id": "M1" if t % 2 else "M2", "speaker_name": "Dana" if t % 2 else "Luis",
               "inner_thought": f"private thought {t}", "utterance": f"spoken line {t} about the ticket backlog"}

@@ -10,13 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
-import duckdb
 
 from .eval_helpers import KEYS, STUDY_1, STUDY_2, STUDY_3, Study, released_case, toolkit_case, write_case
-from ioa_helpers import one_line_error, q
+from ioa_helpers import SlowCounting, one_line_error, q, stored_ok
 from ioa_synth.llm.scripted_server import Reply, ScriptedServer
 
 UNSUPPORTED = ("Unsupported value: 'temperature' does not support 0.2 with this model. "
@@ -33,28 +31,6 @@ def split_of(root, n: int):
 
 def evaluate(cli, data, out, *extra):
     return cli("evaluate", "--data", data, "--out", out, "--workers", "2", *extra)
-
-
-def stored_ok(out) -> int:
-    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
-    try:
-        return con.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL").fetchone()[0]
-    finally:
-        con.close()
-
-
-class SlowCounting:
-    """Wraps a responder: answers after ``delay`` seconds and counts the 200 replies sent."""
-
-    def __init__(self, responder, delay: float) -> None:
-        self.responder, self.delay, self.answered, self._lock = responder, delay, 0, threading.Lock()
-
-    def __call__(self, body, headers):
-        time.sleep(self.delay)
-        reply = self.responder(body, headers)
-        with self._lock:
-            self.answered += reply.status == 200
-        return reply
 
 
 def test_first_sigint_exits_130_keeping_completed_calls_then_resumes(tmp_path):
