@@ -84,16 +84,6 @@ class CaseCalls:
         return value
 
 
-def load_replay_tries(catalog: Any, case_ids: list[str]) -> dict[CallKey, int]:
-    """``try_index`` of the latest stored successful call per key of these cases."""
-    if not case_ids:
-        return {}
-    rows = catalog.execute(
-        "SELECT case_id, stage, role, attempt, last(try_index ORDER BY created_at) FROM llm_calls "
-        "WHERE error IS NULL AND list_contains(?, case_id) GROUP BY ALL", [case_ids])
-    return {(c, s, r, a): t for c, s, r, a, t in rows}
-
-
 def record_path(out_dir: Path, case_id: str) -> Path:
     """``RESULTS/records/<case_id>.json`` (``case_id`` is ``<domain>/<case>`` for a split folder)."""
     return Path(out_dir) / "records" / f"{case_id}.json"

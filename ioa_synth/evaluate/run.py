@@ -32,7 +32,7 @@ from ioa_synth import __version__
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import PROBERS, StoredQuestions
-from ioa_synth.evaluate.records import CaseCalls, load_replay_tries, read_record, record_path
+from ioa_synth.evaluate.records import CaseCalls, read_record, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.llm.client import Endpoint, LLMClient
@@ -41,7 +41,7 @@ from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.calls import CallRecorder, load_replay
+from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import describe_difference, fingerprint
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint, finish_run, start_run

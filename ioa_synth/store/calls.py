@@ -37,15 +37,26 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def load_replay(catalog: Catalog, case_ids: list[str]) -> dict[CallKey, str]:
-    """Stored successful responses of these cases, keyed ``(case_id, stage, role, attempt)``
-    (the latest one when a key was answered twice)."""
+def _latest_ok(catalog: Catalog, case_ids: list[str], column: str) -> dict[CallKey, Any]:
+    """``column`` of the latest stored successful call per key of these cases."""
     if not case_ids:
         return {}
     rows = catalog.execute(
-        "SELECT case_id, stage, role, attempt, last(response_text ORDER BY created_at) FROM llm_calls "
+        f"SELECT case_id, stage, role, attempt, last({column} ORDER BY created_at) FROM llm_calls "
         "WHERE error IS NULL AND list_contains(?, case_id) GROUP BY ALL", [case_ids])
-    return {(c, s, r, a): text for c, s, r, a, text in rows}
+    return {(c, s, r, a): value for c, s, r, a, value in rows}
+
+
+def load_replay(catalog: Catalog, case_ids: list[str]) -> dict[CallKey, str]:
+    """Stored successful responses of these cases, keyed ``(case_id, stage, role, attempt)``
+    (the latest one when a key was answered twice)."""
+    return _latest_ok(catalog, case_ids, "response_text")
+
+
+def load_replay_tries(catalog: Catalog, case_ids: list[str]) -> dict[CallKey, int]:
+    """``try_index`` of the latest stored successful call per key of these cases (which
+    content retry produced the reply that :func:`load_replay` returns)."""
+    return _latest_ok(catalog, case_ids, "try_index")
 
 
 def call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
