@@ -1,4 +1,9 @@
-"""Atomic file writes: write to a temporary file in the same folder, fsync, rename."""
+"""Atomic file writes: write to a temporary file in the same folder, fsync, rename.
+
+The file gets the permissions of any new file of the process (0666 less the umask, e.g.
+0644), not the 0600 of a temporary file, so records and reports stay readable by the
+user's group and tools as usual.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,16 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: Mode of every file written here (read once: changing the umask is process-wide).
+FILE_MODE = 0o666 & ~_umask()
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
@@ -21,6 +36,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            os.fchmod(fh.fileno(), FILE_MODE)
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
