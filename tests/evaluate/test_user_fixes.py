@@ -88,7 +88,8 @@ def test_out_that_is_a_file_is_one_line_for_every_command(cli, trio, two_cases, 
                    f"--out {afile} exists and is not a folder")
     for args in (("evaluate", "--data", two_cases, "--out", afile), ("status", "--out", afile),
                  ("show", "x", "--out", afile), ("build", "--seeds", afile, "--split", "test", "--out", afile),
-                 ("audit", "--out", afile, "--split", "test"), ("sql", afile, "SELECT 1")):
+                 ("audit", "--out", afile, "--split", "test"), ("sql", afile, "SELECT 1"),
+                 ("seeds", "assign", "--out", afile), ("seeds", "check", "--out", afile)):
         res = cli(*args)
         assert res.exit_code == 2, args
         one_line_error(res, str(afile), "not a folder")
@@ -156,3 +157,13 @@ def test_chart_title_is_wrapped_inside_the_figure():
     box, frame = ax.title.get_window_extent(renderer), fig.bbox
     assert ax.title.get_text().count("\n") >= 2  # the long second line was wrapped
     assert box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y1 <= frame.y1
+
+
+def test_build_stopped_by_a_setup_error_prints_only_the_error(cli, endpoint, seeds_file, tmp_path):
+    from ioa_synth.llm.scripted_server import Reply
+
+    endpoint(responder=lambda body, headers: Reply(status=401, body={"error": {"message": "Incorrect API key"}}))
+    res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", tmp_path / "b", "--workers", "1")
+    assert res.exit_code == 2
+    line = one_line_error(res, "HTTP 401", "Incorrect API key")  # no 'cases: 0/2 done: ...' line before it
+    assert "done:" not in res.stderr and line.startswith("error: ")
