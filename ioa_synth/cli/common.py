@@ -25,6 +25,16 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
+def _evaluate_run_json(path: Path) -> bool:
+    """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
+    import json
+
+    try:
+        return json.loads((path / "run.json").read_text(encoding="utf-8")).get("command") == "evaluate"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def folder_kind(path: Path) -> str | None:
     """What ``path`` holds: ``"evaluate"`` (a ``run.json`` written by ``ioa-synth evaluate``),
     ``"build"`` (a ``catalog.duckdb`` holding build cases, seeds or runs of another command
@@ -33,14 +43,8 @@ def folder_kind(path: Path) -> str | None:
     Raises:
         ioa_synth.store.catalog.CatalogLocked: the catalog is open in another process.
     """
-    import json
-
-    run_json = path / "run.json"
-    try:
-        if json.loads(run_json.read_text(encoding="utf-8")).get("command") == "evaluate":
-            return "evaluate"
-    except (OSError, ValueError, AttributeError):
-        pass
+    if _evaluate_run_json(path):
+        return "evaluate"
     if not (path / "catalog.duckdb").is_file():
         return None
     from ioa_synth.store.catalog import Catalog
@@ -55,9 +59,9 @@ def folder_kind(path: Path) -> str | None:
 
 def build_dir_callback(path: Path) -> Path:
     """``--out`` of the build-directory commands (build, status, show, regenerate, audit,
-    annotate): refuse a file and an ``ioa-synth evaluate`` results folder (one line, exit 2)."""
+    annotate, seeds): refuse a file and an ``ioa-synth evaluate`` results folder (one line, exit 2)."""
     check_out_folder(path)
-    if path.is_dir() and folder_kind(path) == "evaluate":
+    if path.is_dir() and _evaluate_run_json(path):  # (no catalog opened: a build may be running)
         fail(f"--out {path} is an 'ioa-synth evaluate' results folder (run.json), not a build directory; "
              "read it with 'ioa-synth report' or 'ioa-synth compare'")
     return path
