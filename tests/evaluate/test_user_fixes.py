@@ -167,3 +167,32 @@ def test_build_stopped_by_a_setup_error_prints_only_the_error(cli, endpoint, see
     assert res.exit_code == 2
     line = one_line_error(res, "HTTP 401", "Incorrect API key")  # no 'cases: 0/2 done: ...' line before it
     assert "done:" not in res.stderr and line.startswith("error: ")
+
+
+def test_ambiguity_reply_out_of_order_is_asked_again_through_the_server(cli, trio, tmp_path):
+    from .test_modes import AMB_QUESTIONS, EXPRESSIONS, ModeStudy, ambiguous_case
+    from ioa_synth.llm.scripted_server import chat_reply
+
+    data = tmp_path / "data"
+    write_case(data, "ml_research/planning_000.json", ambiguous_case())
+    study = ModeStudy(AMB_QUESTIONS, expressions=[[(e, t) for e, t, _ in EXPRESSIONS]])
+    t = trio(study)
+    wrong = iter([True])
+
+    def swapped_once(body, headers):
+        reply = study.prober(body, headers)
+        data_ = json.loads(reply.body["choices"][0]["message"]["content"])
+        if "questions" in data_ and next(wrong, False):  # first MCQ reply: questions 1 and 2 swapped
+            data_["questions"][0], data_["questions"][1] = data_["questions"][1], data_["questions"][0]
+            return chat_reply(json.dumps(data_))
+        return reply
+
+    t.prober.responder = swapped_once
+    out = tmp_path / "amb"
+    res = evaluate(cli, data, out, "--mode", "ambiguity")
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "records/ml_research/planning_000.json").read_text())
+    prober_tries = [(c["try_index"], c["error"] is not None) for c in rec["calls"] if c["component"] == "prober"]
+    assert prober_tries == [(0, False), (0, True), (1, False)]  # selection, swapped MCQs, asked again
+    assert "question 1 does not mention expression 1" in rec["calls"][1]["error"]
+    assert [q["category"] for q in rec["questions"]] == ["A", "C", "A", "B"]
