@@ -53,7 +53,10 @@ def test_sql_queries_the_catalog(cli, endpoint, seeds_file, tmp_path):
     res = cli("sql", out, "SELECT status, count(*) AS n FROM cases GROUP BY 1 ORDER BY 1", "--csv")
     assert res.exit_code == 0 and res.stdout == "status,n\naccepted,1\ndiscarded,1\n"
     res = cli("sql", out, "SELECT count(*) AS calls FROM llm_calls WHERE error IS NULL", "--json")
-    assert json.loads(res.stdout) == {"calls": 8}  # 2 x (generator, judge) per case
+    assert json.loads(res.stdout) == [{"calls": 8}]  # one JSON document; 2 x (generator, judge) per case
+    both = cli("sql", out, "SELECT 1; SELECT 2")  # one statement only (the second would hide the first)
+    assert both.exit_code == 2 and both.stderr == "error: give exactly one SQL statement (got 2)\n"
+    assert json.loads(cli("sql", out, "SELECT 1 AS a WHERE false", "--json").stdout) == []
     res = cli("sql", out, "SELECT status FROM cases ORDER BY 1")
     assert res.exit_code == 0 and "accepted" in res.stdout and "discarded" in res.stdout
     bad = cli("sql", out, "DELETE FROM cases")  # read-only

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, fail
+from ioa_synth.cli.common import check_choice, check_out_folder, fail
 
 
 def _load(path: Path):
@@ -20,6 +21,16 @@ def _load(path: Path):
         return load_results(path)
     except ResultsError as exc:
         fail(str(exc))
+
+
+@contextmanager
+def _write_errors() -> Iterator[None]:
+    """An output file that cannot be written (a folder in its place, no permission, disk
+    full): one ``error:`` line, exit 2."""
+    try:
+        yield
+    except OSError as exc:
+        fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
 
 
 @app.command("compare")
@@ -38,16 +49,17 @@ def compare_cmd(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
 
+    folder = check_out_folder(out) or Path(".")
     a, b = _load(results_a), _load(results_b)
     try:
         result = compare(a, b, intersect=intersect, resamples=resamples, seed=seed)
     except CompareError as exc:
         fail(str(exc))
-    folder = out or Path(".")
     tables = compare_tables(result)
-    paths = [write_json_atomic(folder / "compare.json", result),
-             write_text_atomic(folder / "compare.md", markdown_document("Comparison of two evaluation runs",
-                                                                        intro_lines(result), tables))]
+    with _write_errors():
+        paths = [write_json_atomic(folder / "compare.json", result),
+                 write_text_atomic(folder / "compare.md", markdown_document("Comparison of two evaluation runs",
+                                                                            intro_lines(result), tables))]
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
@@ -71,15 +83,17 @@ def report_cmd(
     from ioa_synth.evaluate.analysis.report import (ReportError, build_report, intro_lines, report_tables,
                                                     write_report_files)
     from ioa_synth.evaluate.analysis.tables import GROUPINGS
-    from ioa_synth.reports.output import wide_console
+    from ioa_synth.reports.output import reports_dir, wide_console
 
     check_choice("--by", by, GROUPINGS)
     res = _load(results)
+    check_out_folder(reports_dir(results), "report folder")
     try:
         report = build_report(res, by)
     except ReportError as exc:
         fail(str(exc))
-    paths = write_report_files(res, report)
+    with _write_errors():
+        paths = write_report_files(res, report)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return

@@ -17,9 +17,59 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
+    """Exit 2 with one line when ``path`` exists and is not a folder (a file where a
+    command would write or read its folder); return ``path``."""
+    if path is not None and path.exists() and not path.is_dir():
+        fail(f"{option} {path} exists and is not a folder")
+    return path
+
+
+def _evaluate_run_json(path: Path) -> bool:
+    """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
+    import json
+
+    try:
+        return json.loads((path / "run.json").read_text(encoding="utf-8")).get("command") == "evaluate"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def folder_kind(path: Path) -> str | None:
+    """What ``path`` holds: ``"evaluate"`` (a ``run.json`` written by ``ioa-synth evaluate``),
+    ``"build"`` (a ``catalog.duckdb`` holding build cases, seeds or runs of another command
+    than evaluate), or ``None`` (missing, empty or not recognised). Never writes.
+
+    Raises:
+        ioa_synth.store.catalog.CatalogLocked: the catalog is open in another process.
+    """
+    if _evaluate_run_json(path):
+        return "evaluate"
+    if not (path / "catalog.duckdb").is_file():
+        return None
+    from ioa_synth.store.catalog import Catalog
+
+    with Catalog(path, read_only=True) as cat:
+        tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
+        cases = sum(cat.execute(f"SELECT count(*) FROM {t}")[0][0] for t in ("cases", "seeds") if t in tables)
+        others = (cat.execute("SELECT count(*) FROM runs WHERE command <> 'evaluate'")[0][0]
+                  if "runs" in tables else 0)
+    return "build" if cases or others else None
+
+
+def build_dir_callback(path: Path) -> Path:
+    """``--out`` of the build-directory commands (build, status, show, regenerate, audit,
+    annotate, seeds): refuse a file and an ``ioa-synth evaluate`` results folder (one line, exit 2)."""
+    check_out_folder(path)
+    if path.is_dir() and _evaluate_run_json(path):  # (no catalog opened: a build may be running)
+        fail(f"--out {path} is an 'ioa-synth evaluate' results folder (run.json), not a build directory; "
+             "read it with 'ioa-synth report' or 'ioa-synth compare'")
+    return path
+
+
 def out_dir_option() -> Path:
-    """The ``--out DIR`` option (build directory)."""
-    return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)")
+    """The ``--out DIR`` option (build directory), checked by :func:`build_dir_callback`."""
+    return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)", callback=build_dir_callback)
 
 
 def check_choice(option: str, value: object, choices: tuple | list) -> None:
@@ -63,7 +113,8 @@ def llm_command_errors() -> Iterator[None]:
     except LocalModelError as exc:
         fail(str(exc), code=1)
     except RunInterrupted as exc:
-        message = f"{exc}; run the same command again to resume (finished calls are kept)"
+        kept = "" if exc.stored_calls is not None else " (finished calls are kept)"
+        message = f"{exc}; run the same command again to resume{kept}"
         if exc.abandoned:  # worker threads still in a request: do not wait for them
             typer.echo(f"error: {message}", err=True)
             sys.stdout.flush()

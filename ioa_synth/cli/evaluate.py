@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, config_or_fail, fail, llm_command_errors
+from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, folder_kind, llm_command_errors
 
 
 @app.command()
@@ -38,7 +38,7 @@ def evaluate(
     from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.case import EvalSettings
     from ioa_synth.evaluate.inputs import InputError, load_cases
-    from ioa_synth.evaluate.probers import MODES
+    from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
     from ioa_synth.evaluate.report import summary_table
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
     from ioa_synth.llm.local_model import LOCAL_MODELS
@@ -50,20 +50,23 @@ def evaluate(
     if mode != "mcq" and questions_from is not None:
         fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
     check_choice("--local-model", local_model, LOCAL_MODELS)
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a directory")
-    if questions_from is not None and not (questions_from / "records").is_dir():
-        fail(f"--questions-from {questions_from}: no records/ folder (not an evaluate results folder)")
+    check_out_folder(out)
+    if out.is_dir() and folder_kind(out) == "build":
+        fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases); "
+             "evaluate into a results folder of its own")
+    check_out_folder(questions_from, "--questions-from")
     if questions_from is not None and questions_from.resolve() == out.resolve():
         fail("--questions-from must name another results folder than --out")
     cfg = config_or_fail(config)
     try:
         cases = load_cases(data)
-    except InputError as exc:
+        todo = cases[:limit] if limit else cases
+        stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
+    except (InputError, QuestionsFromError) as exc:
         fail(str(exc))
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
-    job = EvalJob(cases=cases[:limit] if limit else cases, all_cases=cases, settings=settings,
-                  questions_from=questions_from)
+    job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
+                  stored_questions=stored)
     args = {"data": str(data), **settings.as_dict(), "limit": limit, "workers": workers,
             "config": str(config) if config else None, "local_model": local_model,
             "questions_from": str(questions_from) if questions_from else None}

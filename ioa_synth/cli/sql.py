@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import fail
+from ioa_synth.cli.common import check_out_folder, fail
 
 
 @app.command()
@@ -19,21 +19,26 @@ def sql(
     out: Path = typer.Argument(..., metavar="DIR", help="Build directory holding catalog.duckdb"),
     query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT status, count(*) FROM cases GROUP BY 1"'),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON array of row objects instead of a table"),
 ) -> None:
-    """Run one read-only SQL query on DIR/catalog.duckdb and print the result."""
+    """Run one read-only SQL query on DIR/catalog.duckdb and print the result (one
+    statement: several separated by ';' are refused)."""
     import duckdb
 
     from ioa_synth.store.catalog import Catalog
 
     if as_csv and as_json:
         fail("--csv and --json exclude each other")
+    check_out_folder(out, "DIR")
     try:
         cat = Catalog(out, read_only=True)
     except FileNotFoundError:
-        fail(f"{out}: no catalog.duckdb here (not a build directory)")
+        fail(f"{out}: no catalog.duckdb here (not a build directory nor an evaluate results folder)")
     with cat:
         try:
+            statements = cat._con.extract_statements(query)
+            if len(statements) != 1:
+                fail(f"give exactly one SQL statement (got {len(statements)})")
             cur = cat._con.execute(query)  # read-only connection: writes are refused by DuckDB
             columns = [d[0] for d in cur.description or []]
             rows = cur.fetchall() if columns else []
@@ -44,8 +49,7 @@ def sql(
         writer.writerow(columns)
         writer.writerows(rows)
     elif as_json:
-        for row in rows:
-            typer.echo(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False))
+        typer.echo(json.dumps([dict(zip(columns, row)) for row in rows], default=str, ensure_ascii=False, indent=2))
     else:
         from rich.table import Table
 

@@ -141,36 +141,40 @@ def _cell(rel: Path, seed: dict[str, Any] | None) -> tuple[str, str]:
 
 
 def read_case(path: Path, rel: Path) -> EvalCase:
-    """Read one case file (``rel`` = its path relative to ``--data``).
+    """Read one case file: ``path`` as the user can open it (``--data`` as given joined with
+    ``rel``, its path relative to ``--data``, which makes the case id).
 
-    Raises:
+    Raises (the message starts with ``path``):
         InputError: not JSON, not an object, a missing or malformed field, members other
             than M1/M2, repeated MA ids, or a turn by an unknown speaker.
     """
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"{rel}: not valid JSON ({exc})") from exc
+        raise InputError(f"{path}: not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
-        raise InputError(f"{rel}: not an IoA case (the file is not a JSON object)")
+        raise InputError(f"{path}: not an IoA case (the file is not a JSON object)")
     try:
         parsed = EvalCaseFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         if err["type"] == "missing":
-            raise InputError(f"{rel}: not an IoA case: missing field {_where(err)}") from exc
-        raise InputError(f"{rel}: field {_where(err)}: {err['msg']}") from exc
+            raise InputError(f"{path}: not an IoA case: missing field {_where(err)}") from exc
+        raise InputError(f"{path}: field {_where(err)}: {err['msg']}") from exc
     ids = sorted(m.id for m in parsed.profiles.members)
     if ids != ["M1", "M2"]:
-        raise InputError(f"{rel}: field profiles.members: members must be M1 and M2 (got {ids})")
+        raise InputError(f"{path}: field profiles.members: members must be M1 and M2 (got {ids})")
     ma_ids = [p.id for p in parsed.profiles.misalignment_points]
     if len(set(ma_ids)) != len(ma_ids):
-        raise InputError(f"{rel}: field profiles.misalignment_points: ids repeat ({ma_ids})")
+        raise InputError(f"{path}: field profiles.misalignment_points: ids repeat ({ma_ids})")
     names = {m.id: m.name for m in parsed.profiles.members}
     for i, t in enumerate(parsed.dialogue.turns):
         if t.speaker_id not in names:
-            raise InputError(f"{rel}: field dialogue.turns.{i}.speaker_id: unknown speaker {t.speaker_id!r}")
+            raise InputError(f"{path}: field dialogue.turns.{i}.speaker_id: unknown speaker {t.speaker_id!r}")
         t.speaker_name = t.speaker_name or names[t.speaker_id]
     domain, task = _cell(rel, parsed.seed)
     return EvalCase(case_id=rel.with_suffix("").as_posix(), source_file=rel.as_posix(), domain=domain,

@@ -7,6 +7,8 @@ baseline: four ambiguous expressions, one MCQ around each). All see the same con
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -76,7 +78,8 @@ class AmbiguityProber:
     selects the four expressions most open to several readings, reply
     ``{"expressions": [{"expression", "turn"}]}``, each verbatim in that turn's utterance;
     call 2 (attempt 2) writes one MCQ around each, reply as ``mcq`` with exactly four
-    questions in the expressions' order. ``extra["expressions"]`` records each expression
+    questions in the expressions' order, question i naming expression i
+    (:func:`~ioa_synth.evaluate.replies.parse_question_per_expression`). ``extra["expressions"]`` records each expression
     with ``overlaps_ma`` (``{MA id: token overlap}`` with the MA's surface form, see
     :mod:`ioa_synth.evaluate.text`) and ``overlaps`` (bool)."""
 
@@ -92,7 +95,7 @@ class AmbiguityProber:
                                  lambda d: parse_expressions(d, utterances))
         prompt = render_template(self.mcq_template, **context, expressions=expressions)
         questions = calls.call(client, "prober", None, 2, prompt, request_schema(AmbiguityQuestionsReply),
-                               parse_question_per_expression)
+                               lambda d: parse_question_per_expression(d, expressions))
         forms = {p.id: p.surface_form for p in case.profiles.misalignment_points}
         recorded = []
         for e in expressions:
@@ -106,19 +109,69 @@ PROBERS: dict[str, Prober] = {"mcq": McqProber(), "direct": DirectProber(), "amb
 MODES: tuple[str, ...] = tuple(PROBERS)
 
 
-class StoredQuestions:
-    """The questions of an earlier results folder (``--questions-from``, ``mcq`` only): no
-    prober call, so two runs (e.g. with and without ``--permute-seed``) ask the same questions."""
+class QuestionsFromError(ValueError):
+    """A ``--questions-from`` folder that cannot supply the questions (one-line message)."""
 
-    def __init__(self, results_dir: Path) -> None:
-        self.results_dir = results_dir
+
+#: Modes whose records hold multiple-choice questions that ``--questions-from`` may reuse.
+REUSABLE_MODES = ("mcq", "ambiguity")
+
+
+def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Question]]:
+    """The questions of every case in ``case_ids`` from the evaluate results folder
+    ``folder`` (``--questions-from``), checked before any call or write (issue 8 item 2).
+
+    Returns ``{case_id: [Question, ...]}`` in the stored order.
+
+    Raises:
+        QuestionsFromError: ``folder`` has no ``run.json`` written by ``ioa-synth evaluate``,
+            its mode is not one of :data:`REUSABLE_MODES` (``direct`` items have no options),
+            or it lacks a scored record with multiple-choice questions of some case (the
+            missing case ids are named).
+    """
+    where = f"--questions-from {folder}"
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        run = None
+    if not isinstance(run, dict) or run.get("command") != "evaluate":
+        raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)")
+    mode = (run.get("args") or {}).get("mode", "mcq")
+    if mode not in REUSABLE_MODES:
+        raise QuestionsFromError(f"{where}: a --mode {mode} results folder; questions can be reused only from "
+                                 f"--mode {' or '.join(REUSABLE_MODES)} results")
+    out: dict[str, list[Question]] = {}
+    missing = []
+    for cid in case_ids:
+        rec = read_record(folder, cid)
+        questions = rec.get("questions") if rec is not None and rec.get("status") == "scored" else None
+        if not isinstance(questions, list) or any(not isinstance(q, dict) or q.get("kind") == "item"
+                                                  or not q.get("options") for q in questions):
+            missing.append(cid)
+            continue
+        out[cid] = [Question(q["question"], dict(q["options"])) for q in questions]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise QuestionsFromError(f"{where}: no scored record with multiple-choice questions of {len(missing)} "
+                                 f"case(s) to evaluate: {shown}")
+    return out
+
+
+def questions_digest(questions: dict[str, list[Question]]) -> dict[str, str]:
+    """``{case_id: sha256}`` of each case's reused questions (stem and options, in order):
+    what the setup fingerprint keeps of ``--questions-from`` (not its path)."""
+    return {cid: hashlib.sha256(json.dumps([[q.question, q.options] for q in qs], ensure_ascii=False)
+                                .encode()).hexdigest() for cid, qs in sorted(questions.items())}
+
+
+class StoredQuestions:
+    """The questions of an earlier results folder (``--questions-from``, loaded and checked
+    by :func:`load_stored_questions`): no prober call, so two runs (e.g. with and without
+    ``--permute-seed``) ask the same questions."""
+
+    def __init__(self, questions: dict[str, list[Question]]) -> None:
+        self.questions = questions
 
     def ask(self, case: EvalCase, access: str, client: LLMClient | None, calls: CaseCalls) -> Probe:
-        """Raises ValueError when ``results_dir`` holds no scored record of the case."""
-        rec = read_record(self.results_dir, case.case_id)
-        if rec is None or rec.get("status") != "scored":
-            raise ValueError(f"--questions-from {self.results_dir}: no scored record of {case.case_id}")
-        if any(q.get("kind") == "item" or not q.get("options") for q in rec["questions"]):
-            raise ValueError(f"--questions-from {self.results_dir}: {case.case_id} holds direct-mode items, "
-                             "not multiple-choice questions")
-        return Probe([Question(q["question"], dict(q["options"])) for q in rec["questions"]])
+        """The stored questions of ``case`` (KeyError for a case not loaded: a caller bug)."""
+        return Probe(list(self.questions[case.case_id]))

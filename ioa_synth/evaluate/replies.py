@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,14 +240,38 @@ def parse_expressions(data: Any, utterances: dict[int, str]) -> list[dict[str, A
     return out
 
 
-def parse_question_per_expression(data: Any) -> list[Question]:
+def _words(text: str) -> str:
+    """``text`` casefolded with every run of non-alphanumeric characters made one space."""
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
+
+
+#: A copied prompt label such as ``Expression 2 (turn 3):`` (scaffolding, not a question).
+_LABEL = re.compile(r"\bexpression\s*\d+\s*(\(\s*turn\s*\d+\s*\))?", re.I)
+
+
+def parse_question_per_expression(data: Any, expressions: list[dict[str, Any]]) -> list[Question]:
     """The ambiguity prober's second reply: exactly one MCQ per selected expression, in the
-    expressions' order (shape and checks of :func:`parse_questions`).
+    expressions' order (shape and checks of :func:`parse_questions`). Question ``i`` is
+    about expression ``i``: its stem or an option contains that expression (compared as
+    casefolded words); a stem that is only scaffolding copied from the prompt (``Expression
+    2: '<the expression>'``: the label and the expression removed, nothing is left but a
+    placeholder, ``ioa_synth.protocol.gates.is_placeholder``) is not a question.
 
     Raises:
-        ValueError: as :func:`parse_questions`, or not exactly :data:`NUM_EXPRESSIONS` questions.
+        ValueError: as :func:`parse_questions`, not exactly :data:`NUM_EXPRESSIONS`
+            questions, a question that does not name its expression (out of order), or a
+            scaffolding stem.
     """
     questions = parse_questions(data)
     if len(questions) != NUM_EXPRESSIONS:
         raise ValueError(f"expected one question per expression ({NUM_EXPRESSIONS}), got {len(questions)}")
+    for i, (q, e) in enumerate(zip(questions, expressions), 1):
+        expr = _words(e["expression"])
+        if not any(expr in _words(text) for text in (q.question, *q.options.values())):
+            raise ValueError(f"question {i} does not mention expression {i} ({e['expression']!r}): one question "
+                             "per expression, in the expressions' order")
+        rest = _words(_LABEL.sub(" ", q.question)).replace(expr, " ")
+        if is_placeholder(rest) or is_placeholder(_LABEL.sub(" ", q.question).replace(e["expression"], " ")):
+            raise ValueError(f"question {i}: the stem {q.question!r} copies the prompt's expression line; "
+                             "it is not a question")
     return questions

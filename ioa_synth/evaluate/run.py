@@ -31,7 +31,8 @@ from rich.console import Console
 from ioa_synth import __version__
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import PROBERS, StoredQuestions
+from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, questions_digest
+from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.records import CaseCalls, read_record, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
@@ -39,7 +40,7 @@ from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.llm.prompts import all_template_hashes
-from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
+from ioa_synth.reports.interrupt import InterruptGuard, RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries
 from ioa_synth.store.catalog import Catalog
@@ -59,13 +60,16 @@ class SetupChanged(FingerprintMismatch):
 @dataclass
 class EvalJob:
     """What to evaluate: ``cases`` (after ``--limit``) out of ``all_cases`` (every input
-    file under ``--data``, all fingerprinted), with ``settings``; ``questions_from`` reuses
-    an earlier results folder's questions instead of calling the prober."""
+    file under ``--data``, all fingerprinted), with ``settings``; ``questions_from`` names
+    an earlier results folder whose questions ``stored_questions`` (``{case_id:
+    [Question]}``, :func:`ioa_synth.evaluate.probers.load_stored_questions`) are asked
+    instead of calling the prober."""
 
     cases: list[EvalCase]
     all_cases: list[EvalCase]
     settings: EvalSettings
     questions_from: Path | None = None
+    stored_questions: dict[str, list[Question]] | None = None
 
 
 def component_settings(ep: Endpoint) -> dict[str, Any]:
@@ -78,13 +82,14 @@ def component_settings(ep: Endpoint) -> dict[str, Any]:
 def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
     """The fingerprinted setup: toolkit version, each component's identity (model and
     request settings; not the base URL nor the key, so the same model on another host
-    resumes), evaluate templates' sha256, every input file's sha256, and the protocol
-    settings."""
+    resumes), evaluate templates' sha256, every input file's sha256, the protocol
+    settings, and for ``--questions-from`` the sha256 of each reused case's questions
+    (so the same folder named by another path resumes)."""
     comps = {name: ep.identity() for name, ep in sorted(eps.items())}
     return {"fingerprint_version": FINGERPRINT_VERSION, "toolkit_version": __version__, "components": comps,
             "templates": all_template_hashes("evaluate"),
             "inputs": {c.source_file: c.sha256 for c in job.all_cases}, **job.settings.as_dict(),
-            "questions_from": str(job.questions_from) if job.questions_from else None}
+            "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None}
 
 
 def component_of(role: str) -> str:
@@ -116,13 +121,26 @@ def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
             stored.append(json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["fingerprint_parts"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out") from exc
-    new = {k: v for k, v in parts.items() if k != "components"}
+    new = {k: v for k, v in parts.items() if k not in ("components", "questions_from")}
     for old_parts in stored:
-        old = {k: v for k, v in old_parts.items() if k != "components"}
-        if old != new:
-            diffs = describe_difference(old, new)
+        old = {k: v for k, v in old_parts.items() if k not in ("components", "questions_from")}
+        diffs = describe_difference(old, new) if old != new else []
+        diffs += _questions_changed(old_parts.get("questions_from"), parts.get("questions_from"))
+        if diffs:
             raise SetupChanged(f"{out_dir} holds results of another setup ({'; '.join(diffs[:3])}); "
                                "use a new --out for a changed setup")
+
+
+def _questions_changed(old: Any, new: Any) -> list[str]:
+    """What changed in the reused questions: nothing when neither run reused questions or
+    every case both runs cover has the same questions (``--limit`` may grow)."""
+    if old is None and new is None:
+        return []
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return [f"questions_from: {'none' if old is None else 'reused questions'} -> "
+                f"{'none' if new is None else 'reused questions'}"]
+    changed = sorted(cid for cid in old.keys() & new.keys() if old[cid] != new[cid])
+    return [f"questions_from: other questions for {', '.join(changed[:3])}"] if changed else []
 
 
 def _now() -> str:
@@ -144,12 +162,12 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
         RunInterrupted: Ctrl-C (``ioa_synth.reports.interrupt``).
     """
     console = console or Console(stderr=True)
-    needed = [c for c in COMPONENTS if not (c == "prober" and job.questions_from)
+    needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)
               and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
     with open_endpoints(needed, config, local_model, log_dir=out_dir / "logs") as eps:
         parts = fingerprint_parts(eps, job)
         components = {c: component_settings(ep) for c, ep in eps.items()}
-        if job.questions_from:
+        if job.stored_questions is not None:
             components["prober"] = {"questions_from": str(job.questions_from)}
         run_json = {"command": "evaluate", "argv": sys.argv[1:], "args": args or {}, "components": components,
                     "fingerprint": fingerprint(parts), "fingerprint_parts": parts,
@@ -165,6 +183,8 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
                 with InterruptGuard() as guard:
                     run = scheduler.run(guard)
             except BaseException as exc:
+                if isinstance(exc, RunInterrupted):  # say what is kept: finished cases and calls
+                    exc.unit, exc.stored_calls = "case", scheduler.fresh_calls
                 write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
                 finish_run(catalog, run_id, scheduler.run_stats | {"stopped": f"{type(exc).__name__}: {exc}"[:500]})
                 raise
@@ -193,13 +213,16 @@ class _Scheduler:
         self.catalog, self.out_dir, self.job, self.clients = catalog, out_dir, job, clients
         self.workers, self.console = max(1, workers), console
         self.run_stats = {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
+        self.fresh_calls = 0  # successful model calls made and stored in this run
         self._lock = threading.Lock()
         self.recorder = CallRecorder(catalog, run_id, on_tokens=self._add_tokens)
-        self.prober = StoredQuestions(job.questions_from) if job.questions_from else PROBERS[job.settings.mode]
+        self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
+                       else PROBERS[job.settings.mode])
         self.progress = eval_progress(console, 0)
 
     def _add_tokens(self, n: int) -> None:
-        with self._lock:
+        with self._lock:  # called once per fresh successful call
+            self.fresh_calls += 1
             self.run_stats["tokens"] += n
             total = self.run_stats["tokens"]
         self.progress.tokens(total)

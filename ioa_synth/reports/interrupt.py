@@ -42,13 +42,22 @@ POLL_SECONDS = 0.2
 
 
 class RunInterrupted(Exception):
-    """The run stopped on Ctrl-C. ``abandoned``: work items still running when the grace
-    period ran out (their threads cannot be killed: the caller should exit the process)."""
+    """The run stopped on Ctrl-C. ``finished``: work items finished in this run (called
+    ``unit``, e.g. ``case``); ``abandoned``: items still running when the grace period ran
+    out (their threads cannot be killed: the caller should exit the process);
+    ``stored_calls``: model calls that finished and were stored in this run, kept for the
+    next run (``None`` when the command does not count them). A command may set ``unit``
+    and ``stored_calls`` before re-raising; the message says what is kept."""
 
-    def __init__(self, finished: int, abandoned: int) -> None:
-        super().__init__(f"interrupted after {finished} finished item(s)"
-                         + (f"; {abandoned} still running were abandoned" if abandoned else ""))
-        self.finished, self.abandoned = finished, abandoned
+    def __init__(self, finished: int, abandoned: int, unit: str = "item", stored_calls: int | None = None) -> None:
+        super().__init__()
+        self.finished, self.abandoned, self.unit, self.stored_calls = finished, abandoned, unit, stored_calls
+
+    def __str__(self) -> str:
+        text = f"interrupted: {self.finished} {self.unit}(s) finished"
+        if self.stored_calls is not None:
+            text += f", {self.stored_calls} model call(s) finished and stored (kept for the next run)"
+        return text + (f"; {self.abandoned} still running were abandoned" if self.abandoned else "")
 
 
 class InterruptGuard:

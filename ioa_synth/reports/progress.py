@@ -115,6 +115,6 @@ class BuildProgress:
     def __exit__(self, *exc: object) -> None:
         self._stop_summaries.set()
         self._progress.__exit__(*exc)
-        if self.plain and self.total:
+        if self.plain and self.total and exc[0] is None:  # a run stopped by an error shows only the error
             with self._lock:
                 self._line(self.summary_line())

@@ -74,6 +74,9 @@ def test_first_sigint_exits_130_keeping_completed_calls_then_resumes(tmp_path):
         records = [json.loads(p.read_text()) for p in (out / "records").rglob("*.json")]
         assert all(r["status"] == "scored" for r in records)  # cases cut short got no failed record
         assert summary["cases"]["scored"] == len(records) < 8
+        # the last line says what is kept: finished cases and every finished, stored call
+        assert f"interrupted: {len(records)} case(s) finished, {first} model call(s) finished and stored" in \
+            stderr.strip().splitlines()[-1]
 
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
@@ -99,6 +102,7 @@ def test_simulator_refusing_temperature_stops_then_null_temperature_resumes(cli,
     last = res.stderr.strip().splitlines()[-1]
     assert last.startswith("error: simulator: HTTP 400") and "Unsupported value: 'temperature'" in last
     assert '"temperature": null for simulator' in last
+    assert res.stderr.strip().splitlines() == [last]  # a run stopped by a setup error prints only its error
     assert 1 <= len(t.simulator.requests) <= 2  # one per case in flight, none after the first refusal
     assert len(t.prober.requests) <= 3 and t.validity_filter.requests == []
     assert not (out / "records").exists() or not any((out / "records").rglob("*.json"))  # no failed records

@@ -37,8 +37,10 @@ ITEMS = [Item("They read the first item differently", hit="MA1"), Item("Second s
          Item("Sixth suspected gap", implicit=False, hit="MA4")]
 
 #: Ambiguity MCQs: A(MA1), C not_diverging, A(MA2), B over 4 MAs: P = 2/3, R = .5, F1 = .5714.
-AMB_QUESTIONS = [Q("amb q1", "A", "B", hit="MA1"), Q("amb q2", "A", "A"), Q("amb q3", "B", "C", hit="MA2"),
-                 Q("amb q4", "A", "C")]
+#: Question i names expression i (EXPRESSIONS), as the ambiguity prober must.
+AMB_QUESTIONS = [Q("What does 'learn Torch' commit us to?", "A", "B", hit="MA1"),
+                 Q("Who runs the nightly build?", "A", "A"), Q("What is the budget?", "B", "C", hit="MA2"),
+                 Q("What exactly stays?", "A", "C")]
 
 #: The four expressions picked and the MAs whose surface form each overlaps (see ambiguous_case).
 EXPRESSIONS = [("learn Torch", 1, {"MA1": 1.0}), ("nightly build", 1, {}), ("the budget", 2, {"MA2": 1.0}),
@@ -175,7 +177,9 @@ def test_prober_information_access_in_other_modes(mode, access, cli, trio, tmp_p
     write_case(data, "law/planning_001.json", planted_case())
     picked = [("<<TURN_1_UTTERANCE>>", 1), ("<<TURN_2_UTTERANCE>>", 2), ("<<TURN_3_UTTERANCE>>", 3),
               ("<<TURN_4_UTTERANCE>>", 4)]
-    t = trio(ModeStudy(AMB_QUESTIONS, items=ITEMS[:2], expressions=[picked]))
+    # question i names expression i in words, without its <<...>> marks (so no planted token leaks)
+    about = [Q(f"What is meant by turn {i} utterance?", q.m1, q.m2, hit=q.hit) for i, q in enumerate(AMB_QUESTIONS, 1)]
+    t = trio(ModeStudy(about, items=ITEMS[:2], expressions=[picked]))
     res = evaluate(cli, data, tmp_path / "out", "--mode", mode, "--access", access)
     assert res.exit_code == 0, res.output
     assert len(t.prober.requests) == (1 if mode == "direct" else 2)
@@ -210,7 +214,7 @@ def test_compare_and_report_read_a_direct_run_next_to_an_mcq_run(cli, trio, tmp_
     assert report["c_breakdown"]["not_diverging"]["count"] == 0
 
 
-def test_questions_from_a_direct_run_fails_each_case_with_its_reason(cli, trio, tmp_path):
+def test_questions_from_a_direct_run_is_refused_before_any_call_or_write(cli, trio, tmp_path):
     data = tmp_path / "data"
     write_case(data, "business/troubleshooting_010.json", released_case())
     t = trio(ModeStudy(STUDY_1, items=ITEMS))
@@ -218,10 +222,9 @@ def test_questions_from_a_direct_run_fails_each_case_with_its_reason(cli, trio, 
     assert evaluate(cli, data, direct, "--mode", "direct").exit_code == 0
     before = t.counts()
     out = tmp_path / "reuse"
-    assert evaluate(cli, data, out, "--questions-from", direct).exit_code == 1  # a failed case exits 1
-    rec = json.loads((out / "records/business/troubleshooting_010.json").read_text())
-    assert rec["status"] == "failed" and "direct-mode items" in rec["error"]
-    assert t.counts() == before  # nothing asked of any component
+    one_line_error(evaluate(cli, data, out, "--questions-from", direct), f"--questions-from {direct}",
+                   "--mode direct results folder", "--mode mcq or ambiguity")
+    assert t.counts() == before and not out.exists()  # nothing asked, nothing written: --out stays free
     one_line_error(evaluate(cli, data, tmp_path / "y", "--mode", "ambiguity", "--questions-from", direct),
                    "--questions-from", "--mode mcq")
 

@@ -5,6 +5,7 @@ chart (Agg canvas, no pyplot state) for ``report``'s PNG."""
 from __future__ import annotations
 
 import io
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -13,6 +14,10 @@ import polars as pl
 from rich.table import Table as RichTable
 
 from ioa_synth.store.atomic import write_bytes_atomic
+
+
+#: Font size of a chart title, in points.
+TITLE_POINTS = 10
 
 
 @dataclass
@@ -58,15 +63,17 @@ def markdown_document(title: str, intro: Sequence[str], tables: Sequence[Table])
     return head + "".join("\n" + to_markdown(t) for t in tables)
 
 
-def bar_chart(path: Path, title: str, labels: Sequence[str], values: Sequence[float | None],
-              ylabel: str, counts: Sequence[int] | None = None) -> Path:
-    """Write a PNG bar chart of ``values`` (0-1, ``None`` drawn as an empty slot) per label to
-    ``path`` atomically; each bar is labelled with its value (and ``n=`` count when ``counts``
-    is given). Returns ``path``. Raises ``OSError`` when the file cannot be written."""
+def bar_chart_figure(title: str, labels: Sequence[str], values: Sequence[float | None], ylabel: str,
+                     counts: Sequence[int] | None = None):
+    """The matplotlib ``Figure`` of :func:`bar_chart` (Agg canvas attached, not yet drawn):
+    one bar per label of ``values`` (0-1, ``None`` drawn as an empty slot), each labelled
+    with its value (and ``n=`` count when ``counts`` is given); each line of ``title`` is
+    wrapped to the figure's width, so it is never cut off."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(max(4.5, 0.9 * len(labels) + 2.0), 4.2), dpi=120, layout="constrained")
+    width = max(4.5, 0.9 * len(labels) + 2.0)
+    fig = Figure(figsize=(width, 4.2), dpi=120, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     heights = [0.0 if v is None else v for v in values]
@@ -81,8 +88,16 @@ def bar_chart(path: Path, title: str, labels: Sequence[str], values: Sequence[fl
                   ha="right" if len(labels) > 4 else "center")
     ax.set_ylim(0, 1.15)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    chars = int(width * 72 / (TITLE_POINTS * 0.6))  # a 10-pt character is about 6 pt wide
+    ax.set_title("\n".join(textwrap.fill(line, chars) for line in title.splitlines()), fontsize=TITLE_POINTS)
     ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def bar_chart(path: Path, title: str, labels: Sequence[str], values: Sequence[float | None],
+              ylabel: str, counts: Sequence[int] | None = None) -> Path:
+    """Write the PNG bar chart of :func:`bar_chart_figure` to ``path`` atomically; return
+    ``path``. Raises ``OSError`` when the file cannot be written."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    bar_chart_figure(title, labels, values, ylabel, counts).savefig(buf, format="png")
     return write_bytes_atomic(path, buf.getvalue())

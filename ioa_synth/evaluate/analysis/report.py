@@ -90,7 +90,7 @@ def write_report_files(results: Results, report: dict[str, Any]) -> list[Path]:
     else:
         values, ylabel, counts = [g["f1"] for g in groups], "F1 (mean over dialogues)", [g["cases"] for g in groups]
         title = f"F1 per {by.replace('_', ' ')} (n = dialogues"
-    title += f"; {report['results']['mode']}, access {report['results']['access']})"
+    title += f")\n{report['results']['mode']}, access {report['results']['access']}"
     paths.append(bar_chart(reports_dir(results.path) / f"{name}.png", title, [g["group"] for g in groups], values,
                            ylabel, counts))
     return paths
