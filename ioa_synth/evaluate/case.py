@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import Probe, Prober
+from ioa_synth.evaluate.probers import Probe, Prober, QuestionsFromError
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics
@@ -111,9 +111,7 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
             entries, metrics, perm = _questions_through_simulator(case, settings, probe.questions, clients, calls)
     except StopRun:
         raise
-    except LLMCallError as exc:
-        record["error"] = str(exc)
-    except ValueError as exc:  # e.g. --questions-from without this case
+    except (LLMCallError, QuestionsFromError) as exc:  # no usable reply; --questions-from without this case
         record["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
         record["error"] = f"internal error: {type(exc).__name__}: {exc}"

@@ -173,5 +173,11 @@ class StoredQuestions:
         self.questions = questions
 
     def ask(self, case: EvalCase, access: str, client: LLMClient | None, calls: CaseCalls) -> Probe:
-        """The stored questions of ``case`` (KeyError for a case not loaded: a caller bug)."""
+        """The stored questions of ``case``.
+
+        Raises:
+            QuestionsFromError: no questions of ``case`` were loaded (a per-case error).
+        """
+        if case.case_id not in self.questions:
+            raise QuestionsFromError(f"--questions-from: no stored questions of {case.case_id}")
         return Probe(list(self.questions[case.case_id]))
