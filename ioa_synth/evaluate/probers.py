@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ioa_synth.evaluate.access import prober_context
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls, read_record
+from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json
 from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
 from ioa_synth.evaluate.text import overlapping_mas
@@ -131,10 +131,10 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
     """
     where = f"--questions-from {folder}"
     try:
-        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        run: dict[str, Any] | None = read_run_json(folder)
+    except RunJsonError:
         run = None
-    if not isinstance(run, dict) or run.get("command") != "evaluate":
+    if run is None or run.get("command") != "evaluate":
         raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)")
     mode = (run.get("args") or {}).get("mode", "mcq")
     if mode not in REUSABLE_MODES:

@@ -33,7 +33,7 @@ from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, questions_digest
 from ioa_synth.evaluate.replies import Question
-from ioa_synth.evaluate.records import CaseCalls, read_record, record_path
+from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.llm.client import Endpoint, LLMClient
@@ -118,9 +118,12 @@ def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
     out_dir = catalog.out_dir
     if any((out_dir / "records").rglob("*.json")):
         try:
-            stored.append(json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["fingerprint_parts"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out") from exc
+            run_parts = read_run_json(out_dir).get("fingerprint_parts")
+        except RunJsonError:
+            run_parts = None
+        if not isinstance(run_parts, dict):
+            raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out")
+        stored.append(run_parts)
     new = {k: v for k, v in parts.items() if k not in ("components", "questions_from")}
     for old_parts in stored:
         old = {k: v for k, v in old_parts.items() if k not in ("components", "questions_from")}
