@@ -48,8 +48,10 @@ from ioa_synth.store.fingerprint import describe_difference, fingerprint
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint, finish_run, start_run
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
-#: 2: components compared one by one against their stored successful calls (issue 10 §3).
-FINGERPRINT_VERSION = 2
+#: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
+#: 2: components compared one by one against their stored successful calls (issue 10 §3). Not
+#: the build's :data:`ioa_synth.store.fingerprint.FINGERPRINT_VERSION`.
+EVAL_SETUP_VERSION = 2
 
 
 class SetupChanged(FingerprintMismatch):
@@ -86,7 +88,7 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
     settings, and for ``--questions-from`` the sha256 of each reused case's questions
     (so the same folder named by another path resumes)."""
     comps = {name: ep.identity() for name, ep in sorted(eps.items())}
-    return {"fingerprint_version": FINGERPRINT_VERSION, "toolkit_version": __version__, "components": comps,
+    return {"fingerprint_version": EVAL_SETUP_VERSION, "toolkit_version": __version__, "components": comps,
             "templates": all_template_hashes("evaluate"),
             "inputs": {c.source_file: c.sha256 for c in job.all_cases}, **job.settings.as_dict(),
             "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None}

@@ -15,9 +15,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ioa_synth.evaluate.analysis import tables
-from ioa_synth.evaluate.analysis.results import Record
-
-C_REASONS: tuple[str, ...] = ("not_diverging", "not_meaningful", "not_implicit", "redundant")
+from ioa_synth.evaluate.analysis.results import C_REASONS, Record
 
 _PRF = ("precision", "recall", "f1")
 
