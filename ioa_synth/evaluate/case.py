@@ -11,7 +11,7 @@ from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import Probe, Prober, QuestionsFromError
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import Question
-from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics
+from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, expression_overlaps
 from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
 from ioa_synth.evaluate.validity import judge_divergent, judge_items
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
@@ -115,6 +115,9 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
     try:
         probe: Probe = prober.ask(case, settings.access, clients.get("prober"), calls)
         record |= probe.extra
+        if "expressions" in probe.extra:  # the prober never sees the MAs; the overlap is scored here
+            forms = {p.id: p.surface_form for p in case.profiles.misalignment_points}
+            record["expressions"] = expression_overlaps(probe.extra["expressions"], forms)
         perm = None
         if probe.kind == "item":
             judgements = judge_items(case, probe.questions, clients["validity_filter"], calls)

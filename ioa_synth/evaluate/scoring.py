@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.analysis.results import C_REASONS, Record
+from ioa_synth.evaluate.text import overlapping_mas
 
 _PRF = ("precision", "recall", "f1")
 
@@ -106,6 +107,18 @@ def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, An
         **{k: setup.get(k) for k in ("mode", "access", "rollouts", "permute_seed")},
         **expression_overlap(scored),
     }
+
+
+def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[str, str]) -> list[dict[str, Any]]:
+    """The ``ambiguity`` prober's selected ``expressions`` (``{expression, turn}``) as
+    recorded: each with ``overlaps_ma`` (``{MA id: token overlap}`` with the MA's surface
+    form in ``surface_forms`` ``{MA id: text}``, see :mod:`ioa_synth.evaluate.text`) and
+    ``overlaps`` (bool). Issue 8; paper §5.1."""
+    out = []
+    for e in expressions:
+        hits = overlapping_mas(e["expression"], surface_forms)
+        out.append({**e, "overlaps_ma": hits, "overlaps": bool(hits)})
+    return out
 
 
 def expression_overlap(scored: list[dict[str, Any]]) -> dict[str, Any]:
