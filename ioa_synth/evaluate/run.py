@@ -42,7 +42,8 @@ from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import InterruptGuard, RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.store.calls import CallKey, CallRecorder, load_replay, load_replay_tries
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import describe_difference, fingerprint
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint, finish_run, start_run
@@ -223,14 +224,17 @@ class _Scheduler:
         self.recorder = CallRecorder(catalog, run_id, on_tokens=self._add_tokens)
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
-        self.progress = eval_progress(console, 0)
+        # Set by run(), once it knows the cases to do: the bar's total and the stored calls.
+        self.progress: BuildProgress | None = None
+        self.replay_tries: dict[CallKey, int] = {}
 
     def _add_tokens(self, n: int) -> None:
         with self._lock:  # called once per fresh successful call
             self.fresh_calls += 1
             self.run_stats["tokens"] += n
             total = self.run_stats["tokens"]
-        self.progress.tokens(total)
+        if self.progress is not None:
+            self.progress.tokens(total)
 
     def _one(self, case: EvalCase) -> str:
         """Evaluate one case and write its record; a :class:`StopRun` (setup error, Ctrl-C)
@@ -242,6 +246,7 @@ class _Scheduler:
 
     def _done(self, case: EvalCase, status: str) -> None:
         self.run_stats[status] += 1
+        assert self.progress is not None  # cases finish only inside run()
         self.progress.advance(status, case.case_id, self.recorder.tokens_by_case.pop(case.case_id, 0))
 
     def run(self, guard: InterruptGuard) -> dict[str, Any]:
@@ -261,10 +266,10 @@ class _Scheduler:
         ids = [c.case_id for c in todo]
         self.recorder.replay = load_replay(self.catalog, ids)
         self.replay_tries = load_replay_tries(self.catalog, ids)
-        self.progress = eval_progress(self.console, len(todo))
+        self.progress = progress = eval_progress(self.console, len(todo))
         for client in self.clients.values():
-            client.stop, client.on_wait = guard.stop, self.progress.note
-        with self.progress, worker_pool(self.workers, "eval") as pool:
+            client.stop, client.on_wait = guard.stop, progress.note
+        with progress, worker_pool(self.workers, "eval") as pool:
             run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, guard)
         return self.run_stats
 
