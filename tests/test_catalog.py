@@ -38,3 +38,20 @@ def test_journal_of_a_killed_process_is_applied_once(tmp_path):
     assert ids == ["id0", "id1", "id2", "id3"]
     assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 3
     assert con.execute("SELECT status FROM cases").fetchone()[0] == "accepted"
+
+
+def test_read_query_reads_one_statement_on_a_read_only_catalog(tmp_path):
+    import pytest
+
+    with Catalog(tmp_path) as cat:
+        cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending'), ('c2', 'accepted')")
+        with pytest.raises(ValueError, match="read_only"):
+            cat.read_query("SELECT 1")
+    with Catalog(tmp_path, read_only=True) as cat:
+        assert cat.read_query("SELECT case_id, status FROM cases ORDER BY 1") == (
+            ["case_id", "status"], [("c1", "pending"), ("c2", "accepted")])
+        with pytest.raises(ValueError, match=r"exactly one SQL statement \(got 2\)"):
+            cat.read_query("SELECT 1; SELECT 2")
+        with pytest.raises(duckdb.Error):
+            cat.read_query("DELETE FROM cases")
+        assert cat.read_query("SELECT count(*) FROM cases")[1] == [(2,)]

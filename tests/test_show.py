@@ -123,3 +123,20 @@ def test_old_folder_with_object_scenario_still_works(cli, endpoint, built):
     assert show_json(cli, out, discarded)["status"] == "accepted"
     prompt = server.requests[start]["body"]["messages"][-1]["content"]
     assert "Scenario: Context: Quarterly planning" in prompt
+
+
+def test_show_decodes_think_and_fenced_replies(cli, built):
+    """A reasoning model's stored reply keeps its ``<think>`` block (and may be fenced):
+    show decodes it as the pipeline did, not as an unreadable reply."""
+    out, (accepted, _), _ = built
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    con.execute("UPDATE llm_calls SET response_text = '<think>Plan the members first.</think>\n```json\n' "
+                "|| response_text || '\n```' WHERE role = 'generator'")
+    con.close()
+    view = show_json(cli, out, accepted)
+    s1, s2 = view["stage1"], view["stage2"]
+    assert s1["problems"] == [] and s2["problems"] == [] and s2["gate_failures"] == []
+    assert s1["output"]["misalignment_points"][0]["surface_form"] == "the held-out set"
+    assert s2["output"]["turns"][0]["utterance"]
+    text = cli("show", "--out", out, accepted).stdout
+    assert "unreadable reply" not in text and "Ada Okafor" in text

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.build.builddir import AcceptedCase
+from ioa_synth.build.builddir import AcceptedCase, StageAttempts
 from ioa_synth.protocol.cells import cells
 from ioa_synth.protocol.rubric import load_rubric
 
@@ -33,7 +33,7 @@ class AnnotationError(ValueError):
 
 
 @dataclass
-class SampledCase:
+class SampledCase(StageAttempts):
     """A case shown to annotators; ``item_set`` is ``sample`` or ``calibration``."""
 
     case_id: str
@@ -47,9 +47,6 @@ class SampledCase:
     def items(self) -> list[tuple[int, str]]:
         """(stage, item) pairs: every misalignment point, then the dialogue."""
         return [(1, m) for m in self.ma_ids] + [(2, DIALOGUE_ITEM)]
-
-    def attempt(self, stage: int) -> int:
-        return self.stage1_attempt if stage == 1 else self.stage2_attempt
 
 
 @dataclass
@@ -67,9 +64,11 @@ class Manifest:
     created_at: str = ""
 
     def case(self, case_id: str) -> SampledCase | None:
+        """The sampled case ``case_id`` (sample or calibration), ``None`` when not in the manifest."""
         return next((c for c in self.cases if c.case_id == case_id), None)
 
     def of_set(self, item_set: str) -> list[SampledCase]:
+        """The cases of ``item_set`` (``"sample"`` or ``"calibration"``, see :data:`SETS`) in manifest order."""
         return [c for c in self.cases if c.item_set == item_set]
 
 
@@ -111,6 +110,7 @@ def _sampled(c: AcceptedCase, item_set: str) -> SampledCase:
 
 
 def manifest_path(out_dir: Path, split: str) -> Path:
+    """``DIR/annotation/<split>/manifest.json`` (the file may not exist yet)."""
     return annotation_dir(out_dir, split) / "manifest.json"
 
 

@@ -29,8 +29,21 @@ def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
     return Catalog(out_dir, read_only=read_only)
 
 
+class StageAttempts:
+    """Mixin of a case that knows its accepted attempt per stage: a class with
+    ``stage1_attempt`` and ``stage2_attempt`` (ints, PROTOCOL.md §5 attempt numbers)
+    gets :meth:`attempt`. Used by :class:`AcceptedCase` and the annotation manifest."""
+
+    stage1_attempt: int
+    stage2_attempt: int
+
+    def attempt(self, stage: int) -> int:
+        """The accepted attempt of ``stage`` (1 or 2)."""
+        return self.stage1_attempt if stage == 1 else self.stage2_attempt
+
+
 @dataclass
-class AcceptedCase:
+class AcceptedCase(StageAttempts):
     """An accepted case with its parsed record.
 
     ``stage1_attempt`` / ``stage2_attempt`` are the accepted attempts (from the record's
@@ -50,11 +63,8 @@ class AcceptedCase:
 
     @property
     def ma_ids(self) -> list[str]:
+        """The misalignment point ids (``MA1``, ...) of the accepted profiles, in record order."""
         return [p.id for p in self.profiles.misalignment_points]
-
-    def attempt(self, stage: int) -> int:
-        """The accepted attempt of ``stage`` (1 or 2)."""
-        return self.stage1_attempt if stage == 1 else self.stage2_attempt
 
 
 def load_accepted(row: dict[str, Any]) -> AcceptedCase:

@@ -66,6 +66,11 @@ class Discard(Exception):
 
 @dataclass
 class StageResult:
+    """A stage that passed (PROTOCOL.md §5): the generator's parsed ``output``
+    (:class:`Stage1Output` or :class:`Stage2Output`), the ``attempt`` number that passed
+    (1, 2 in the regeneration round; ``regenerate`` continues the numbering) and the build
+    judge's ``judgement`` of it."""
+
     output: BaseModel
     attempt: int
     judgement: Judgement

@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ioa_synth.build.builddir import open_catalog
+from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
@@ -49,8 +50,10 @@ def _scores(cat: Catalog, case_id: str, stage: int, attempt: int) -> list[dict[s
 
 
 def _parse(model: type[BaseModel], text: str) -> tuple[BaseModel | None, str | None]:
+    # The stored text is the raw reply: a reasoning model's <think> block or a code
+    # fence is still there, exactly as the pipeline decoded it (llm/replies.py).
     try:
-        return model.model_validate(json.loads(text, strict=False)), None
+        return model.model_validate(reply_json(text)), None
     except (ValueError, ValidationError) as exc:
         return None, f"unreadable reply: {' '.join(str(exc).split())[:200]}"
 

@@ -12,6 +12,7 @@ import typer
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def _load(path: Path):
@@ -37,8 +38,8 @@ def _write_errors() -> Iterator[None]:
 def compare_cmd(
     results_a: Path = typer.Argument(..., help="Results folder of run A (written by 'ioa-synth evaluate')"),
     results_b: Path = typer.Argument(..., help="Results folder of run B"),
-    resamples: int = typer.Option(10_000, "--resamples", min=1, help="Bootstrap resamples"),
-    seed: int = typer.Option(20260516, "--seed", help="Seed of the bootstrap RNG"),
+    resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap RNG"),
     intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md (default: .)"),
     as_json: bool = typer.Option(False, "--json", help="Print compare.json to stdout instead of the tables"),

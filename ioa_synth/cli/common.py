@@ -27,11 +27,11 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
 
 def _evaluate_run_json(path: Path) -> bool:
     """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
-    import json
+    from ioa_synth.evaluate.records import RunJsonError, read_run_json
 
     try:
-        return json.loads((path / "run.json").read_text(encoding="utf-8")).get("command") == "evaluate"
-    except (OSError, ValueError, AttributeError):
+        return read_run_json(path).get("command") == "evaluate"
+    except RunJsonError:
         return False
 
 

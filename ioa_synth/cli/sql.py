@@ -36,12 +36,9 @@ def sql(
         fail(f"{out}: no catalog.duckdb here (not a build directory nor an evaluate results folder)")
     with cat:
         try:
-            statements = cat._con.extract_statements(query)
-            if len(statements) != 1:
-                fail(f"give exactly one SQL statement (got {len(statements)})")
-            cur = cat._con.execute(query)  # read-only connection: writes are refused by DuckDB
-            columns = [d[0] for d in cur.description or []]
-            rows = cur.fetchall() if columns else []
+            columns, rows = cat.read_query(query)  # read-only connection: writes are refused by DuckDB
+        except ValueError as exc:
+            fail(str(exc))
         except duckdb.Error as exc:
             fail(f"query failed: {exc}")
     if as_csv:

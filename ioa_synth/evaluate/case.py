@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import Probe, Prober
+from ioa_synth.evaluate.probers import Probe, Prober, QuestionsFromError
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import Question
-from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics
+from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, expression_overlaps
 from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
 from ioa_synth.evaluate.validity import judge_divergent, judge_items
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
@@ -39,23 +39,35 @@ def _head(case: EvalCase, settings: EvalSettings) -> dict[str, Any]:
                                     for p in case.profiles.misalignment_points]}
 
 
-def score_questions(questions: list[Question], rollouts: dict[str, list[dict[int, str]]],
-                    judgements: dict[int, Any], ma_ids: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Question entries of a record and the dialogue's metrics (pure: no call)."""
-    entries, cats = [], []
-    for n, q in enumerate(questions, 1):
+def modal_answers(rollouts: dict[str, list[dict[int, str]]], count: int) -> list[dict[str, dict[str, Any]]]:
+    """Per question (number 1..``count``, in order), each participant's answer over the
+    rollouts of :func:`~ioa_synth.evaluate.simulator.simulate`: ``{participant: {option
+    (the modal one), rollouts (every pick), consistency (0-1 share agreeing)}}`` (pure)."""
+    out = []
+    for n in range(1, count + 1):
         answers = {}
         for p in PARTICIPANTS:
             picks = [r[n] for r in rollouts[p]]
             option, consistency = modal(picks)
             answers[p] = {"option": option, "rollouts": picks, "consistency": consistency}
-        divergent = answers["M1"]["option"] != answers["M2"]["option"]
+        out.append(answers)
+    return out
+
+
+def score_questions(questions: list[Question], answers: list[dict[str, dict[str, Any]]],
+                    judgements: dict[int, Any], ma_ids: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Question entries of a record and the dialogue's metrics (pure: no call), from the
+    :func:`modal_answers` of the questions and the filter's judgements by question number."""
+    entries, cats = [], []
+    for n, (q, answer) in enumerate(zip(questions, answers), 1):
+        divergent = answer["M1"]["option"] != answer["M2"]["option"]
         j = judgements.get(n) if divergent else None
         jd = j.model_dump(exclude={"question"}) if j is not None else None
         category, reason, ma = categorize(divergent, jd)
         cats.append((category, ma))
-        entries.append({"number": n, "key": q.key, "kind": "question", "question": q.question, "options": q.options, "answers": answers,
-                        "divergent": divergent, "filter": jd, "category": category, "reason": reason, "ma_id": ma})
+        entries.append({"number": n, "key": q.key, "kind": "question", "question": q.question, "options": q.options,
+                        "answers": answer, "divergent": divergent, "filter": jd, "category": category,
+                        "reason": reason, "ma_id": ma})
     return entries, dialogue_metrics(cats, ma_ids)
 
 
@@ -83,10 +95,10 @@ def _questions_through_simulator(case: EvalCase, settings: EvalSettings, questio
     perm = (Permutation.shuffled(questions, settings.permute_seed, case.case_id)
             if settings.permute_seed is not None else Permutation.identity(questions))
     rollouts = simulate(case, questions, perm, settings.rollouts, clients["simulator"], calls)
-    chosen = {p: {n: modal([r[n] for r in rollouts[p]])[0] for n in range(1, len(questions) + 1)}
-              for p in PARTICIPANTS}
+    answers = modal_answers(rollouts, len(questions))
+    chosen = {p: {n: a[p]["option"] for n, a in enumerate(answers, 1)} for p in PARTICIPANTS}
     judgements = judge_divergent(case, questions, chosen, clients["validity_filter"], calls)
-    entries, metrics = score_questions(questions, rollouts, judgements, case.ma_ids)
+    entries, metrics = score_questions(questions, answers, judgements, case.ma_ids)
     return entries, metrics, perm
 
 
@@ -103,6 +115,9 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
     try:
         probe: Probe = prober.ask(case, settings.access, clients.get("prober"), calls)
         record |= probe.extra
+        if "expressions" in probe.extra:  # the prober never sees the MAs; the overlap is scored here
+            forms = {p.id: p.surface_form for p in case.profiles.misalignment_points}
+            record["expressions"] = expression_overlaps(probe.extra["expressions"], forms)
         perm = None
         if probe.kind == "item":
             judgements = judge_items(case, probe.questions, clients["validity_filter"], calls)
@@ -111,9 +126,7 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
             entries, metrics, perm = _questions_through_simulator(case, settings, probe.questions, clients, calls)
     except StopRun:
         raise
-    except LLMCallError as exc:
-        record["error"] = str(exc)
-    except ValueError as exc:  # e.g. --questions-from without this case
+    except (LLMCallError, QuestionsFromError) as exc:  # no usable reply; --questions-from without this case
         record["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
         record["error"] = f"internal error: {type(exc).__name__}: {exc}"

@@ -15,10 +15,9 @@ from typing import Any, Protocol
 
 from ioa_synth.evaluate.access import prober_context
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls, read_record
+from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json
 from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
-from ioa_synth.evaluate.text import overlapping_mas
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.llm.prompts import render_template
 from ioa_synth.protocol.schemas import request_schema
@@ -79,9 +78,9 @@ class AmbiguityProber:
     ``{"expressions": [{"expression", "turn"}]}``, each verbatim in that turn's utterance;
     call 2 (attempt 2) writes one MCQ around each, reply as ``mcq`` with exactly four
     questions in the expressions' order, question i naming expression i
-    (:func:`~ioa_synth.evaluate.replies.parse_question_per_expression`). ``extra["expressions"]`` records each expression
-    with ``overlaps_ma`` (``{MA id: token overlap}`` with the MA's surface form, see
-    :mod:`ioa_synth.evaluate.text`) and ``overlaps`` (bool)."""
+    (:func:`~ioa_synth.evaluate.replies.parse_question_per_expression`). ``extra["expressions"]``
+    lists the selected ``{expression, turn}``; their overlap with the MAs is scoring work
+    (:func:`ioa_synth.evaluate.scoring.expression_overlaps`), done outside the prober."""
 
     mode = "ambiguity"
     select_template = "evaluate/prober_ambiguity_select.jinja2"
@@ -96,12 +95,7 @@ class AmbiguityProber:
         prompt = render_template(self.mcq_template, **context, expressions=expressions)
         questions = calls.call(client, "prober", None, 2, prompt, request_schema(AmbiguityQuestionsReply),
                                lambda d: parse_question_per_expression(d, expressions))
-        forms = {p.id: p.surface_form for p in case.profiles.misalignment_points}
-        recorded = []
-        for e in expressions:
-            hits = overlapping_mas(e["expression"], forms)
-            recorded.append({**e, "overlaps_ma": hits, "overlaps": bool(hits)})
-        return Probe(questions, extra={"expressions": recorded})
+        return Probe(questions, extra={"expressions": expressions})
 
 
 #: Probing modes by name (``--mode``).
@@ -131,10 +125,10 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
     """
     where = f"--questions-from {folder}"
     try:
-        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        run: dict[str, Any] | None = read_run_json(folder)
+    except RunJsonError:
         run = None
-    if not isinstance(run, dict) or run.get("command") != "evaluate":
+    if run is None or run.get("command") != "evaluate":
         raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)")
     mode = (run.get("args") or {}).get("mode", "mcq")
     if mode not in REUSABLE_MODES:
@@ -173,5 +167,11 @@ class StoredQuestions:
         self.questions = questions
 
     def ask(self, case: EvalCase, access: str, client: LLMClient | None, calls: CaseCalls) -> Probe:
-        """The stored questions of ``case`` (KeyError for a case not loaded: a caller bug)."""
+        """The stored questions of ``case``.
+
+        Raises:
+            QuestionsFromError: no questions of ``case`` were loaded (a per-case error).
+        """
+        if case.case_id not in self.questions:
+            raise QuestionsFromError(f"--questions-from: no stored questions of {case.case_id}")
         return Probe(list(self.questions[case.case_id]))

@@ -96,3 +96,40 @@ def read_record(out_dir: Path, case_id: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+
+class RunJsonError(ValueError):
+    """A results-folder JSON file (``run.json``, a record, ``summary.json``) missing,
+    unreadable, not JSON, or (``run.json``) not an object; one line naming the file."""
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON document in ``path``.
+
+    Raises:
+        RunJsonError: the file is missing, unreadable or not valid JSON.
+    """
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunJsonError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunJsonError(f"{path}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise RunJsonError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def read_run_json(folder: Path) -> dict[str, Any]:
+    """``folder/run.json`` (written by ``ioa-synth evaluate``: command, args, components,
+    fingerprint, fingerprint_parts; README, Evaluate section) as a dict, not validated
+    further: the one reader of that file.
+
+    Raises:
+        RunJsonError: the file is missing, unreadable, not valid JSON or not an object.
+    """
+    path = Path(folder) / "run.json"
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise RunJsonError(f"{path}: not a JSON object")
+    return data

@@ -33,7 +33,7 @@ from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, questions_digest
 from ioa_synth.evaluate.replies import Question
-from ioa_synth.evaluate.records import CaseCalls, read_record, record_path
+from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.llm.client import Endpoint, LLMClient
@@ -42,14 +42,17 @@ from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import InterruptGuard, RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.store.calls import CallKey, CallRecorder, load_replay, load_replay_tries
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import describe_difference, fingerprint
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint, finish_run, start_run
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
-#: 2: components compared one by one against their stored successful calls (issue 10 §3).
-FINGERPRINT_VERSION = 2
+#: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
+#: 2: components compared one by one against their stored successful calls (issue 10 §3). Not
+#: the build's :data:`ioa_synth.store.fingerprint.FINGERPRINT_VERSION`.
+EVAL_SETUP_VERSION = 2
 
 
 class SetupChanged(FingerprintMismatch):
@@ -86,7 +89,7 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
     settings, and for ``--questions-from`` the sha256 of each reused case's questions
     (so the same folder named by another path resumes)."""
     comps = {name: ep.identity() for name, ep in sorted(eps.items())}
-    return {"fingerprint_version": FINGERPRINT_VERSION, "toolkit_version": __version__, "components": comps,
+    return {"fingerprint_version": EVAL_SETUP_VERSION, "toolkit_version": __version__, "components": comps,
             "templates": all_template_hashes("evaluate"),
             "inputs": {c.source_file: c.sha256 for c in job.all_cases}, **job.settings.as_dict(),
             "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None}
@@ -118,9 +121,12 @@ def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
     out_dir = catalog.out_dir
     if any((out_dir / "records").rglob("*.json")):
         try:
-            stored.append(json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["fingerprint_parts"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out") from exc
+            run_parts = read_run_json(out_dir).get("fingerprint_parts")
+        except RunJsonError:
+            run_parts = None
+        if not isinstance(run_parts, dict):
+            raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out")
+        stored.append(run_parts)
     new = {k: v for k, v in parts.items() if k not in ("components", "questions_from")}
     for old_parts in stored:
         old = {k: v for k, v in old_parts.items() if k not in ("components", "questions_from")}
@@ -218,14 +224,17 @@ class _Scheduler:
         self.recorder = CallRecorder(catalog, run_id, on_tokens=self._add_tokens)
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
-        self.progress = eval_progress(console, 0)
+        # Set by run(), once it knows the cases to do: the bar's total and the stored calls.
+        self.progress: BuildProgress | None = None
+        self.replay_tries: dict[CallKey, int] = {}
 
     def _add_tokens(self, n: int) -> None:
         with self._lock:  # called once per fresh successful call
             self.fresh_calls += 1
             self.run_stats["tokens"] += n
             total = self.run_stats["tokens"]
-        self.progress.tokens(total)
+        if self.progress is not None:
+            self.progress.tokens(total)
 
     def _one(self, case: EvalCase) -> str:
         """Evaluate one case and write its record; a :class:`StopRun` (setup error, Ctrl-C)
@@ -237,6 +246,7 @@ class _Scheduler:
 
     def _done(self, case: EvalCase, status: str) -> None:
         self.run_stats[status] += 1
+        assert self.progress is not None  # cases finish only inside run()
         self.progress.advance(status, case.case_id, self.recorder.tokens_by_case.pop(case.case_id, 0))
 
     def run(self, guard: InterruptGuard) -> dict[str, Any]:
@@ -256,10 +266,10 @@ class _Scheduler:
         ids = [c.case_id for c in todo]
         self.recorder.replay = load_replay(self.catalog, ids)
         self.replay_tries = load_replay_tries(self.catalog, ids)
-        self.progress = eval_progress(self.console, len(todo))
+        self.progress = progress = eval_progress(self.console, len(todo))
         for client in self.clients.values():
-            client.stop, client.on_wait = guard.stop, self.progress.note
-        with self.progress, worker_pool(self.workers, "eval") as pool:
+            client.stop, client.on_wait = guard.stop, progress.note
+        with progress, worker_pool(self.workers, "eval") as pool:
             run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, guard)
         return self.run_stats
 

@@ -11,10 +11,14 @@ denominator gives 0; B counts in neither. Aggregates are means over scored dialo
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any, Iterable
 
-C_REASONS: tuple[str, ...] = ("not_diverging", "not_meaningful", "not_implicit", "redundant")
+from ioa_synth.evaluate.analysis import tables
+from ioa_synth.evaluate.analysis.results import C_REASONS, Record
+from ioa_synth.evaluate.text import overlapping_mas
+
+_PRF = ("precision", "recall", "f1")
 
 
 def categorize(divergent: bool, judgement: dict[str, Any] | None) -> tuple[str, str | None, str | None]:
@@ -67,48 +71,54 @@ def c_breakdown(reasons: Iterable[str | None]) -> dict[str, int]:
     return {r: counts[r] for r in C_REASONS}
 
 
-def _means(records: list[dict[str, Any]]) -> dict[str, float]:
-    n = len(records)
-    return {m: round(sum(r["metrics"][m] for r in records) / n, 4) if n else 0.0 for m in ("precision", "recall", "f1")}
-
-
 def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, Any]) -> dict[str, Any]:
     """``summary.json`` from the records of the requested cases (``status`` ``scored`` or
     ``failed``; a missing record counts as neither). ``setup`` holds ``mode``,
     ``access``, ``rollouts``, ``permute_seed``, copied in; ``ambiguity`` runs add
     ``expressions`` (:func:`expression_overlap`).
 
-    Per-type recall counts, over scored dialogues, each MA with a ``type`` as hit when
-    some A question is attributed to it; MAs without a type are left out.
+    The aggregates are those of ``report`` (:mod:`ioa_synth.evaluate.analysis.tables`,
+    the one implementation), rounded to 4 places, 0.0 when nothing was scored: P/R/F1,
+    ``mean_k``, ``mean_b``, ``type_recall`` (an MA without a type counts under
+    ``"untyped"``), ``c_breakdown`` (counts per reason), ``by_domain``/``by_task_type``
+    (``{cases, precision, recall, f1}`` per group).
+
+    Raises:
+        pydantic.ValidationError: a record that does not fit the results format.
     """
     scored = [r for r in records if r["status"] == "scored"]
     failed = sum(r["status"] == "failed" for r in records)
-    types: dict[str, dict[str, int]] = defaultdict(lambda: {"hit": 0, "total": 0})
-    for r in scored:
-        hit = set(r["metrics"]["mas_hit"])
-        for ma in r["misalignment_points"]:
-            if ma.get("type"):
-                types[ma["type"]]["total"] += 1
-                types[ma["type"]]["hit"] += ma["id"] in hit
-    breakdown = {reason: sum(r["c_breakdown"][reason] for r in scored) for reason in C_REASONS}
+    typed = [Record.model_validate(r) for r in scored]
+    overall = tables.means(typed)
+
+    def rounded(values: dict[str, Any], keys: Iterable[str]) -> dict[str, float]:
+        return {k: round(values[k], 4) if values[k] is not None else 0.0 for k in keys}
 
     def group(key: str) -> dict[str, Any]:
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in scored:
-            groups[r[key]].append(r)
-        return {g: {"cases": len(rs), **_means(rs)} for g, rs in sorted(groups.items())}
+        return {g["group"]: {"cases": g["cases"], **rounded(g, _PRF)} for g in tables.group_means(typed, key)}
 
     n = len(scored)
     return {
         "complete": n == requested, "cases": {"requested": requested, "scored": n, "failed": failed},
-        **_means(scored),
-        "mean_k": round(sum(r["metrics"]["k"] for r in scored) / n, 4) if n else 0.0,
-        "mean_b": round(sum(r["metrics"]["b"] for r in scored) / n, 4) if n else 0.0,
-        "type_recall": {t: {**v, "recall": round(_ratio(v["hit"], v["total"]), 4)} for t, v in sorted(types.items())},
-        "c_breakdown": breakdown, "by_domain": group("domain"), "by_task_type": group("task_type"),
+        **rounded(overall, (*_PRF, "mean_k", "mean_b")),
+        "type_recall": {t: {**v, "recall": round(v["recall"], 4)} for t, v in tables.type_recall(typed).items()},
+        "c_breakdown": {reason: v["count"] for reason, v in tables.c_breakdown(typed).items()},
+        "by_domain": group("domain"), "by_task_type": group("task_type"),
         **{k: setup.get(k) for k in ("mode", "access", "rollouts", "permute_seed")},
         **expression_overlap(scored),
     }
+
+
+def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[str, str]) -> list[dict[str, Any]]:
+    """The ``ambiguity`` prober's selected ``expressions`` (``{expression, turn}``) as
+    recorded: each with ``overlaps_ma`` (``{MA id: token overlap}`` with the MA's surface
+    form in ``surface_forms`` ``{MA id: text}``, see :mod:`ioa_synth.evaluate.text`) and
+    ``overlaps`` (bool). Issue 8; paper §5.1."""
+    out = []
+    for e in expressions:
+        hits = overlapping_mas(e["expression"], surface_forms)
+        out.append({**e, "overlaps_ma": hits, "overlaps": bool(hits)})
+    return out
 
 
 def expression_overlap(scored: list[dict[str, Any]]) -> dict[str, Any]:

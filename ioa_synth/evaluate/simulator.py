@@ -84,10 +84,11 @@ def simulate(case: EvalCase, questions: list[Question], perm: Permutation, rollo
     shown = perm.present(questions)
     letters = ["".join(q.options) for q in shown]
     schema = request_schema(SimulatorReply)
+    prompts = {p: render_template(TEMPLATE, **simulator_context(case, p), questions=shown) for p in PARTICIPANTS}
     for rollout in range(1, rollouts + 1):
         for p in PARTICIPANTS:
-            prompt = render_template(TEMPLATE, **simulator_context(case, p), questions=shown)
-            answers = calls.call(client, "simulator", p, rollout, prompt, schema, lambda d: parse_answers(d, letters))
+            answers = calls.call(client, "simulator", p, rollout, prompts[p], schema,
+                                 lambda d: parse_answers(d, letters))
             out[p].append(perm.to_original(answers))
     return out
 

@@ -93,6 +93,7 @@ class Catalog:
         if not read_only:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.read_only = read_only
         self._lock = threading.RLock()
         try:
             self._con = duckdb.connect(str(path), read_only=read_only)
@@ -167,6 +168,25 @@ class Catalog:
             cur = self._con.execute(sql, params or [])
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+    def read_query(self, sql: str) -> tuple[list[str], list[tuple]]:
+        """Run one user-given SQL statement on a catalog opened ``read_only`` (DuckDB then
+        refuses writes): ``(column names, rows)``, both empty for a statement without a result.
+
+        Raises:
+            ValueError: the catalog is writable, or ``sql`` is not exactly one statement
+                (the message gives the count).
+            duckdb.Error: DuckDB refused or failed the statement.
+        """
+        if not self.read_only:
+            raise ValueError("read_query needs a catalog opened read_only")
+        with self._lock:
+            count = len(self._con.extract_statements(sql))
+            if count != 1:
+                raise ValueError(f"give exactly one SQL statement (got {count})")
+            cur = self._con.execute(sql)
+            columns = [d[0] for d in cur.description or []]
+            return columns, cur.fetchall() if columns else []
 
     def insert(self, table: str, row: dict[str, Any]) -> None:
         """Insert one row given as a column -> value dict."""

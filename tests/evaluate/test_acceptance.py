@@ -64,11 +64,12 @@ def test_evaluate_rerun_compare_and_report(cli, trio, data, tmp_path):
     assert sa["mean_k"] == pytest.approx(22 / 3, abs=1e-4) and sa["mean_b"] == pytest.approx(2 / 3, abs=1e-4)
     # C: case 1 nd 1; case 2 nm 1, nd 1; case 3 nd 6, ni 2, nm 1, red 2
     assert sa["c_breakdown"] == {"not_diverging": 8, "not_meaningful": 2, "not_implicit": 2, "redundant": 2}
-    # typed MAs: case 1 hits all four, case 3 hits neither of its two
+    # typed MAs: case 1 hits all four, case 3 hits neither of its two; the untyped MAs are counted too
     assert sa["type_recall"] == {"definitional": {"hit": 1, "total": 2, "recall": 0.5},
                                  "procedural": {"hit": 1, "total": 2, "recall": 0.5},
                                  "criterial": {"hit": 1, "total": 1, "recall": 1.0},
-                                 "scopal": {"hit": 1, "total": 1, "recall": 1.0}}
+                                 "scopal": {"hit": 1, "total": 1, "recall": 1.0},
+                                 "untyped": {"hit": 2, "total": 4, "recall": 0.5}}
 
     # compare's reader reads evaluate's output without loss
     results_a = load_results(a_dir)

@@ -83,7 +83,8 @@ def test_case_studies_end_to_end(cli, trio, split, tmp_path):
     assert summary["type_recall"] == {"definitional": {"hit": 0, "total": 1, "recall": 0.0},
                                       "procedural": {"hit": 0, "total": 1, "recall": 0.0},
                                       "criterial": {"hit": 0, "total": 1, "recall": 0.0},
-                                      "scopal": {"hit": 0, "total": 1, "recall": 0.0}}
+                                      "scopal": {"hit": 0, "total": 1, "recall": 0.0},
+                                      "untyped": {"hit": 6, "total": 8, "recall": 0.75}}
     assert summary["c_breakdown"] == {"not_diverging": 8, "not_meaningful": 2, "not_implicit": 2, "redundant": 2}
     assert (summary["mode"], summary["access"], summary["rollouts"], summary["permute_seed"]) == ("mcq", "public", 1, None)
 

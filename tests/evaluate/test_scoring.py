@@ -55,7 +55,9 @@ def test_c_reasons_are_checked_in_order():
 def test_summary_means_over_scored_dialogues_and_type_recall():
     def rec(domain, p, r, f1, hit, types):
         return {"status": "scored", "domain": domain, "task_type": "planning",
-                "metrics": {"precision": p, "recall": r, "f1": f1, "k": 5, "b": 1, "mas_hit": hit},
+                "case_id": f"test/{domain}/planning_{len(hit)}",
+                "metrics": {"precision": p, "recall": r, "f1": f1, "k": 5, "a": len(hit), "b": 1, "c": 1, "mas_hit": hit,
+                            "num_mas": len(types)},
                 "misalignment_points": [{"id": f"MA{i + 1}", "type": t} for i, t in enumerate(types)],
                 "c_breakdown": {"not_diverging": 1, "not_meaningful": 0, "not_implicit": 0, "redundant": 0}}
 
@@ -66,7 +68,8 @@ def test_summary_means_over_scored_dialogues_and_type_recall():
     assert s["complete"] is False and s["cases"] == {"requested": 4, "scored": 2, "failed": 1}
     assert (s["precision"], s["recall"], s["f1"]) == pytest.approx((0.65, 0.75, 0.6944), abs=1e-4)
     assert s["type_recall"] == {"definitional": {"hit": 2, "total": 2, "recall": 1.0},
-                                "scopal": {"hit": 1, "total": 1, "recall": 1.0}}
+                                "scopal": {"hit": 1, "total": 1, "recall": 1.0},
+                                "untyped": {"hit": 0, "total": 1, "recall": 0.0}}  # as report --by type counts it
     assert s["by_domain"]["law"] == {"cases": 2, "precision": 0.65, "recall": 0.75, "f1": s["f1"]}
     assert s["c_breakdown"]["not_diverging"] == 2 and s["mean_b"] == 1.0
 

@@ -196,3 +196,20 @@ def test_ambiguity_reply_out_of_order_is_asked_again_through_the_server(cli, tri
     assert prober_tries == [(0, False), (0, True), (1, False)]  # selection, swapped MCQs, asked again
     assert "question 1 does not mention expression 1" in rec["calls"][1]["error"]
     assert [q["category"] for q in rec["questions"]] == ["A", "C", "A", "B"]
+
+
+def test_case_missing_from_stored_questions_is_a_clean_case_error(tmp_path):
+    """A case ``StoredQuestions`` has no questions for fails with a one-line reason, not
+    as an "internal error" (KeyError)."""
+    from ioa_synth.evaluate.case import EvalSettings, evaluate_case
+    from ioa_synth.evaluate.inputs import load_cases
+    from ioa_synth.evaluate.probers import StoredQuestions
+    from ioa_synth.evaluate.records import CaseCalls
+
+    from .eval_helpers import toolkit_case
+
+    write_case(tmp_path, "test/ml_research/planning_000.json", toolkit_case())
+    (case,) = load_cases(tmp_path)
+    record = evaluate_case(case, EvalSettings(), StoredQuestions({}), {}, CaseCalls(None, case.case_id))
+    assert record["status"] == "failed" and record["calls"] == []
+    assert record["error"] == f"--questions-from: no stored questions of {case.case_id}"

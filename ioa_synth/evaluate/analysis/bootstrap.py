@@ -9,10 +9,10 @@ percentile interval of the resampled means, the p-value is read off the same res
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
-from scipy import stats
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Defaults of the paper's significance tests (PROTOCOL.md §6).
 DEFAULT_RESAMPLES = 10_000
@@ -52,7 +52,7 @@ def _r(x: float) -> float:
 
 
 def _mean_diff(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(b - a, axis=axis)
+    return (b - a).mean(axis=axis)
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], resamples: int = DEFAULT_RESAMPLES,
@@ -67,6 +67,10 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], resamples: int = DE
 
     Raises ``ValueError`` when the lengths differ, there is no pair, or ``resamples`` < 1.
     """
+    # numpy and scipy load here, not at import: the CLI reads this module's defaults at startup.
+    import numpy as np
+    from scipy import stats
+
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if xa.shape != xb.shape or xa.ndim != 1:
         raise ValueError(f"paired bootstrap needs two equally long 1-d samples (got {xa.shape} and {xb.shape})")

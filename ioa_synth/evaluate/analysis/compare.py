@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ioa_synth.evaluate.analysis import tables
-from ioa_synth.evaluate.analysis.bootstrap import P_DEFINITION, paired_bootstrap
+from ioa_synth.evaluate.analysis.bootstrap import (CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, P_DEFINITION,
+                                                  paired_bootstrap)
 from ioa_synth.evaluate.analysis.consistency import outcome_consistency, rerun_kind
 from ioa_synth.evaluate.analysis.render import Table
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
@@ -51,8 +52,8 @@ def pair_cases(a: Results, b: Results, intersect: bool = False) -> tuple[list[st
     return shared, only_a, only_b
 
 
-def compare(a: Results, b: Results, intersect: bool = False, resamples: int = 10_000,
-            seed: int = 20260516) -> dict[str, Any]:
+def compare(a: Results, b: Results, intersect: bool = False, resamples: int = DEFAULT_RESAMPLES,
+            seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """The comparison of runs ``a`` and ``b`` as a JSON-ready dict (the ``compare.json`` content):
     ``{a, b, pairing, bootstrap: {resamples, seed, confidence, method, p_definition, metrics:
     {f1|precision|recall: {n, mean_a, mean_b, diff, ci_low, ci_high, p}}}, means, type_recall,
@@ -73,7 +74,7 @@ def compare(a: Results, b: Results, intersect: bool = False, resamples: int = 10
     return {
         "a": a.describe(), "b": b.describe(),
         "pairing": {"paired": len(shared), "intersect": intersect, "only_a": only_a, "only_b": only_b},
-        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": 0.95,
+        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE,
                       "method": "paired percentile bootstrap over dialogues (scipy.stats.bootstrap)",
                       "p_definition": P_DEFINITION, "metrics": boot},
         "means": {"a": tables.means(ra), "b": tables.means(rb)},

@@ -13,13 +13,14 @@ additions to the evaluate output never break the reader. Any problem raises
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
+
+from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
 
 #: Reasons of a Category-C question, in the order evaluate checks them (PROTOCOL.md §6, paper §E.2).
 CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
@@ -164,18 +165,15 @@ class Results:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{path}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        return read_json_file(path)
+    except RunJsonError as exc:
+        raise ResultsError(str(exc)) from None
 
 
-def _validate(model: type[BaseModel], path: Path) -> Any:
+def _validate(model: type[BaseModel], path: Path, data: Any = None) -> Any:
+    """``data`` (read from ``path`` when ``None``) validated as ``model``."""
     try:
-        return model.model_validate(_read_json(path))
+        return model.model_validate(_read_json(path) if data is None else data)
     except ValidationError as exc:
         errors = exc.errors()
         first = errors[0]
@@ -194,7 +192,10 @@ def load_results(path: str | Path) -> Results:
     root = Path(path)
     if not root.is_dir():
         raise ResultsError(f"{root}: not a folder")
-    run = _validate(RunInfo, root / "run.json")
+    try:
+        run = _validate(RunInfo, root / "run.json", read_run_json(root))
+    except RunJsonError as exc:
+        raise ResultsError(str(exc)) from None
     summary = _validate(Summary, root / "summary.json") if (root / "summary.json").exists() else None
     files = sorted((root / "records").rglob("*.json")) if (root / "records").is_dir() else []
     if not files:

@@ -57,7 +57,8 @@ def group_means(records: Iterable[Record], by: str) -> list[dict[str, Any]]:
 def type_recall(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     """Recall per disagreement type over all MAs of the scored records (paper Table 12):
     ``{type: {hit, total, recall}}``, an MA counting as hit when its id is in the record's
-    ``metrics.mas_hit``. Types in :data:`MA_TYPES` order, then others, then :data:`UNTYPED`;
+    ``metrics.mas_hit``. An MA without a type (older data) counts under :data:`UNTYPED`
+    (the one rule, shared by ``summary.json`` and ``report --by type``). Types in :data:`MA_TYPES` order, then others, then :data:`UNTYPED`;
     only types that occur."""
     counts: dict[str, list[int]] = {}
     for r in records:
