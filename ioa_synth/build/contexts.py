@@ -9,7 +9,10 @@
 | stage-2 judge (J_dialogue) | yes | yes | yes | yes | yes | yes | yes, with inner thoughts |
 
 The audit judge renders the judge templates with the same contexts. A regeneration
-request adds the previous output and the feedback to the generator's context.
+request adds the feedback (what failed) to the generator's context; the templates lead
+with it and do not paste the rejected attempt (``previous`` stays in the context for
+other templates): the 1.5B demo model copied a pasted attempt almost verbatim (97% the
+same text), so the new attempt repeated the failure.
 """
 
 from __future__ import annotations

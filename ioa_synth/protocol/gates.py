@@ -15,7 +15,11 @@ judge says:
   earlier one (§4: every turn adds content); an MA whose surface
   form (or a close variant) appears in no utterance (§4 coverage); an utterance sharing
   a long word n-gram with a member's private understanding or ``private_state`` (§4:
-  MA topics surface only through the shared phrase; the implicitness rule).
+  MA topics surface only through the shared phrase; the implicitness rule);
+- form (:mod:`ioa_synth.protocol.gates_form`): text cut off at its field's length limit,
+  field names or JSON syntax inside text, a question as surface form, stock placeholder
+  names, two members' private_state / hidden assumptions (nearly) equal, one
+  ``why_undetected`` repeated across MAs.
 
 Tokens are normalised for every comparison: lower-cased word tokens (``\\w+``),
 stemmed with the Snowball English stemmer (``snowballstemmer``); "content tokens"
@@ -69,6 +73,38 @@ class GateThresholds(BaseModel):
         4, description="an utterance sharing a run of this many stemmed content tokens with an understanding or a "
                        "private_state states it aloud; runs at least half made of surface-form tokens are exempt "
                        "(saying the shared phrase is the point)")
+    cutoff_margin_chars: int = Field(
+        2, description="a text field this many characters or fewer short of its schema maxLength was cut off by the "
+                       "grammar (the demo model's cut texts sit exactly at the limit; finished sentences end well "
+                       "short of it)")
+    field_name_words: tuple[str, ...] = Field(
+        ("member_a_understanding", "member_b_understanding", "why_undetected", "surface_form", "private_state",
+         "hidden_assumptions", "meeting_scenario", "conversation_outline", "misalignment_points", "inner_thought",
+         "speaker_id", "speaker_name", "turn_idx", "ma_ids"),
+        description="schema field names that never occur in prose; one inside a text field means the model wrote "
+                    "part of the JSON object into a value")
+    json_syntax: tuple[str, ...] = Field(
+        (r"""["']\s*:\s*["'{\[]""", r"""[{\[]\s*["']\w+["']\s*:""", r"""["']\s*,\s*["']\w+["']\s*:"""),
+        description="regular expressions of JSON syntax inside a text value: a quoted key or value followed by a "
+                    "colon and a quote or bracket, an opening brace or bracket before a quoted key, a comma between "
+                    "a quoted value and a quoted key")
+    question_words: tuple[str, ...] = Field(
+        ("what", "why", "how", "when", "where", "which", "who", "whom", "whose", "is", "are", "do", "does", "did",
+         "can", "could", "should", "would", "will", "shall"),
+        description="a surface form starting with one of these words (and more than one word long), or containing "
+                    "'?', is a question, not a phrase both members use")
+    stock_names: tuple[str, ...] = Field(
+        ("john doe", "jane doe", "john smith", "jane smith", "joe bloggs", "john q public", "richard roe",
+         "alice", "bob", "alice smith", "bob smith", "first last", "firstname lastname", "name surname",
+         "person a", "person b", "member a", "member b", "participant a", "participant b"),
+        description="member names (titles dropped, lower case) that are stock placeholders, not people")
+    max_member_overlap: float = Field(
+        0.6, description="Jaccard overlap of content stems between M1's and M2's private_state, or between any "
+                         "hidden assumption of M1 and one of M2, at or above which the two members hold the same one "
+                         "(copied text shares 1.0; two colleagues' own goals on one project share well under 0.3)")
+    max_why_undetected_overlap: float = Field(
+        0.6, description="Jaccard overlap of content stems of two MAs' why_undetected at or above which one reason "
+                         "was repeated for both")
 
 
 @lru_cache(maxsize=1)
@@ -182,6 +218,7 @@ def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None)
     for t in out.conversation_outline:
         fields += _text_fields(f"outline turn {t.turn}", t)
     failures = _text_failures(fields, gates)
+    failures += stage1_form_failures(out, fields, gates)
     seen_forms: dict[tuple[str, ...], str] = {}
     for p in out.misalignment_points:
         for key in ("member_a_understanding", "member_b_understanding"):
@@ -209,6 +246,9 @@ def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None)
     return failures
 
 
+from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures  # noqa: E402 - uses the helpers above
+
+
 # -- stage 2 --------------------------------------------------------------------------
 def _name_matches(said: str, name: str) -> bool:
     s = [w for w in words(said) if w not in _TITLES]
@@ -226,7 +266,8 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
                          gates: GateThresholds | None = None) -> list[str]:
     """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes)."""
     gates = gates or load_gates()
-    failures = _text_failures([f for t in dialogue.turns for f in _text_fields(f"turn {t.turn_idx}", t)], gates)
+    fields = [f for t in dialogue.turns for f in _text_fields(f"turn {t.turn_idx}", t)]
+    failures = _text_failures(fields, gates) + form_failures(fields, gates)
     members = {m.id: m.name for m in profiles.members}
     for t in dialogue.turns:
         name = members.get(t.speaker_id)

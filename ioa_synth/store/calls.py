@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
-from ioa_synth.llm.client import CallRecord, LLMClient
+from ioa_synth.llm.client import CallRecord, LLMClient, call_seed
 from ioa_synth.llm.prompts import Prompt
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.store.catalog import Catalog
@@ -113,7 +113,8 @@ class CallRecorder:
         def store_failed(rec: CallRecord) -> None:
             self.catalog.record([("llm_calls", call_row(base, rec))])
 
-        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed)
+        seed = call_seed(client.endpoint.seed, key)  # a new attempt is a new draw; a re-run the same one
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed)
         tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
         with self._lock:
             self.tokens_by_case[case_id] = self.tokens_by_case.get(case_id, 0) + tokens
