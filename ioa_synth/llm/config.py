@@ -92,10 +92,12 @@ class ComponentConfig(BaseModel):
             raise ValueError("temperature must be a number or null")
         return v
 
-    @field_validator("seed")
+    @field_validator("seed", mode="before")
     @classmethod
     def _seed(cls, v: Any) -> Any:
-        if isinstance(v, bool) or (isinstance(v, str) and v != _UNSET) or (isinstance(v, int) and v < 0):
+        if v is None or v == _UNSET:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError("seed must be a non-negative integer or null")
         return v
 

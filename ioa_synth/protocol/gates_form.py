@@ -70,8 +70,8 @@ def has_json_syntax(text: str, gates: GateThresholds) -> bool:
 def is_question(surface: str, gates: GateThresholds) -> bool:
     """True when a surface form is a question (contains ``?`` or starts with one of
     :attr:`GateThresholds.question_words`) rather than a phrase both members say."""
-    toks = words(surface)
-    return "?" in surface or (len(toks) > 1 and toks[0] in gates.question_words)
+    toks = surface.lower().split()
+    return "?" in surface or (len(toks) > 1 and toks[0].strip("\"'(") in gates.question_words)
 
 
 def is_stock_name(name: str, gates: GateThresholds) -> bool:
