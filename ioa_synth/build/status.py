@@ -42,11 +42,11 @@ def cell_table(rows: list[dict[str, Any]], title: str = "Cases per cell") -> Tab
     """A rich table of :func:`cell_counts` rows with a total line, legible at 80 columns:
     no vertical rules, the cell as ``domain / task_type`` (wrapped at the slash when
     narrow), and no column narrower than its longest word, so no word is split."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, expand=True)
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
     cells = [f"{r['domain']} / {r['task_type']}" for r in rows]
     longest = max((len(w) for c in cells for w in c.split()), default=4)
     table.add_column("split", no_wrap=True)
-    table.add_column("domain / task type", min_width=longest, ratio=1)
+    table.add_column("domain / task type", min_width=longest)
     for col in (*STATUSES, "total"):
         table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
     for r, cell in zip(rows, cells):
