@@ -10,7 +10,8 @@ import pytest
 
 from ioa_helpers import build, q
 
-from ioa_synth.llm.client import SEED_RANGE, call_seed
+from ioa_synth.llm.client import SEED_RANGE
+from ioa_synth.store.calls import call_seed
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.llm.scripted_server import request_kind
 

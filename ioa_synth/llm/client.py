@@ -20,7 +20,6 @@ endpoint); a 429 whose ``Retry-After`` outlasts the SDK's retries is waited out 
 from __future__ import annotations
 
 import email.utils
-import hashlib
 import json
 import threading
 import time
@@ -109,20 +108,6 @@ class CallRecord:
 SEED_RANGE = 2**31
 
 
-def call_seed(base: int | None, key: tuple[Any, ...]) -> int | None:
-    """The sampling seed of the call ``key`` (``(case_id, stage, role, attempt)``): the
-    first 4 bytes of the SHA-256 of the key's parts joined by ``"|"``, plus ``base``,
-    modulo :data:`SEED_RANGE`; ``None`` when ``base`` is ``None`` (send no seed).
-
-    Stable across processes and machines (not Python's salted ``hash``), so a re-run sends
-    the same seeds and a new attempt a different one.
-    """
-    if base is None:
-        return None
-    digest = hashlib.sha256("|".join(str(k) for k in key).encode("utf-8")).digest()
-    return (int.from_bytes(digest[:4], "big") + base) % SEED_RANGE
-
-
 def response_format(mode: StructuredOutput, schema: dict[str, Any], name: str, strict: bool) -> dict[str, Any] | None:
     """The ``response_format`` request field for a structured-output ``mode``."""
     if mode == "json_schema":
@@ -188,7 +173,7 @@ class LLMClient:
 
         Failed tries are passed to ``on_call`` as they happen; the good call is returned,
         not reported, so that the caller can store it together with what it derives.
-        ``seed`` (from :func:`call_seed`) is sent as the request's ``seed``, plus the try
+        ``seed`` (from :func:`ioa_synth.store.calls.call_seed`) is sent as the request's ``seed``, plus the try
         index on a content retry (the same seed would reproduce the same rejected reply);
         the sent value is in each record's ``request_json``.
 

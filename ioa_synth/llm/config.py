@@ -58,7 +58,7 @@ class ComponentConfig(BaseModel):
     spend waiting out HTTP 429 ``Retry-After`` beyond the SDK's own retries (which
     ignore waits over 60 s; issue 10). ``seed``: a non-negative integer base of the
     per-call sampling seed (each call sends a stable hash of its key plus this base, see
-    :func:`ioa_synth.llm.client.call_seed`), ``null`` to never send ``seed``, or absent
+    :func:`ioa_synth.store.calls.call_seed`), ``null`` to never send ``seed``, or absent
     for :data:`DEFAULT_SEED`.
     """
 

@@ -16,7 +16,8 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Iterable
 
-from ioa_synth.protocol.gates import GateThresholds, overlap, words
+from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.gates import overlap, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 
 _TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
