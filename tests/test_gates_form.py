@@ -75,6 +75,26 @@ def test_members_with_the_same_private_state_or_assumptions_fail():
     assert "M1[0]~M2[0]" in fails(stage1(members__1__hidden_assumptions=reworded))[0]
 
 
+def test_a_name_swapped_copy_fails_but_a_negated_or_different_premise_passes():
+    # recorded from the demo: M2's premise is M1's with the name swapped
+    data = stage1(members__0__hidden_assumptions=["Priya believes that these algorithms are more effective than the "
+                                                  "deterministic model", "chart review is the gold standard",
+                                                  "cardiac ICU runs its own protocols"],
+                  members__1__hidden_assumptions=["Tomás believes that these algorithms are more effective than the "
+                                                  "deterministic model", "audit-log timestamps are exact",
+                                                  "the data feed defines the study population"])
+    assert fails(data) == ["M1 and M2 share (nearly) the same hidden assumptions (M1[0]~M2[0]); "
+                           "each member takes different things for granted"]
+    # recorded from the demo: the same object, opposite or different premises
+    m1 = ["M1 believes that the current implementation of SCALAR is accurate enough",
+          "M1 assumes that the manually-curated oracle of identifier names and their grammar patterns is reliable",
+          "cardiac ICU runs its own protocols"]
+    m2 = ["M2 believes that the current implementation of SCALAR may not be accurate enough",
+          "M2 assumes that the manually-curated oracle of identifier names and their grammar patterns may need to "
+          "be updated", "the data feed defines the study population"]
+    assert fails(stage1(members__0__hidden_assumptions=m1, members__1__hidden_assumptions=m2)) == []
+
+
 def test_field_names_and_json_syntax_inside_text_fail_but_quotes_and_colons_in_prose_pass():
     failures = fails(stage1(members__0__hidden_assumptions=[JSON_ASSUMPTION, JSON_ASSUMPTION_2, "plain premise here"]))
     assert failures == ["field names or JSON syntax inside the text of M1.hidden_assumptions[0], "

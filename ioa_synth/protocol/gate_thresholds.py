@@ -67,9 +67,10 @@ class GateThresholds(BaseModel):
          "person a", "person b", "member a", "member b", "participant a", "participant b"),
         description="member names (titles dropped, lower case) that are stock placeholders, not people")
     max_member_overlap: float = Field(
-        0.6, description="Jaccard overlap of content stems between M1's and M2's private_state, or between any "
-                         "hidden assumption of M1 and one of M2, at or above which the two members hold the same one "
-                         "(copied text shares 1.0; two colleagues' own goals on one project share well under 0.3)")
+        0.8, description="Jaccard overlap of content stems, without the members' names and ids, between M1's and "
+                         "M2's private_state, or between any hidden assumption of M1 and one of M2, at or above which "
+                         "the two hold the same one (a copy with the name swapped shares 1.0; two premises about one "
+                         "object share up to 0.73), unless exactly one of the two is negated")
     max_why_undetected_overlap: float = Field(
         0.6, description="Jaccard overlap of content stems of two MAs' why_undetected at or above which one reason "
                          "was repeated for both")

@@ -17,7 +17,7 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.gates import overlap, words
+from ioa_synth.protocol.gates import overlap, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 
 _TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
@@ -80,6 +80,25 @@ def is_stock_name(name: str, gates: GateThresholds) -> bool:
     return " ".join(w for w in words(name) if w not in _TITLES) in gates.stock_names
 
 
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "cannot", "without"})
+
+
+def same_premise(a: str, b: str, names: set[str], gates: GateThresholds) -> tuple[bool, float]:
+    """``(same, share)``: whether two members' statements ``a`` and ``b`` are one premise.
+
+    ``share`` is the Jaccard overlap of their stemmed content tokens without the members'
+    names and ids (``names``: lower-cased tokens), so that "John assumes X" and "Jane
+    assumes X" are the copy they are; they are the same when ``share`` reaches
+    :attr:`GateThresholds.max_member_overlap`, unless exactly one of them is negated
+    ("is accurate enough" vs "may not be accurate enough" are two premises).
+    """
+    sa = {w for w in stems(a) if w not in names}
+    sb = {w for w in stems(b) if w not in names}
+    share = len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+    negated = [bool(_NEGATIONS & set(words(t))) or "n't" in t.lower() for t in (a, b)]
+    return share >= gates.max_member_overlap and negated[0] == negated[1], share
+
+
 def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
     """One failure listing every cut-off field, one listing every field with JSON syntax."""
     cut: list[str] = []
@@ -106,12 +125,13 @@ def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates
             failures.append(f"{m.id}.name {m.name!r} is a stock placeholder name; give a realistic, specific name")
     if len(out.members) == 2:
         a, b = out.members
-        share = overlap(a.private_state, b.private_state)
-        if share >= gates.max_member_overlap:
+        names = set(stems(f"{a.id} {a.name} {b.id} {b.name}", content=False))
+        same_state, share = same_premise(a.private_state, b.private_state, names, gates)
+        if same_state:
             failures.append(f"{a.id} and {b.id} have (nearly) the same private_state ({share:.0%} shared content "
                             "words); each member's goals are their own")
         same = [(i, j) for i, x in enumerate(a.hidden_assumptions) for j, y in enumerate(b.hidden_assumptions)
-                if overlap(x, y) >= gates.max_member_overlap]
+                if same_premise(x, y, names, gates)[0]]
         if same:
             pairs = ", ".join(f"{a.id}[{i}]~{b.id}[{j}]" for i, j in same)
             failures.append(f"{a.id} and {b.id} share (nearly) the same hidden assumptions ({pairs}); "
