@@ -10,7 +10,7 @@ import pytest
 
 from ioa_helpers import q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer, request_kind
+from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer, request_kind, valid_stage2
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -117,7 +117,10 @@ def test_stage2_fail_then_pass_keeps_profiles(cli, endpoint, seeds_file, tmp_pat
     assert len(requests_of(server, "stage1_generator")) == 1  # profiles not regenerated
     first, second = (g["messages"][-1]["content"] for g in requests_of(server, "stage2_generator"))
     assert "Stilted: rewrite turn 2." in second and "Stilted" not in first
-    assert first.split("Rules:")[0] == second.split("Rules:")[0]  # same members, points, outline
+    # same members, points, outline; the regeneration leads with what failed and does not paste the old dialogue
+    assert second.startswith("Your previous dialogue was rejected. What failed:")
+    assert first.split("Rules:")[0] == "Write the meeting dialogue." + second.split("Write the meeting dialogue.")[1].split("Rules:")[0]
+    assert valid_stage2()["turns"][0]["utterance"] not in second
 
 
 def test_stage2_fails_twice_is_discarded(cli, endpoint, seeds_file, tmp_path):

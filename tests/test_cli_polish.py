@@ -82,6 +82,7 @@ def refuse(status: int, message: str):
     (400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
      'set "structured_output" for judge'),
     (404, "The model `m` does not exist or you do not have access to it.", 'set "model" for judge'),
+    (400, "Unrecognized request argument supplied: seed", 'set "seed": null for judge'),
 ])
 def test_setup_errors_name_the_config_key(status, message, hint):
     with ScriptedServer(refuse(status, message)) as server:

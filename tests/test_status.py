@@ -93,3 +93,22 @@ def test_reason_kinds():
 def test_status_of_a_non_build_dir(cli, tmp_path):
     one_line_error(cli("status", "--out", tmp_path / "none"), "no catalog.duckdb")
     one_line_error(cli("status", "--out", tmp_path / "none", "--json"), "no catalog.duckdb")
+
+
+def test_cell_table_splits_no_word_at_80_columns():
+    from rich.console import Console
+
+    from ioa_synth.build.status import STATUSES, cell_table
+
+    cells = [("business", "troubleshooting"), ("ml_research", "planning"), ("software_engineering", "coordination")]
+    rows = [dict(split="test", domain=d, task_type=t, **{s: i for i, s in enumerate(STATUSES)}, total=6)
+            for d, t in cells]
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(cell_table(rows))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    said = text.split()
+    for word in ("business", "troubleshooting", "ml_research", "software_engineering", "coordination",
+                 *STATUSES, "total"):
+        assert word in said, word  # whole, not split across lines or cut with an ellipsis
+    assert "…" not in text

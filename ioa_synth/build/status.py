@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from ioa_synth.store.catalog import Catalog
@@ -38,15 +39,21 @@ def cell_counts(catalog: Catalog, split: str | None = None) -> list[dict[str, An
 
 
 def cell_table(rows: list[dict[str, Any]], title: str = "Cases per cell") -> Table:
-    """A rich table of :func:`cell_counts` rows with a total line."""
-    table = Table(title=title)
-    for col in ("split", "domain", "task_type", *STATUSES, "total"):
-        table.add_column(col, justify="right" if col in (*STATUSES, "total") else "left")
-    for r in rows:
-        table.add_row(r["split"], r["domain"], r["task_type"], *(str(r[c]) for c in (*STATUSES, "total")))
+    """A rich table of :func:`cell_counts` rows with a total line, legible at 80 columns:
+    no vertical rules, the cell as ``domain / task_type`` (wrapped at the slash when
+    narrow), and no column narrower than its longest word, so no word is split."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    cells = [f"{r['domain']} / {r['task_type']}" for r in rows]
+    longest = max((len(w) for c in cells for w in c.split()), default=4)
+    table.add_column("split", no_wrap=True)
+    table.add_column("domain / task type", min_width=longest)
+    for col in (*STATUSES, "total"):
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
+    for r, cell in zip(rows, cells):
+        table.add_row(r["split"], cell, *(str(r[c]) for c in (*STATUSES, "total")))
     if rows:
         table.add_section()
-        table.add_row("all", "", "", *(str(sum(r[c] for r in rows)) for c in (*STATUSES, "total")))
+        table.add_row("all", "", *(str(sum(r[c] for r in rows)) for c in (*STATUSES, "total")))
     return table
 
 

@@ -37,12 +37,12 @@ class _LoggedClient:
         self._client, self._on_record = client, on_record
         self.endpoint = client.endpoint
 
-    def complete_json(self, messages, schema, name, parse, on_call):  # noqa: ANN001 - LLMClient's signature
+    def complete_json(self, messages, schema, name, parse, on_call, seed=None):  # noqa: ANN001 - LLMClient's signature
         def failed(rec: CallRecord) -> None:
             self._on_record(rec)
             on_call(rec)
 
-        value, rec = self._client.complete_json(messages, schema, name, parse, failed)
+        value, rec = self._client.complete_json(messages, schema, name, parse, failed, seed=seed)
         self._on_record(rec)
         return value, rec
 

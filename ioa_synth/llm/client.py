@@ -60,6 +60,7 @@ class Endpoint:
     timeout: float
     embedded: bool = False
     max_wait: float = 300.0
+    seed: int | None = None
 
     @classmethod
     def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
@@ -73,13 +74,13 @@ class Endpoint:
                    temperature=cfg.effective_temperature(component), structured_output=so,
                    json_schema_strict=cfg.json_schema_strict, request_options=options,
                    max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=cfg.timeout,
-                   embedded=embedded, max_wait=cfg.max_wait)
+                   embedded=embedded, max_wait=cfg.max_wait, seed=cfg.effective_seed())
 
     def identity(self) -> dict[str, Any]:
         """What defines this endpoint's replies, for the fingerprint: model and request
         settings; not the base URL nor the key (the same model on another host or port
         resumes; issue 10)."""
-        return {"model": self.model,
+        return {"model": self.model, "seed": self.seed,
                 "temperature": self.temperature, "structured_output": self.structured_output,
                 "json_schema_strict": self.json_schema_strict, "request_options": self.request_options}
 
@@ -100,6 +101,11 @@ class CallRecord:
     latency_ms: float | None = None
     error: str | None = None
     reply_field: str | None = None
+
+
+#: Per-call seeds stay below this bound (a non-negative 32-bit signed integer, which every
+#: server that takes ``seed`` accepts).
+SEED_RANGE = 2**31
 
 
 def response_format(mode: StructuredOutput, schema: dict[str, Any], name: str, strict: bool) -> dict[str, Any] | None:
@@ -144,12 +150,16 @@ class LLMClient:
         self.on_wait = on_wait or (lambda note: None)
         self.setup_error: SetupError | None = None
 
-    def request_body(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str) -> dict[str, Any]:
-        """The chat-completions request (as keyword arguments) for ``messages``."""
+    def request_body(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
+                     seed: int | None = None) -> dict[str, Any]:
+        """The chat-completions request (as keyword arguments) for ``messages``; ``seed``
+        is sent when given and the endpoint's ``seed`` base is not ``None``."""
         ep = self.endpoint
         body: dict[str, Any] = {"model": ep.model, "messages": messages}
         if ep.temperature is not None:
             body["temperature"] = ep.temperature
+        if seed is not None and ep.seed is not None:
+            body["seed"] = seed
         fmt = response_format(ep.structured_output, schema, name, ep.json_schema_strict) if schema else None
         if fmt is not None:
             body["response_format"] = fmt
@@ -157,11 +167,15 @@ class LLMClient:
         return body
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
-                      parse: Callable[[Any], T], on_call: Callable[[CallRecord], None]) -> tuple[T, CallRecord]:
+                      parse: Callable[[Any], T], on_call: Callable[[CallRecord], None],
+                      seed: int | None = None) -> tuple[T, CallRecord]:
         """Request a JSON reply and return ``(parse(decoded_json), record_of_the_good_call)``.
 
         Failed tries are passed to ``on_call`` as they happen; the good call is returned,
         not reported, so that the caller can store it together with what it derives.
+        ``seed`` (from :func:`ioa_synth.store.calls.call_seed`) is sent as the request's ``seed``, plus the try
+        index on a content retry (the same seed would reproduce the same rejected reply);
+        the sent value is in each record's ``request_json``.
 
         Raises:
             SetupError: a setup problem (HTTP 400/401/403/404/422, server unreachable);
@@ -170,12 +184,13 @@ class LLMClient:
             LLMCallError: HTTP retries exhausted, or every content retry gave invalid
                 JSON / a rejected parse / a length stop.
         """
-        body = self.request_body(messages, schema, name)
-        sent = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
-        payload = json.dumps(sent, ensure_ascii=False)
-        request_json = redact(payload, self._secrets)
         last_error = "no attempt made"
         for try_index in range(self.endpoint.content_retries + 1):
+            try_seed = None if seed is None else (seed + try_index) % SEED_RANGE
+            body = self.request_body(messages, schema, name, try_seed)
+            sent = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
+            payload = json.dumps(sent, ensure_ascii=False)
+            request_json = redact(payload, self._secrets)
             rec = CallRecord(model=self.endpoint.model, base_url=self.endpoint.base_url,
                              temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
             start = time.perf_counter()

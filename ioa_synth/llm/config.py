@@ -4,7 +4,7 @@ Every LLM-using component (``generator``, ``judge``, ``audit_judge``, ``prober``
 ``simulator``, ``validity_filter``) reads ``<X>_BASE_URL`` / ``<X>_API_KEY`` (X upper
 case), each falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. With no base URL
 at all the component uses the embedded local model. The config file gives, per
-component, ``{"model", "temperature", "structured_output", "request_options"}``;
+component, ``{"model", "temperature", "seed", "structured_output", "request_options"}``;
 see ``config.example.json``.
 """
 
@@ -28,6 +28,9 @@ DEFAULT_TEMPERATURE: dict[str, float] = {
     "simulator": 0.2,
     "validity_filter": 0.2,
 }
+
+#: Default base of the per-call sampling seed (the ``seed`` config key).
+DEFAULT_SEED = 0
 
 #: Keys of ``request_options`` passed through to ``chat.completions.create``.
 REQUEST_OPTION_KEYS = ("extra_body", "reasoning_effort", "max_tokens", "max_completion_tokens", "top_p")
@@ -53,7 +56,10 @@ class ComponentConfig(BaseModel):
     re-requests of a reply that is not valid JSON, fails the schema or stopped on
     ``length``. ``timeout``: seconds per request. ``max_wait``: seconds a request may
     spend waiting out HTTP 429 ``Retry-After`` beyond the SDK's own retries (which
-    ignore waits over 60 s; issue 10).
+    ignore waits over 60 s; issue 10). ``seed``: a non-negative integer base of the
+    per-call sampling seed (each call sends a stable hash of its key plus this base, see
+    :func:`ioa_synth.store.calls.call_seed`), ``null`` to never send ``seed``, or absent
+    for :data:`DEFAULT_SEED`.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -67,6 +73,7 @@ class ComponentConfig(BaseModel):
     content_retries: int = Field(default=2, ge=0, le=10)
     timeout: float = Field(default=600.0, gt=0)
     max_wait: float = Field(default=300.0, ge=0)
+    seed: int | None | str = _UNSET
 
     @field_validator("request_options")
     @classmethod
@@ -84,6 +91,24 @@ class ComponentConfig(BaseModel):
         if isinstance(v, str) and v != _UNSET:
             raise ValueError("temperature must be a number or null")
         return v
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed(cls, v: Any) -> Any:
+        if v is None or v == _UNSET:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError("seed must be a non-negative integer or null")
+        return v
+
+    def effective_seed(self) -> int | None:
+        """The base of the per-call sampling seed (``None``: never send ``seed``).
+
+        Default :data:`DEFAULT_SEED` for every endpoint, embedded or remote: the OpenAI chat
+        API, vLLM, Ollama and llama-cpp-python accept ``seed``, and a reproducible run is
+        worth more than the rare provider that rejects it (that one fails with a setup
+        error naming this key; set ``"seed": null`` there)."""
+        return DEFAULT_SEED if self.seed == _UNSET else self.seed  # type: ignore[return-value]
 
     def effective_temperature(self, component: str) -> float | None:
         """The temperature to send (``None``: omit the parameter)."""

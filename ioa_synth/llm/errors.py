@@ -67,6 +67,8 @@ def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
         return f"check {up}_API_KEY (or OPENAI_API_KEY)"
     if "temperature" in low:
         return f'set "temperature": null for {component} in --config'
+    if re.search(r"\bseed\b", low):
+        return f'set "seed": null for {component} in --config'
     if re.search(r"(?<!completion_)max_tokens", low):
         return f'use "max_completion_tokens" instead of "max_tokens" in {component}.request_options'
     if any(w in low for w in ("response_format", "json_schema", "structured", "json_object")):
@@ -77,7 +79,7 @@ def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
         return f'set "model" for {component} in --config to a model the server lists'
     if status == 404:
         return f"check {up}_BASE_URL (or OPENAI_BASE_URL) {base_url}: it should end in /v1"
-    return f"check the {component} block of --config (request_options, structured_output, temperature)"
+    return f"check the {component} block of --config (request_options, structured_output, temperature, seed)"
 
 
 def classify(exc: openai.APIError, component: str, base_url: str) -> SetupError | None:

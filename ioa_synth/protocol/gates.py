@@ -15,7 +15,11 @@ judge says:
   earlier one (§4: every turn adds content); an MA whose surface
   form (or a close variant) appears in no utterance (§4 coverage); an utterance sharing
   a long word n-gram with a member's private understanding or ``private_state`` (§4:
-  MA topics surface only through the shared phrase; the implicitness rule).
+  MA topics surface only through the shared phrase; the implicitness rule);
+- form (:mod:`ioa_synth.protocol.gates_form`): text cut off at its field's length limit,
+  field names or JSON syntax inside text, a question as surface form, stock placeholder
+  names, two members' private_state / hidden assumptions (nearly) equal, one
+  ``why_undetected`` repeated across MAs.
 
 Tokens are normalised for every comparison: lower-cased word tokens (``\\w+``),
 stemmed with the Snowball English stemmer (``snowballstemmer``); "content tokens"
@@ -30,45 +34,12 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output
 
-
-class GateThresholds(BaseModel):
-    """The gates' thresholds, in one typed place beside the rubric (issue 9.3).
-
-    Tuned on realistic text: the careful dialogues in ``tests/test_gates.py`` (written as
-    a human would) pass, the copied/placeholder outputs of a 1.5B model fail.
-    """
-
-    placeholders: tuple[str, ...] = Field(
-        ("n/a", "na", "tbd", "todo", "tba", "none", "null", "text", "string", "placeholder", "xxx",
-         "lorem ipsum", "etc", "same", "same as above", "unknown"),
-        description="whole-field values (normalised: lower case, outer punctuation stripped) that are placeholders; "
-                    "a field with no letter or digit ('...', '…', '-') and a field in angle brackets ('<text>') "
-                    "are placeholders too")
-    min_understanding_words: int = Field(
-        5, description="fewest words in member_a_understanding / member_b_understanding: a concrete reading "
-                       "('the 2023 Q4 invoices from the ERP export') needs more than a label")
-    copied_description_words: int = Field(
-        6, description="a text field sharing this many consecutive words with one of the prompt's field "
-                       "descriptions was copied from the prompt")
-    max_understanding_overlap: float = Field(
-        0.5, description="Jaccard overlap of the two understandings' stemmed content-token sets at or above which "
-                         "they count as the same reading (two careful, distinct readings of one term share well "
-                         "under a third of their content words; two wordings of one textbook definition, as a 1.5B "
-                         "model wrote them, share 0.64)")
-    surface_form_coverage: float = Field(
-        0.66, description="share of a surface form's stemmed content tokens that one utterance must contain for "
-                          "the MA to count as voiced (1-2 tokens: all; 3 tokens: 2; 4: 3)")
-    repeated_utterance_overlap: float = Field(
-        0.8, description="an utterance of at least 4 content tokens whose content-token set overlaps an earlier "
-                         "utterance's this much (Jaccard) repeats it: every turn must add something")
-    private_ngram_words: int = Field(
-        4, description="an utterance sharing a run of this many stemmed content tokens with an understanding or a "
-                       "private_state states it aloud; runs at least half made of surface-form tokens are exempt "
-                       "(saying the shared phrase is the point)")
+__all__ = ["GateThresholds", "load_gates", "stage1_gate_failures", "stage2_gate_failures"]
 
 
 @lru_cache(maxsize=1)
@@ -182,6 +153,7 @@ def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None)
     for t in out.conversation_outline:
         fields += _text_fields(f"outline turn {t.turn}", t)
     failures = _text_failures(fields, gates)
+    failures += stage1_form_failures(out, fields, gates)
     seen_forms: dict[tuple[str, ...], str] = {}
     for p in out.misalignment_points:
         for key in ("member_a_understanding", "member_b_understanding"):
@@ -209,6 +181,9 @@ def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None)
     return failures
 
 
+from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures  # noqa: E402 - uses the helpers above
+
+
 # -- stage 2 --------------------------------------------------------------------------
 def _name_matches(said: str, name: str) -> bool:
     s = [w for w in words(said) if w not in _TITLES]
@@ -226,7 +201,8 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
                          gates: GateThresholds | None = None) -> list[str]:
     """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes)."""
     gates = gates or load_gates()
-    failures = _text_failures([f for t in dialogue.turns for f in _text_fields(f"turn {t.turn_idx}", t)], gates)
+    fields = [f for t in dialogue.turns for f in _text_fields(f"turn {t.turn_idx}", t)]
+    failures = _text_failures(fields, gates) + form_failures(fields, gates)
     members = {m.id: m.name for m in profiles.members}
     for t in dialogue.turns:
         name = members.get(t.speaker_id)

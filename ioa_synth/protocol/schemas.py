@@ -31,19 +31,26 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "meeting_scenario": "one prose string: why these two people meet about work related to the paper, what is on "
                         "the agenda, and what they expect to leave the meeting with",
     "id": "M1 for the first member, M2 for the second",
-    "name": "a full personal name fitting the setting",
+    "name": "a distinctive first and family name fitting the setting, unlike the other member's and never a stock "
+            "example name",
     "role": "the job title this person holds in the meeting's organisation",
     "expertise": "the specific fields, methods and tools this person knows well",
     "background": "the career history that shapes how this person reads shared terms",
-    "private_state": "goals and priorities this person holds but never says aloud in the meeting",
-    "hidden_assumptions": "three to five premises this person treats as settled and never checks",
+    "private_state": "goals and worries of this person alone, not shared by the other member, never said aloud in "
+                     "the meeting",
+    "hidden_assumptions": "three to five premises this person treats as settled and never checks, each different "
+                          "from the other member's premises",
     "ma_id": "MA1, MA2 and so on, in order",
     "type": "the kind of disagreement, one of the listed types",
     "topic": "the subject the hidden disagreement is about, in a few words",
-    "surface_form": "the exact phrase both members say and both accept, which each reads differently",
-    "member_a_understanding": "what M1 concretely takes the phrase to mean: names, numbers, versions or scope",
-    "member_b_understanding": "what M2 concretely takes the same phrase to mean, different from M1's reading",
-    "why_undetected": "why neither member asks, given their roles and what each takes for granted",
+    "surface_form": "the short noun phrase (two to five words) both members say and both accept, which each reads "
+                    "differently; not a question",
+    "member_a_understanding": "the concrete thing M1 pictures when saying the phrase (a specific number, version, "
+                              "data set, scope or step), without restating the phrase's general definition",
+    "member_b_understanding": "the concrete thing M2 pictures instead, which rules out M1's reading: another number, "
+                              "version, data set, scope or step",
+    "why_undetected": "why neither member asks about this particular point, given their roles and what each takes "
+                      "for granted",
     "turn": "the turn number, from 1",
     "speaker": "M1 or M2",
     "description": "one sentence on what this turn does in the meeting",

@@ -11,13 +11,14 @@ with their error, and are never replayed.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
-from ioa_synth.llm.client import CallRecord, LLMClient
+from ioa_synth.llm.client import SEED_RANGE, CallRecord, LLMClient
 from ioa_synth.llm.prompts import Prompt
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.store.catalog import Catalog
@@ -30,6 +31,20 @@ CallKey = tuple[str, int, str, int]
 
 #: ``derive(call_id, value) -> entries`` stored with a successful call (same journal write).
 Derive = Callable[[str, Any], list[Entry]]
+
+
+def call_seed(base: int | None, key: tuple[Any, ...]) -> int | None:
+    """The sampling seed of the call ``key`` (``(case_id, stage, role, attempt)``): the
+    first 4 bytes of the SHA-256 of the key's parts joined by ``"|"``, plus ``base``,
+    modulo :data:`SEED_RANGE`; ``None`` when ``base`` is ``None`` (send no seed).
+
+    Stable across processes and machines (not Python's salted ``hash``), so a re-run sends
+    the same seeds and a new attempt a different one.
+    """
+    if base is None:
+        return None
+    digest = hashlib.sha256("|".join(str(k) for k in key).encode("utf-8")).digest()
+    return (int.from_bytes(digest[:4], "big") + base) % SEED_RANGE
 
 
 def now_utc() -> datetime:
@@ -113,7 +128,8 @@ class CallRecorder:
         def store_failed(rec: CallRecord) -> None:
             self.catalog.record([("llm_calls", call_row(base, rec))])
 
-        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed)
+        seed = call_seed(client.endpoint.seed, key)  # a new attempt is a new draw; a re-run the same one
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed)
         tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
         with self._lock:
             self.tokens_by_case[case_id] = self.tokens_by_case.get(case_id, 0) + tokens

@@ -33,7 +33,7 @@ def _templates_of(component: str, templates: dict[str, str]) -> dict[str, str]:
 
 def component_description(component: str, identity: dict[str, Any], templates: dict[str, str],
                           rubric: dict[str, Any]) -> dict[str, Any]:
-    """What is fingerprinted for one component: ``identity`` (model, temperature,
+    """What is fingerprinted for one component: ``identity`` (model, seed base, temperature,
     structured output, request options; no base URL), its templates, for judges the rubric and
     for the generator the content-gate thresholds (``ioa_synth.protocol.gates``)."""
     desc = {k: v for k, v in identity.items() if k != "base_url"}

@@ -1,0 +1,149 @@
+"""Content gates on the form of generated text (the gaps a fresh user of the demo found
+after issue 9): text cut off at its field's length limit, schema field names or JSON
+syntax inside a text field, a surface form that is a question, stock placeholder names,
+two members with (nearly) the same ``private_state`` or hidden assumptions, and one
+``why_undetected`` reason repeated across MAs.
+
+Called by :func:`ioa_synth.protocol.gates.stage1_gate_failures` and
+:func:`~ioa_synth.protocol.gates.stage2_gate_failures`; every threshold is a field of
+:class:`~ioa_synth.protocol.gates.GateThresholds` (README, "Content gates").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from itertools import combinations
+from typing import Iterable
+
+from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.gates import overlap, stems, words
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
+
+_TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
+
+
+@lru_cache(maxsize=1)
+def field_limits() -> dict[str, int]:
+    """``{field name: maxLength}`` of every string field (and list-of-string item) in the
+    stage-1 and stage-2 request schemas (:func:`~ioa_synth.protocol.schemas.request_schema`),
+    i.e. the lengths at which a llama.cpp grammar stops a string."""
+    limits: dict[str, int] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, list):
+            for sub in node:
+                walk(sub)
+        elif isinstance(node, dict):
+            for key, sub in (node.get("properties") or {}).items():
+                leaf = sub.get("items", {}) if sub.get("type") == "array" else sub
+                if isinstance(leaf, dict) and leaf.get("type") == "string" and "maxLength" in leaf:
+                    limits[key] = leaf["maxLength"]
+            for sub in node.values():
+                walk(sub)
+
+    for model in (Stage1Output, Stage2Output):
+        walk(request_schema(model))
+    return limits
+
+
+def _field_name(where: str) -> str:
+    return re.sub(r"\[\d+\]$", "", where.rsplit(".", 1)[-1])
+
+
+def cut_off(where: str, text: str, gates: GateThresholds) -> bool:
+    """True when ``text`` (in field ``where``, e.g. ``MA1.surface_form``) is within
+    :attr:`GateThresholds.cutoff_margin_chars` of its field's ``maxLength``: the schema's
+    grammar cut it there, mid-sentence."""
+    limit = field_limits().get(_field_name(where))
+    return limit is not None and len(text) >= limit - gates.cutoff_margin_chars
+
+
+def has_json_syntax(text: str, gates: GateThresholds) -> bool:
+    """True when ``text`` contains a schema field name (:attr:`GateThresholds.field_name_words`)
+    or JSON syntax (:attr:`GateThresholds.json_syntax`): a model that lost track of the JSON
+    structure wrote part of the object into a value."""
+    low = text.lower()
+    return (any(re.search(rf"\b{re.escape(n)}\b", low) for n in gates.field_name_words)
+            or any(re.search(rx, text) for rx in gates.json_syntax))
+
+
+def is_question(surface: str, gates: GateThresholds) -> bool:
+    """True when a surface form is a question (contains ``?`` or starts with one of
+    :attr:`GateThresholds.question_words`) rather than a phrase both members say."""
+    toks = surface.lower().split()
+    return "?" in surface or (len(toks) > 1 and toks[0].strip("\"'(") in gates.question_words)
+
+
+def is_stock_name(name: str, gates: GateThresholds) -> bool:
+    """True when ``name`` (titles dropped, lower case) is one of :attr:`GateThresholds.stock_names`."""
+    return " ".join(w for w in words(name) if w not in _TITLES) in gates.stock_names
+
+
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "cannot", "without"})
+
+
+def same_premise(a: str, b: str, names: set[str], gates: GateThresholds) -> tuple[bool, float]:
+    """``(same, share)``: whether two members' statements ``a`` and ``b`` are one premise.
+
+    ``share`` is the Jaccard overlap of their stemmed content tokens without the members'
+    names and ids (``names``: lower-cased tokens), so that "John assumes X" and "Jane
+    assumes X" are the copy they are; they are the same when ``share`` reaches
+    :attr:`GateThresholds.max_member_overlap`, unless exactly one of them is negated
+    ("is accurate enough" vs "may not be accurate enough" are two premises).
+    """
+    sa = {w for w in stems(a) if w not in names}
+    sb = {w for w in stems(b) if w not in names}
+    share = len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+    negated = [bool(_NEGATIONS & set(words(t))) or "n't" in t.lower() for t in (a, b)]
+    return share >= gates.max_member_overlap and negated[0] == negated[1], share
+
+
+def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
+    """One failure listing every cut-off field, one listing every field with JSON syntax."""
+    cut: list[str] = []
+    json_in: list[str] = []
+    for where, text in fields:
+        if cut_off(where, text, gates):
+            cut.append(f"{where} ({len(text)} chars, ends {text[-20:]!r})")
+        if has_json_syntax(text, gates):
+            json_in.append(where)
+    out: list[str] = []
+    if cut:
+        out.append(f"text cut off at its length limit in {', '.join(cut)}; write it shorter, as complete sentences")
+    if json_in:
+        out.append(f"field names or JSON syntax inside the text of {', '.join(json_in)}; "
+                   "each value is plain prose about its own field")
+    return out
+
+
+def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates: GateThresholds) -> list[str]:
+    """Form failures of a stage-1 output whose text ``fields`` are ``(where, text)`` pairs."""
+    failures = form_failures(fields, gates)
+    for m in out.members:
+        if is_stock_name(m.name, gates):
+            failures.append(f"{m.id}.name {m.name!r} is a stock placeholder name; give a realistic, specific name")
+    if len(out.members) == 2:
+        a, b = out.members
+        names = set(stems(f"{a.id} {a.name} {b.id} {b.name}", content=False))
+        same_state, share = same_premise(a.private_state, b.private_state, names, gates)
+        if same_state:
+            failures.append(f"{a.id} and {b.id} have (nearly) the same private_state ({share:.0%} shared content "
+                            "words); each member's goals are their own")
+        same = [(i, j) for i, x in enumerate(a.hidden_assumptions) for j, y in enumerate(b.hidden_assumptions)
+                if same_premise(x, y, names, gates)[0]]
+        if same:
+            pairs = ", ".join(f"{a.id}[{i}]~{b.id}[{j}]" for i, j in same)
+            failures.append(f"{a.id} and {b.id} share (nearly) the same hidden assumptions ({pairs}); "
+                            "each member takes different things for granted")
+    for p in out.misalignment_points:
+        if is_question(p.surface_form, gates):
+            failures.append(f"{p.id}.surface_form {p.surface_form!r} is a question; give the noun phrase both "
+                            "members say")
+    for p, q in combinations(out.misalignment_points, 2):
+        share = overlap(p.why_undetected, q.why_undetected)
+        if share >= gates.max_why_undetected_overlap:
+            failures.append(f"{q.id}.why_undetected repeats {p.id}'s ({share:.0%} shared content words); "
+                            "give each point its own reason")
+    return failures
+
