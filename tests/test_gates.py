@@ -201,6 +201,18 @@ def test_text_copied_from_a_field_description_fails():
     assert not copies_description(SEPSIS["misalignment_points"][0]["member_a_understanding"])
 
 
+def test_copied_description_length_comes_from_the_thresholds_given():
+    words = FIELD_DESCRIPTIONS["member_b_understanding"].split()
+    three = "Our plan: " + " ".join(words[:3]) + " and nothing else."
+    assert not copies_description(three)  # the shipped threshold needs a longer run of words
+    strict = load_gates().model_copy(update={"copied_description_words": 3})
+    assert copies_description(three, strict)
+    data = valid_stage1(2)
+    data["misalignment_points"][1]["member_b_understanding"] = three + " " + data["misalignment_points"][1]["member_b_understanding"]
+    assert any("copies the field description" in f
+               for f in stage1_gate_failures(Stage1Output.model_validate(data), strict))
+
+
 def test_nearly_equal_understandings_fail_and_distinct_readings_of_one_term_pass():
     data = valid_stage1(2)
     p = data["misalignment_points"][0]

@@ -96,16 +96,17 @@ def _ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
 
 
-@lru_cache(maxsize=1)
-def _description_grams() -> frozenset[tuple[str, ...]]:
-    n = load_gates().copied_description_words
+@lru_cache(maxsize=4)
+def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
     return frozenset(g for d in FIELD_DESCRIPTIONS.values() for g in _ngrams(words(d), n))
 
 
-def copies_description(text: str) -> bool:
+def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
     """True when ``text`` shares :attr:`GateThresholds.copied_description_words` consecutive
-    words with a field description of the generator prompts."""
-    return bool(_ngrams(words(text), load_gates().copied_description_words) & _description_grams())
+    words (of ``gates``, default the shipped thresholds) with a field description of the
+    generator prompts."""
+    n = (gates or load_gates()).copied_description_words
+    return bool(_ngrams(words(text), n) & _description_grams(n))
 
 
 def overlap(a: str, b: str) -> float:
@@ -129,7 +130,7 @@ def _text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> 
     for where, text in fields:
         if is_placeholder(text, gates):
             empty.append(f"{where} ({text.strip()[:12]!r})")
-        elif copies_description(text):
+        elif copies_description(text, gates):
             copied.append(where)
     out: list[str] = []
     if empty:
