@@ -181,8 +181,8 @@ class Pipeline:
         model = Stage1Output if stage == 1 else Stage2Output
         prompt = render(stage, "generator", **generator_context(stage, case.seed, profiles, previous, feedback))
         name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
-        value, _ = self._call(self.generator, case, stage, "generator", attempt, prompt, request_schema(model),
-                              name, model.model_validate, scores=None)
+        value, _ = self.calls.call(self.generator, (case.case_id, stage, "generator", attempt), prompt,
+                                   request_schema(model), name, model.model_validate)
         return value
 
     def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel) -> Judgement:
@@ -190,20 +190,17 @@ class Pipeline:
         ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
         ctx = judge_context(stage, case.seed, profiles, gen if stage == 2 else None, self.rubric)
         prompt = render(stage, "judge", **ctx)
-        value, _ = self._call(self.judge, case, stage, self.judge_role, attempt, prompt, judge_schema(srub, ma_ids),
-                              f"stage{stage}_scores", lambda d: parse_judgement(self.rubric, stage, d, ma_ids),
-                              scores=True)
+        role, model = self.judge_role, self.judge.endpoint.model
+
+        def score_rows(call_id: str, verdict: Judgement) -> list:  # stored with the call, one journal write
+            return [("scores", r) for r in _score_rows(call_id, case.case_id, stage, attempt, role, model, verdict)]
+
+        value, _ = self.calls.call(self.judge, (case.case_id, stage, role, attempt), prompt, judge_schema(srub, ma_ids),
+                                   f"stage{stage}_scores", lambda d: parse_judgement(self.rubric, stage, d, ma_ids),
+                                   score_rows)
         return value
 
-    # -- calls and storage -----------------------------------------------------------
-    def _call(self, client: LLMClient, case: Case, stage: int, role: str, attempt: int, prompt: Any,
-              schema: dict[str, Any], name: str, parse: Callable[[Any], Any], scores: bool | None) -> tuple[Any, bool]:
-        derive = None
-        if scores:
-            def derive(call_id: str, value: Judgement) -> list:
-                return [("scores", r) for r in _score_rows(call_id, case.case_id, stage, attempt, role,
-                                                           client.endpoint.model, value)]
-        return self.calls.call(client, (case.case_id, stage, role, attempt), prompt, schema, name, parse, derive)
+    # -- storage -----------------------------------------------------------------------
 
     def _write_record(self, case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> None:
         turns = [t.model_dump() for t in dialogue.turns]

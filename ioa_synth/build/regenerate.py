@@ -21,6 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from ioa_synth.build.builddir import open_catalog
+from ioa_synth.store.calls import load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.run import generation_run
@@ -98,20 +99,14 @@ def accepted_profiles(catalog: Catalog, rubric: Rubric, case_id: str) -> tuple[S
     if not passed:
         return None
     attempt = max(passed)
-    texts = {role: _reply(catalog, case_id, role, attempt) for role in ("generator", "judge")}
+    stored = load_replay(catalog, [case_id])
+    texts = {role: stored.get((case_id, 1, role, attempt)) for role in ("generator", "judge")}
     if None in texts.values():
         return None
     profiles = Stage1Output.model_validate(reply_json(texts["generator"]))
     ma_ids = [p.id for p in profiles.misalignment_points]
     judgement = parse_judgement(rubric, 1, reply_json(texts["judge"]), ma_ids)
     return profiles, {"attempt": attempt, **judgement.as_quality()}
-
-
-def _reply(catalog: Catalog, case_id: str, role: str, attempt: int) -> str | None:
-    rows = catalog.execute(
-        "SELECT response_text FROM llm_calls WHERE case_id = ? AND stage = 1 AND role = ? AND attempt = ? "
-        "AND error IS NULL ORDER BY created_at DESC LIMIT 1", [case_id, role, attempt])
-    return rows[0][0] if rows else None
 
 
 def plan_targets(catalog: Catalog, out_dir: Path, rows: list[dict], stage: int,

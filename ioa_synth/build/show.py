@@ -30,6 +30,7 @@ from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
+from ioa_synth.store.calls import load_replay
 from ioa_synth.store.catalog import Catalog
 
 
@@ -38,9 +39,7 @@ class ShowError(ValueError):
 
 
 def _generations(cat: Catalog, case_id: str) -> dict[tuple[int, int], str]:
-    rows = cat.execute("SELECT stage, attempt, last(response_text ORDER BY created_at) FROM llm_calls "
-                       "WHERE case_id = ? AND role = 'generator' AND error IS NULL GROUP BY ALL", [case_id])
-    return {(s, a): text for s, a, text in rows}
+    return {(s, a): text for (_, s, role, a), text in load_replay(cat, [case_id]).items() if role == "generator"}
 
 
 def _scores(cat: Catalog, case_id: str, stage: int, attempt: int) -> list[dict[str, Any]]:
