@@ -322,3 +322,31 @@ def test_repeated_utterances_fail_but_short_acknowledgements_do_not():
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][6]["utterance"] = d["turns"][7]["utterance"] = "Agreed, sounds good."
     assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(SEPSIS)) == []
+
+
+def test_stemming_is_safe_from_concurrent_worker_threads():
+    # build runs cases in worker threads; a Snowball stemmer shared between them corrupts its
+    # cursor (IndexError or wrong stems): each thread must stem with its own
+    import threading
+
+    from ioa_synth.protocol.gates import stems
+
+    text = " ".join(["generalization regularization hospitalization internationalization"] * 50)
+    want = stems(text)
+    errors: list[str] = []
+
+    def work() -> None:
+        try:
+            for _ in range(200):
+                if stems(text) != want:
+                    errors.append("wrong stems")
+                    return
+        except Exception as exc:  # noqa: BLE001 - any failure is the finding
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

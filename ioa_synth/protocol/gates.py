@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from functools import lru_cache
 from typing import Iterable
 
@@ -53,11 +54,18 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import snowballstemmer
+_local = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer():
+    """This thread's Snowball English stemmer: a stemmer object keeps its cursor between
+    calls, so one shared by the build's worker threads corrupts words (IndexError)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=1)
