@@ -8,7 +8,8 @@ import json
 
 from conftest import real_seed_tuples
 
-from ioa_synth.build.contexts import generator_context, member_names
+from ioa_synth.build.contexts import generator_context
+from ioa_synth.protocol.plan import member_names
 from ioa_synth.llm.prompts import render
 from ioa_synth.llm.scripted_server import valid_stage1
 from ioa_synth.protocol.gates import is_placeholder, load_gates

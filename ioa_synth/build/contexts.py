@@ -4,6 +4,10 @@
 | prompt | seed title+abstract | domain, task type | scenario | full profiles | MAs | outline | dialogue |
 | --- | --- | --- | --- | --- | --- | --- | --- |
 | stage-1 generator (G_participants) | yes | yes | - | - | - | - | - |
+
+The stage-1 generator also sees the case plan (:class:`~ioa_synth.protocol.plan.CasePlan`:
+member names, MA ids, outline length, speakers and anchor turns), which its request schema
+enforces.
 | stage-1 judge (J_participants) | yes | yes | yes | yes | yes | - | - |
 | stage-2 generator (G_dialogue) | - | - | yes | yes | yes (with topic, why_undetected) | yes | - |
 | stage-2 judge (J_dialogue) | yes | yes | yes | yes | yes | yes | yes, with inner thoughts |
@@ -17,35 +21,13 @@ same text), so the new attempt repeated the failure.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
+from ioa_synth.protocol.plan import CasePlan
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
-
-
-#: Given and family names the stage-1 generator is asked to use (two per case, see
-#: :func:`member_names`): small models otherwise name nearly every pair "John Doe" and
-#: "Jane Smith", which the content gates reject as stock placeholders.
-GIVEN_NAMES = ("Amara", "Bogdan", "Chiara", "Dmitri", "Esra", "Farid", "Grete", "Hiroshi", "Ines", "Jomo",
-               "Kalani", "Leilani", "Mateus", "Nadia", "Oskar", "Priya", "Quentin", "Rania", "Sven", "Tamsin",
-               "Ugo", "Valeria", "Wen", "Ximena", "Yusuf", "Zofia", "Anders", "Beatriz", "Cormac", "Dalia")
-FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fontaine", "Gupta", "Halvorsen", "Ibarra",
-                "Jankowski", "Kowalczyk", "Lindqvist", "Mensah", "Nakamura", "Okafor", "Petrenko", "Quispe",
-                "Rahimi", "Sato", "Tiwari", "Ueda", "Varga", "Whitfield", "Xu", "Yilmaz", "Zanetti", "Abara",
-                "Bianchi", "Chowdhury", "Delacroix")
-
-
-def member_names(seed_id: str) -> tuple[str, str]:
-    """Two distinct full names for M1 and M2, fixed per seed tuple: picked from
-    :data:`GIVEN_NAMES` x :data:`FAMILY_NAMES` by the SHA-256 of ``seed_id``."""
-    d = hashlib.sha256(seed_id.encode("utf-8")).digest()
-    g1, g2 = d[0] % len(GIVEN_NAMES), d[1] % (len(GIVEN_NAMES) - 1)
-    f1, f2 = d[2] % len(FAMILY_NAMES), d[3] % (len(FAMILY_NAMES) - 1)
-    g2, f2 = g2 + (g2 >= g1), f2 + (f2 >= f1)
-    return f"{GIVEN_NAMES[g1]} {FAMILY_NAMES[f1]}", f"{GIVEN_NAMES[g2]} {FAMILY_NAMES[f2]}"
 
 
 def _seed(seed: SeedTuple) -> dict[str, Any]:
@@ -58,7 +40,7 @@ def generator_context(stage: int, seed: SeedTuple, profiles: Stage1Output | None
     """Context of the stage-``stage`` generator template; ``profiles`` is required for stage 2."""
     ctx: dict[str, Any] = {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS}
     if stage == 1:
-        return ctx | _seed(seed) | {"ma_types": MA_TYPES, "names": member_names(seed.seed_id)}
+        return ctx | _seed(seed) | {"ma_types": MA_TYPES} | CasePlan.for_seed(seed.seed_id).describe()
     assert profiles is not None
     return ctx | {"profiles": profiles.model_dump()}
 

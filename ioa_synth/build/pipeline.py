@@ -7,7 +7,8 @@ content gates (:mod:`ioa_synth.protocol.gates`); a failure there costs no judge 
 A stage that fails its rules, its gates or its θ gets exactly one regeneration whose
 request says what failed (broken rules, gate failures, or every dimension below θ with
 score/max followed by the judge's text); a second failure discards the case with the
-reasons. Stage 2 regenerates the dialogue only; the accepted profiles stay.
+reasons. Stage 2 regenerates the dialogue only; the accepted profiles stay. Each
+generator request carries the case's plan (:mod:`ioa_synth.protocol.plan`) in its schema.
 
 Every successful LLM call is stored (with the scores it produced) in one catalog
 transaction, and a re-run replays stored calls instead of paying for them again: a
@@ -30,7 +31,8 @@ from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgemen
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.prompts import render
 from ioa_synth.protocol.rubric import Rubric
-from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema, stage1_problems, stage2_problems
+from ioa_synth.protocol.plan import CasePlan, stage2_schema
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.store.calls import CallRecorder, now_utc
 
@@ -181,8 +183,9 @@ class Pipeline:
         model = Stage1Output if stage == 1 else Stage2Output
         prompt = render(stage, "generator", **generator_context(stage, case.seed, profiles, previous, feedback))
         name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
+        schema = CasePlan.for_seed(case.seed.seed_id).stage1_schema() if stage == 1 else stage2_schema(profiles)
         value, _ = self.calls.call(self.generator, (case.case_id, stage, "generator", attempt), prompt,
-                                   request_schema(model), name, model.model_validate)
+                                   schema, name, model.model_validate)
         return value
 
     def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel) -> Judgement:

@@ -33,7 +33,8 @@ DEFAULT_TEMPERATURE: dict[str, float] = {
 DEFAULT_SEED = 0
 
 #: Keys of ``request_options`` passed through to ``chat.completions.create``.
-REQUEST_OPTION_KEYS = ("extra_body", "reasoning_effort", "max_tokens", "max_completion_tokens", "top_p")
+REQUEST_OPTION_KEYS = ("extra_body", "reasoning_effort", "max_tokens", "max_completion_tokens", "top_p",
+                       "presence_penalty", "frequency_penalty")
 
 StructuredOutput = Literal["json_schema", "json_object_schema", "none"]
 

@@ -297,7 +297,9 @@ class EmbeddedServer:
         cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()),
                "--model", str(gguf), "--model_alias", self.name,
                "--host", "127.0.0.1", "--port", str(self.port),
-               "--n_ctx", str(self.n_ctx), "--n_threads", str(_cores())]
+               "--n_ctx", str(self.n_ctx), "--n_threads", str(_cores()),
+               # penalties over the whole reply, as OpenAI's presence/frequency_penalty (llama.cpp: last 64 tokens)
+               "--last_n_tokens_size", str(self.n_ctx)]
         self._log.write(f"\n=== ioa-synth: {' '.join(cmd[3:])}\n".encode())
         self._log.flush()
         self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,

@@ -14,6 +14,7 @@ from typing import Any
 
 from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.protocol.gates import load_gates
+from ioa_synth.protocol.plan import PLAN_VERSION
 from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
 
 #: 2: per-component descriptions without base URL (1: one description with base URLs).
@@ -35,13 +36,15 @@ def component_description(component: str, identity: dict[str, Any], templates: d
                           rubric: dict[str, Any]) -> dict[str, Any]:
     """What is fingerprinted for one component: ``identity`` (model, seed base, temperature,
     structured output, request options; no base URL), its templates, for judges the rubric and
-    for the generator the content-gate thresholds (``ioa_synth.protocol.gates``)."""
+    for the generator the content-gate thresholds (``ioa_synth.protocol.gates``) and the
+    version of the case plan (``ioa_synth.protocol.plan``)."""
     desc = {k: v for k, v in identity.items() if k != "base_url"}
     desc["templates"] = _templates_of(component, templates)
     if component in JUDGE_ROLES:
         desc["rubric"] = rubric
     if component == "generator":
         desc["gates"] = load_gates().model_dump(mode="json")  # the content gates admit or reject its output
+        desc["case_plan"] = PLAN_VERSION  # the plan's schema constants shape what it writes
     return desc
 
 

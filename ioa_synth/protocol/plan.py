@@ -1,0 +1,166 @@
+"""The case plan: what the toolkit fixes for a seed tuple before the generator writes it,
+and the request schemas that hold the generator to it.
+
+The protocol leaves the shape of a case open within bounds (2-4 misalignment points, at
+least one definitional, an outline that touches every point, a dialogue that follows the
+outline with the two members' ids and names). A model asked to choose all of that at
+once breaks it often: the 1.5B demo model numbered outline points that did not exist,
+named no turn after a point, gave a turn the wrong speaker name. The plan fixes these
+choices per seed tuple, deterministically (a hash of ``seed_id``), and the per-case
+request schema carries them as ``const``/``enum`` values, so constrained decoding
+(llama.cpp grammars, vLLM, OpenAI structured outputs) cannot break them. The content
+(scenario, profiles, readings, descriptions, utterances) stays the model's.
+
+| fixed by the plan | how the schema holds it |
+| --- | --- |
+| member ids M1, M2 and their names (:func:`member_names`) | ``prefixItems`` of two members, ``id``/``name`` ``const`` |
+| the number of MAs (2-4, :func:`points_for`), ids MA1..MAn, MA1 ``definitional`` | ``prefixItems``, ``id`` ``const``, MA1 ``type`` ``const`` |
+| outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids, an anchor turn's first id ``const`` |
+| stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
+
+Parsing and the gates stay as lenient as before: a reply from an endpoint that ignores
+the schema is still checked by :func:`~ioa_synth.protocol.schemas.stage1_problems` and
+the content gates.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
+
+#: Given and family names the stage-1 generator is given (two per case, see
+#: :func:`member_names`): small models otherwise name nearly every pair "John Doe" and
+#: "Jane Smith", which the content gates reject as stock placeholders.
+GIVEN_NAMES = ("Amara", "Bogdan", "Chiara", "Dmitri", "Esra", "Farid", "Grete", "Hiroshi", "Ines", "Jomo",
+               "Kalani", "Leilani", "Mateus", "Nadia", "Oskar", "Priya", "Quentin", "Rania", "Sven", "Tamsin",
+               "Ugo", "Valeria", "Wen", "Ximena", "Yusuf", "Zofia", "Anders", "Beatriz", "Cormac", "Dalia")
+FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fontaine", "Gupta", "Halvorsen", "Ibarra",
+                "Jankowski", "Kowalczyk", "Lindqvist", "Mensah", "Nakamura", "Okafor", "Petrenko", "Quispe",
+                "Rahimi", "Sato", "Tiwari", "Ueda", "Varga", "Whitfield", "Xu", "Yilmaz", "Zanetti", "Abara",
+                "Bianchi", "Chowdhury", "Delacroix")
+
+#: Version of the planning rules below; part of the generator's fingerprint, since the
+#: plan decides what the generator may write.
+PLAN_VERSION = 1
+
+#: Number of misalignment points a case may be planned with (PROTOCOL.md §3: 2-4).
+POINT_COUNTS = (2, 3, 4)
+
+
+def _digest(seed_id: str) -> bytes:
+    return hashlib.sha256(seed_id.encode("utf-8")).digest()
+
+
+def member_names(seed_id: str) -> tuple[str, str]:
+    """Two distinct full names for M1 and M2, fixed per seed tuple: picked from
+    :data:`GIVEN_NAMES` x :data:`FAMILY_NAMES` by the SHA-256 of ``seed_id``."""
+    d = _digest(seed_id)
+    g1, g2 = d[0] % len(GIVEN_NAMES), d[1] % (len(GIVEN_NAMES) - 1)
+    f1, f2 = d[2] % len(FAMILY_NAMES), d[3] % (len(FAMILY_NAMES) - 1)
+    g2, f2 = g2 + (g2 >= g1), f2 + (f2 >= f1)
+    return f"{GIVEN_NAMES[g1]} {FAMILY_NAMES[f1]}", f"{GIVEN_NAMES[g2]} {FAMILY_NAMES[f2]}"
+
+
+def points_for(seed_id: str) -> int:
+    """The number of misalignment points (2, 3 or 4) planned for a seed tuple: byte 4 of
+    the SHA-256 of ``seed_id`` modulo 3, so a split spreads evenly over 2-4."""
+    return POINT_COUNTS[_digest(seed_id)[4] % len(POINT_COUNTS)]
+
+
+def anchor_turns(n_points: int, n_turns: int) -> list[int]:
+    """Outline turn numbers (1-based) where MA1..MAn are first voiced: spread from turn 2
+    to four turns before the end, in order, so the meeting opens before the first point
+    and has room to close in apparent agreement after the last."""
+    last = n_turns - 3
+    if n_points == 1:
+        return [2]
+    return [2 + round(k * (last - 2) / (n_points - 1)) for k in range(n_points)]
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    """What the toolkit fixes for one seed tuple (see the module docstring).
+
+    ``names``: (M1, M2) full names; ``ma_ids``: ``("MA1", ...)``, 2-4 of them;
+    ``speakers``: the outline's speaker per turn (alternating, M1 first); ``anchors``:
+    ``{MA id: outline turn}`` where each point is first voiced.
+    """
+
+    names: tuple[str, str]
+    ma_ids: tuple[str, ...]
+    speakers: tuple[str, ...]
+    anchors: dict[str, int]
+
+    @classmethod
+    def for_seed(cls, seed_id: str) -> CasePlan:
+        """The plan of the seed tuple ``seed_id`` (deterministic)."""
+        n = points_for(seed_id)
+        n_turns = 2 * n + 4
+        ids = tuple(f"MA{i}" for i in range(1, n + 1))
+        speakers = tuple("M1" if t % 2 else "M2" for t in range(1, n_turns + 1))
+        return cls(member_names(seed_id), ids, speakers, dict(zip(ids, anchor_turns(n, n_turns))))
+
+    def stage1_schema(self) -> dict[str, Any]:
+        """The stage-1 request schema (of :class:`Stage1Output`) with this plan's ids,
+        names, point count, definitional MA1 and outline skeleton as constants."""
+        schema = copy.deepcopy(request_schema(Stage1Output))
+        props = schema["properties"]
+        member = props["members"].pop("items")
+        props["members"]["prefixItems"] = [_with_consts(member, id=mid, name=name)
+                                           for mid, name in zip(("M1", "M2"), self.names)]
+        point = props["misalignment_points"].pop("items")
+        points = [_with_consts(point, id=i) for i in self.ma_ids]
+        points[0]["properties"]["type"] = {"type": "string", "const": "definitional"}
+        props["misalignment_points"].update(prefixItems=points, minItems=len(points), maxItems=len(points))
+        turn = props["conversation_outline"].pop("items")
+        turn["properties"]["ma_ids"] = {"type": "array", "items": {"type": "string", "enum": list(self.ma_ids)},
+                                        "maxItems": 2}
+        turns = []
+        for number, speaker in enumerate(self.speakers, start=1):
+            t = _with_consts(turn, turn=number, speaker=speaker)
+            first = [i for i, at in self.anchors.items() if at == number]
+            if first:  # the anchor turn lists its point: exactly that id
+                t["properties"]["ma_ids"] = {"type": "array", "prefixItems": [{"type": "string", "const": first[0]}],
+                                             "minItems": 1, "maxItems": 1}
+            turns.append(t)
+        props["conversation_outline"].update(prefixItems=turns, minItems=len(turns), maxItems=len(turns))
+        return schema
+
+    def describe(self) -> dict[str, Any]:
+        """The plan as template context: ``names``, ``ma_ids``, ``n_points``, ``n_turns``,
+        ``anchors`` (``{MA id: turn}``) and ``speakers``."""
+        return {"names": self.names, "ma_ids": list(self.ma_ids), "n_points": len(self.ma_ids),
+                "n_turns": len(self.speakers), "anchors": dict(self.anchors), "speakers": list(self.speakers)}
+
+
+def stage2_schema(profiles: Stage1Output) -> dict[str, Any]:
+    """The stage-2 request schema (of :class:`Stage2Output`) with one turn per outline turn
+    of the accepted ``profiles``: its ``turn_idx``, ``speaker_id`` and the speaker's
+    ``speaker_name`` as constants (a speaker id the profiles lack keeps the open schema)."""
+    schema = copy.deepcopy(request_schema(Stage2Output))
+    names = {m.id: m.name for m in profiles.members}
+    outline = profiles.conversation_outline
+    if not outline or any(t.speaker not in names for t in outline):
+        return schema
+    turns = schema["properties"]["turns"]
+    turn = turns.pop("items")
+    turns["prefixItems"] = [_with_consts(turn, turn_idx=i, speaker_id=t.speaker, speaker_name=names[t.speaker])
+                            for i, t in enumerate(outline, start=1)]
+    turns.update(minItems=len(outline), maxItems=len(outline))
+    return schema
+
+
+def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj_schema)
+    for key, value in consts.items():
+        kind = "integer" if isinstance(value, int) else "string"
+        out["properties"][key] = {"type": kind, "const": value}
+    return out
+
+
+__all__ = ["CasePlan", "PLAN_VERSION", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
+           "stage2_schema"]

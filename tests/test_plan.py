@@ -1,0 +1,106 @@
+"""The case plan: per seed tuple the toolkit fixes member ids and names, the number of MAs,
+a definitional MA1 and the outline skeleton, and the generator's request schema holds the
+model to them (a grammar cannot number a point that does not exist)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from conftest import real_seed_tuples
+from ioa_helpers import build
+
+from ioa_synth.llm.scripted_server import request_kind, valid_stage1
+from ioa_synth.protocol.plan import CasePlan, anchor_turns, member_names, points_for, stage2_schema
+from ioa_synth.protocol.schemas import Stage1Output
+
+
+def _schema(body: dict) -> dict:
+    fmt = body["response_format"]
+    return fmt.get("schema") or fmt["json_schema"]["schema"]
+
+
+def test_plan_is_fixed_per_seed_and_spreads_over_two_to_four_points():
+    seeds = [s["seed_id"] for s in real_seed_tuples(60)]
+    counts = Counter(points_for(s) for s in seeds)
+    assert set(counts) == {2, 3, 4} and min(counts.values()) >= 10, counts
+    for s in seeds[:10]:
+        plan = CasePlan.for_seed(s)
+        assert plan == CasePlan.for_seed(s)
+        n = len(plan.ma_ids)
+        assert plan.ma_ids == tuple(f"MA{i}" for i in range(1, n + 1))
+        assert len(plan.speakers) == 2 * n + 4
+        assert plan.speakers[:4] == ("M1", "M2", "M1", "M2")
+        turns = list(plan.anchors.values())
+        assert turns == sorted(set(turns)) and turns[0] == 2 and turns[-1] <= len(plan.speakers) - 3
+        assert plan.names == member_names(s)
+
+
+def test_anchor_turns_leave_an_opening_and_a_close():
+    assert anchor_turns(2, 8) == [2, 5]
+    assert anchor_turns(3, 10) == [2, 4, 7]
+    assert anchor_turns(4, 12) == [2, 4, 7, 9]
+
+
+def test_stage1_schema_holds_ids_names_count_definitional_and_outline():
+    seed = real_seed_tuples(1)[0]["seed_id"]
+    plan = CasePlan.for_seed(seed)
+    props = plan.stage1_schema()["properties"]
+    members = props["members"]["prefixItems"]
+    assert [(m["properties"]["id"]["const"], m["properties"]["name"]["const"]) for m in members] == \
+        list(zip(("M1", "M2"), plan.names))
+    points = props["misalignment_points"]
+    assert [p["properties"]["id"]["const"] for p in points["prefixItems"]] == list(plan.ma_ids)
+    assert points["minItems"] == points["maxItems"] == len(plan.ma_ids)
+    assert points["prefixItems"][0]["properties"]["type"]["const"] == "definitional"
+    assert "const" not in points["prefixItems"][1]["properties"]["type"]  # the others are the model's choice
+    outline = props["conversation_outline"]["prefixItems"]
+    assert [t["properties"]["turn"]["const"] for t in outline] == list(range(1, len(plan.speakers) + 1))
+    assert [t["properties"]["speaker"]["const"] for t in outline] == list(plan.speakers)
+    for ma, turn in plan.anchors.items():
+        assert outline[turn - 1]["properties"]["ma_ids"]["prefixItems"] == [{"type": "string", "const": ma}]
+    free = [t for i, t in enumerate(outline, 1) if i not in plan.anchors.values()]
+    assert all(t["properties"]["ma_ids"]["items"]["enum"] == list(plan.ma_ids) for t in free)
+    # the generic schema, which other code reads for field limits, is untouched
+    assert "prefixItems" not in Stage1Output.model_json_schema()["properties"]["members"]
+
+
+def test_stage2_schema_has_one_turn_per_outline_turn_with_its_speaker():
+    profiles = Stage1Output.model_validate(valid_stage1())
+    turns = stage2_schema(profiles)["properties"]["turns"]
+    names = {m.id: m.name for m in profiles.members}
+    got = [(t["properties"]["turn_idx"]["const"], t["properties"]["speaker_id"]["const"],
+            t["properties"]["speaker_name"]["const"]) for t in turns["prefixItems"]]
+    assert got == [(i, t.speaker, names[t.speaker]) for i, t in enumerate(profiles.conversation_outline, 1)]
+    assert turns["minItems"] == turns["maxItems"] == len(profiles.conversation_outline)
+
+
+def test_plan_schemas_compile_to_llama_cpp_grammars():
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    plan = CasePlan.for_seed(real_seed_tuples(1)[0]["seed_id"])
+    profiles = Stage1Output.model_validate(valid_stage1())
+    for schema, const in ((plan.stage1_schema(), plan.names[1]), (stage2_schema(profiles), profiles.members[1].name)):
+        grammar = json_schema_to_gbnf(json.dumps(schema))
+        assert const in grammar and "tuple-1" in grammar  # the constants and the fixed-length lists are enforced
+
+
+def test_build_sends_each_case_its_plan(endpoint, cli, seeds_file, tmp_path):
+    server = endpoint()
+    seeds = seeds_file(2)
+    build(cli, seeds, tmp_path / "out")
+    by_seed = {json.loads(line)["seed_id"] for line in seeds.read_text().splitlines()}
+    sent = [r["body"] for r in server.requests if request_kind(r["body"]) == "stage1_generator"]
+    assert len(sent) == 2
+    seen_names = set()
+    for body in sent:
+        prompt = body["messages"][-1]["content"]
+        members = _schema(body)["properties"]["members"]["prefixItems"]
+        names = tuple(m["properties"]["name"]["const"] for m in members)
+        seen_names.add(names)
+        plan = next(CasePlan.for_seed(s) for s in by_seed if member_names(s) == names)
+        assert f"exactly {len(plan.ma_ids)} misalignment points" in prompt
+        assert f"an outline of {len(plan.speakers)} turns" in prompt
+    assert len(seen_names) == 2
+    stage2 = [r["body"] for r in server.requests if request_kind(r["body"]) == "stage2_generator"]
+    assert stage2 and all("prefixItems" in _schema(b)["properties"]["turns"] for b in stage2)
