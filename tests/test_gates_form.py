@@ -11,7 +11,7 @@ import pytest
 from ioa_synth.llm.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import load_gates, stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_form import field_limits, has_json_syntax, is_question, is_stock_name
-from ioa_synth.protocol.schemas import LONG, MEDIUM, SHORT, Stage1Output, Stage2Output
+from ioa_synth.protocol.schemas import LONG, MEDIUM, SHORT, SURFACE, Stage1Output, Stage2Output
 
 from test_gates import DPA, DPA_DIALOGUE, SEPSIS
 
@@ -45,17 +45,17 @@ def fails(data: dict) -> list[str]:
 
 def test_limits_come_from_the_request_schema():
     limits = field_limits()
-    assert limits["surface_form"] == SHORT and limits["description"] == MEDIUM
+    assert limits["surface_form"] == SURFACE and limits["description"] == MEDIUM
     assert limits["hidden_assumptions"] == MEDIUM and limits["utterance"] == LONG
 
 
 def test_text_cut_at_its_length_limit_fails_and_long_finished_text_passes():
     assert len(CUT_SURFACE) == SHORT and len(CUT_DESCRIPTION) == MEDIUM
-    failures = fails(stage1(misalignment_points__0__surface_form=CUT_SURFACE,
+    failures = fails(stage1(misalignment_points__0__topic=CUT_SURFACE,
                             conversation_outline__0__description=CUT_DESCRIPTION))
     assert len(failures) == 1, failures
     cut = failures[0]
-    assert cut.startswith("text cut off at its length limit in MA1.surface_form (120 chars")
+    assert cut.startswith("text cut off at its length limit in MA1.topic (120 chars")
     assert "outline turn 1.description (400 chars" in cut and "write it shorter" in cut
     # a long but finished sentence, ending well short of the limit, passes
     long_ok = CUT_DESCRIPTION[:300].rsplit(" ", 1)[0] + "."
@@ -117,6 +117,19 @@ def test_surface_form_that_is_a_question_fails(surface, question):
     assert is_question(surface, load_gates()) is question
     failures = fails(stage1(misalignment_points__0__surface_form=surface))
     assert any("is a question" in f for f in failures) is question
+
+
+@pytest.mark.parametrize("surface, reason", [
+    ("the ratio of the number of tokens predicted correctly", "has 9 words"),  # recorded from the demo model
+    ("an identifier is a name", "is a statement"), ("a function is a reusable block of code", "has 8 words"),
+    ("the correct tag", None), ("the scikit-learn version we're using", None), ("our March release", None), ("the evaluation criteria for the LLMs", None),
+])
+def test_surface_form_that_is_a_definition_or_sentence_fails(surface, reason):
+    failures = [f for f in fails(stage1(misalignment_points__0__surface_form=surface)) if "surface_form" in f]
+    if reason is None:
+        assert failures == []
+    else:
+        assert len(failures) == 1 and reason in failures[0], failures
 
 
 def test_the_same_why_undetected_on_every_point_fails():

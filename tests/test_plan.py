@@ -5,6 +5,7 @@ model to them (a grammar cannot number a point that does not exist)."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 from conftest import real_seed_tuples
@@ -54,6 +55,13 @@ def test_stage1_schema_holds_ids_names_count_definitional_and_outline():
     assert points["minItems"] == points["maxItems"] == len(plan.ma_ids)
     assert points["prefixItems"][0]["properties"]["type"]["const"] == "definitional"
     assert "const" not in points["prefixItems"][1]["properties"]["type"]  # the others are the model's choice
+    pattern = re.compile(points["prefixItems"][1]["properties"]["surface_form"]["pattern"])
+    for phrase in ("the held-out set", "our March release", "two reviewers", "2,400 questions"):
+        assert pattern.match(phrase), phrase
+    for question in ("What version of the dataset did SCALAR use for training?", "How reliable is the oracle",
+                     "how to name variables and functions correctly", "'GDPR'", "the held-out set?",
+                     "an identifier is a name given to a variable, function, or object in a set"):
+        assert not pattern.match(question), question
     outline = props["conversation_outline"]["prefixItems"]
     assert [t["properties"]["turn"]["const"] for t in outline] == list(range(1, len(plan.speakers) + 1))
     assert [t["properties"]["speaker"]["const"] for t in outline] == list(plan.speakers)

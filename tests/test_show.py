@@ -140,3 +140,18 @@ def test_show_decodes_think_and_fenced_replies(cli, built):
     assert s2["output"]["turns"][0]["utterance"]
     text = cli("show", "--out", out, accepted).stdout
     assert "unreadable reply" not in text and "Ada Okafor" in text
+
+
+def test_show_without_case_id_picks_the_case_that_got_furthest(cli, built, tmp_path):
+    out, (accepted, discarded), _ = built
+    res = cli("show", "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["case_id"] == accepted
+    assert f"showing {accepted}, the case that got furthest" in res.stderr
+    # with no accepted case, the one whose dialogue went furthest (two stage-2 attempts)
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    con.execute("UPDATE cases SET status = 'discarded' WHERE case_id = ?", [accepted])
+    con.execute("DELETE FROM llm_calls WHERE case_id = ? AND stage = 2", [accepted])
+    con.close()
+    assert json.loads(cli("show", "--out", out, "--json").stdout)["case_id"] == discarded
+    one_line_error(cli("show", "--out", tmp_path / "nowhere"), "nowhere")

@@ -85,6 +85,30 @@ def _passed_stage1(cat: Catalog, case_id: str) -> set[int]:
     return {a for a, items in per.items() if items and all(rubric.passes(1, s) for s in items.values())}
 
 
+def furthest_case(out_dir: Path) -> str:
+    """The case id ``show`` picks when none is named: an accepted case, else the case whose
+    dialogue went furthest (most stage-2 generations), else the one with most stage-1
+    generations; ties go to the most recently updated, then the smallest id.
+
+    Raises:
+        BuildDirError: ``out_dir`` is not a build directory.
+        ShowError: no case has a generated attempt yet.
+    """
+    cat = open_catalog(out_dir, read_only=True)
+    try:
+        rows = cat.execute(
+            "SELECT c.case_id FROM cases c JOIN llm_calls l ON l.case_id = c.case_id AND l.role = 'generator' "
+            "AND l.error IS NULL GROUP BY c.case_id, c.status, c.updated_at "
+            "ORDER BY c.status = 'accepted' DESC, count(DISTINCT l.attempt) FILTER (WHERE l.stage = 2) DESC, "
+            "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 1) DESC, c.updated_at DESC NULLS LAST, c.case_id "
+            "LIMIT 1")
+    finally:
+        cat.close()
+    if not rows:
+        raise ShowError(f"{out_dir}: no case has a generated attempt yet; run 'ioa-synth build' first")
+    return rows[0][0]
+
+
 def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[str, Any]:
     """The attempt of ``case_id`` to show, as JSON-ready data: ``{case_id, split, domain,
     task_type, status, discard_reason, error, record_path, seed, stage1, stage2}`` where a

@@ -14,18 +14,22 @@ from ioa_synth.cli.common import fail, out_dir_option
 
 @app.command()
 def show(
-    case_id: str = typer.Argument(..., metavar="CASE_ID", help="e.g. test/business/planning_000"),
+    case_id: Optional[str] = typer.Argument(None, metavar="[CASE_ID]",
+                                            help="e.g. test/business/planning_000 (default: the case that got furthest)"),
     out: Path = out_dir_option(),
     attempt: Optional[int] = typer.Option(None, "--attempt", min=1, help="Attempt number (default: the latest)"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rich output"),
 ) -> None:
-    """Show a case: scenario, profiles, MAs, outline, dialogue with inner thoughts, judge scores and feedback,
+    """Show a case (by default the one that got furthest): scenario, profiles, MAs, outline, dialogue with inner thoughts, judge scores and feedback,
     gate failures and the discard reason."""
     from ioa_synth.build.builddir import BuildDirError
-    from ioa_synth.build.show import ShowError, case_view, render_case
+    from ioa_synth.build.show import ShowError, case_view, furthest_case, render_case
     from ioa_synth.reports.output import wide_console
 
     try:
+        if case_id is None:
+            case_id = furthest_case(out)
+            typer.echo(f"showing {case_id}, the case that got furthest (name a CASE_ID to see another)", err=True)
         view = case_view(out, case_id.strip().removesuffix(".json"), attempt)
     except (BuildDirError, ShowError) as exc:
         fail(str(exc))

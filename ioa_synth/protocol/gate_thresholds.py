@@ -61,6 +61,14 @@ class GateThresholds(BaseModel):
          "can", "could", "should", "would", "will", "shall"),
         description="a surface form starting with one of these words (and more than one word long), or containing "
                     "'?', is a question, not a phrase both members use")
+    max_surface_words: int = Field(
+        6, description="most words in a surface form: the phrase both members say is two to six words; a longer one "
+                       "is a definition or a sentence (the demo model wrote 'the ratio of the number of tokens "
+                       "predicted correctly by the model divided')")
+    statement_words: tuple[str, ...] = Field(
+        ("is", "are", "was", "were", "means", "refers"),
+        description="a surface form containing one of these words (after its first word) states something about the "
+                    "phrase ('an identifier is a name given to a variable') instead of being the phrase")
     stock_names: tuple[str, ...] = Field(
         ("john doe", "jane doe", "john smith", "jane smith", "joe bloggs", "john q public", "richard roe",
          "alice", "bob", "alice smith", "bob smith", "first last", "firstname lastname", "name surname",

@@ -1,6 +1,7 @@
 """Content gates on the form of generated text (the gaps a fresh user of the demo found
 after issue 9): text cut off at its field's length limit, schema field names or JSON
-syntax inside a text field, a surface form that is a question, stock placeholder names,
+syntax inside a text field, a surface form that is a question, a sentence or longer than a
+phrase, stock placeholder names,
 two members with (nearly) the same ``private_state`` or hidden assumptions, and one
 ``why_undetected`` reason repeated across MAs.
 
@@ -75,6 +76,21 @@ def is_question(surface: str, gates: GateThresholds) -> bool:
     return "?" in surface or (len(toks) > 1 and toks[0].strip("\"'(") in gates.question_words)
 
 
+def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
+    """Why ``surface`` is not a phrase both members say (``None`` when it is one): a question
+    (:func:`is_question`), more than :attr:`GateThresholds.max_surface_words` words, or a
+    statement (one of :attr:`GateThresholds.statement_words` after the first word)."""
+    if is_question(surface, gates):
+        return "is a question; give the noun phrase both members say"
+    toks = words(surface)
+    n = len(surface.split())  # "scikit-learn" and "we're" are one word each
+    if n > gates.max_surface_words:
+        return f"has {n} words; the shared phrase is two to {gates.max_surface_words} words, not a definition"
+    if set(toks[1:]) & set(gates.statement_words):
+        return "is a statement about the phrase; give only the phrase both members say"
+    return None
+
+
 def is_stock_name(name: str, gates: GateThresholds) -> bool:
     """True when ``name`` (titles dropped, lower case) is one of :attr:`GateThresholds.stock_names`."""
     return " ".join(w for w in words(name) if w not in _TITLES) in gates.stock_names
@@ -137,9 +153,9 @@ def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates
             failures.append(f"{a.id} and {b.id} share (nearly) the same hidden assumptions ({pairs}); "
                             "each member takes different things for granted")
     for p in out.misalignment_points:
-        if is_question(p.surface_form, gates):
-            failures.append(f"{p.id}.surface_form {p.surface_form!r} is a question; give the noun phrase both "
-                            "members say")
+        problem = surface_form_problem(p.surface_form, gates)
+        if problem:
+            failures.append(f"{p.id}.surface_form {p.surface_form!r} {problem}")
     for p, q in combinations(out.misalignment_points, 2):
         share = overlap(p.why_undetected, q.why_undetected)
         if share >= gates.max_why_undetected_overlap:

@@ -15,6 +15,7 @@ request schema carries them as ``const``/``enum`` values, so constrained decodin
 | --- | --- |
 | member ids M1, M2 and their names (:func:`member_names`) | ``prefixItems`` of two members, ``id``/``name`` ``const`` |
 | the number of MAs (2-4, :func:`points_for`), ids MA1..MAn, MA1 ``definitional`` | ``prefixItems``, ``id`` ``const``, MA1 ``type`` ``const`` |
+| a surface form is a phrase, not a question | ``pattern`` :data:`SURFACE_FORM_PATTERN` |
 | outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids, an anchor turn's first id ``const`` |
 | stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
 
@@ -30,7 +31,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
+from ioa_synth.protocol.schemas import SURFACE, Stage1Output, Stage2Output, request_schema
 
 #: Given and family names the stage-1 generator is given (two per case, see
 #: :func:`member_names`): small models otherwise name nearly every pair "John Doe" and
@@ -46,6 +47,17 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: Version of the planning rules below; part of the generator's fingerprint, since the
 #: plan decides what the generator may write.
 PLAN_VERSION = 1
+
+#: Words a planned surface form may start with: a phrase as it stands inside a sentence
+#: begins with a determiner, possessive or number ("the held-out set", "our March release",
+#: "two reviewers"). The demo model wrote nearly every surface form as a question ("What
+#: version of ...?", "how to name ..."), which no free first word prevents.
+SURFACE_FORM_STARTS = ("the", "our", "your", "their", "its", "a", "an", "this", "that", "these", "those", "each",
+                       "every", "any", "all", "both", "one", "two", "three", "first", "last", "next", "final")
+
+#: The pattern of a planned surface form: one of :data:`SURFACE_FORM_STARTS` or a number,
+#: then one to seven more words (the gates reject more than six), no question mark or quote.
+SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]*)( [^ ?"\n]+){1,7}$' % "|".join(SURFACE_FORM_STARTS)
 
 #: Number of misalignment points a case may be planned with (PROTOCOL.md §3: 2-4).
 POINT_COUNTS = (2, 3, 4)
@@ -113,6 +125,8 @@ class CasePlan:
         props["members"]["prefixItems"] = [_with_consts(member, id=mid, name=name)
                                            for mid, name in zip(("M1", "M2"), self.names)]
         point = props["misalignment_points"].pop("items")
+        point["properties"]["surface_form"] = {"type": "string", "pattern": SURFACE_FORM_PATTERN,
+                                               "minLength": 2, "maxLength": SURFACE}  # the pattern bounds it
         points = [_with_consts(point, id=i) for i in self.ma_ids]
         points[0]["properties"]["type"] = {"type": "string", "const": "definitional"}
         props["misalignment_points"].update(prefixItems=points, minItems=len(points), maxItems=len(points))
@@ -162,5 +176,5 @@ def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CasePlan", "PLAN_VERSION", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
+__all__ = ["CasePlan", "PLAN_VERSION", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
            "stage2_schema"]

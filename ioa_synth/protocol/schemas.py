@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ioa_synth.protocol.cells import MA_TYPES
 
-SHORT = 120  # names, roles, ids, surface forms (characters)
+SHORT = 120  # names, roles, topics (characters)
+SURFACE = 80  # surface forms: a short noun phrase
 MEDIUM = 400  # one or two sentences
 LONG = 700  # a paragraph
 
@@ -43,8 +44,9 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "ma_id": "MA1, MA2 and so on, in order",
     "type": "the kind of disagreement, one of the listed types",
     "topic": "the subject the hidden disagreement is about, in a few words",
-    "surface_form": "the short noun phrase (two to five words) both members say and both accept, which each reads "
-                    "differently; not a question",
+    "surface_form": "the phrase both members say and both accept, which each reads differently: two to six words "
+                    "as they stand inside a sentence, starting with a determiner such as the, our or a number; not a "
+                    "question and not a definition",
     "member_a_understanding": "the concrete thing M1 pictures when saying the phrase (a specific number, version, "
                               "data set, scope or step), without restating the phrase's general definition",
     "member_b_understanding": "the concrete thing M2 pictures instead, which rules out M1's reading: another number, "
@@ -114,7 +116,7 @@ class MisalignmentPoint(_Strict):
     id: str = Field(..., json_schema_extra={"maxLength": 8, "pattern": "^MA[1-4]$"})
     type: str = Field(..., json_schema_extra={"enum": list(MA_TYPES)})
     topic: str = _text(SHORT)
-    surface_form: str = _text(SHORT)
+    surface_form: str = _text(SURFACE)
     member_a_understanding: str = _text(MEDIUM)
     member_b_understanding: str = _text(MEDIUM)
     why_undetected: str = _text(MEDIUM)
