@@ -68,6 +68,19 @@ def test_gate_failure_twice_discards_with_the_reason(cli, endpoint, seeds_file, 
                                                             "failed": {}}}
 
 
+def test_regeneration_request_names_a_rejected_surface_form_without_quoting_it(cli, endpoint, seeds_file, tmp_path):
+    # the 1.5B demo model copied every surface form quoted in the request into its next attempt
+    question = "What version of the dataset did SCALAR use for training?"
+    server = endpoint({"stage1_generator": ["question", "question"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(1), out)
+    status, _, _, discard = case(out)
+    assert status == "discarded" and discard.count(f"MA1.surface_form {question!r} is a question") == 2
+    second = bodies(server, "stage1_generator")[1]["messages"][-1]["content"]
+    assert "MA1.surface_form is a question; give the noun phrase both members say" in second
+    assert question not in second
+
+
 def test_judge_saying_no_change_under_a_low_score_is_flagged(cli, endpoint, seeds_file, tmp_path):
     server = endpoint({"stage2_judge": ["inconsistent"]})
     out = tmp_path / "out"

@@ -121,7 +121,9 @@ def test_surface_form_that_is_a_question_fails(surface, question):
 
 @pytest.mark.parametrize("surface, reason", [
     ("the ratio of the number of tokens predicted correctly", "has 9 words"),  # recorded from the demo model
-    ("an identifier is a name", "is a statement"), ("a function is a reusable block of code", "has 8 words"),
+    ("the ratio of the number of tokens predicted correctly by the model divided", "has 13 words"),
+    ("an identifier is a name", "is a statement"), ("a function that is called with different parameters", "is a statement"),
+    ("the part-of-speech tagger used in the paper", None),
     ("the correct tag", None), ("the scikit-learn version we're using", None), ("our March release", None), ("the evaluation criteria for the LLMs", None),
 ])
 def test_surface_form_that_is_a_definition_or_sentence_fails(surface, reason):
@@ -161,3 +163,10 @@ def test_careful_cases_still_pass_and_a_cut_utterance_fails_in_stage2():
     assert failures[0].startswith("text cut off at its length limit in turn 3.utterance (700 chars")
     assert failures[1] == ("field names or JSON syntax inside the text of turn 4.inner_thought; "
                            "each value is plain prose about its own field")
+
+
+def test_text_that_drifts_into_another_script_fails():
+    # recorded from the embedded Qwen 1.5B under a presence penalty
+    failures = fails(stage1(misalignment_points__1__topic="a collection of data points used to train模型"))
+    assert failures == ["text switches into another script in MA2.topic; write every field in English"]
+    assert fails(stage1(members__0__name="Ugo Dvořák")) == []  # accented Latin names are fine

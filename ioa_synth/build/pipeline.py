@@ -165,7 +165,8 @@ class Pipeline:
                 continue
             gates = stage1_gate_failures(gen) if stage == 1 else stage2_gate_failures(gen, profiles)
             if gates:
-                feedback = "The output failed these content checks:\n" + "\n".join(f"- {g}" for g in gates)
+                feedback = "The output failed these content checks:\n" + "\n".join(
+                    f"- {g}" for g in _without_surface_forms(gates, gen if stage == 1 else None))
                 reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
                 continue
             verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
@@ -226,6 +227,21 @@ class Pipeline:
              str(case.path) if out.status == "accepted" else None,
              out.reason if out.status == "discarded" else None,
              out.reason if out.status == "failed" else None, now_utc(), case.case_id]))])
+
+
+def _without_surface_forms(failures: list[str], gen: BaseModel | None) -> list[str]:
+    """Stage-1 gate ``failures`` as the regeneration request shows them: without the rejected
+    surface forms quoted in them (the discard reason keeps them). The 1.5B demo model copied
+    every surface form quoted in the request into its new attempt, repeating the failure."""
+    if not isinstance(gen, Stage1Output):
+        return failures
+    quoted = sorted({repr(p.surface_form) for p in gen.misalignment_points}, key=len, reverse=True)
+    out = []
+    for failure in failures:
+        for q in quoted:
+            failure = failure.replace(f" ({q})", "").replace(f" {q}", "")
+        out.append(failure)
+    return out
 
 
 def _score_rows(call_id: str, case_id: str, stage: int, attempt: int, role: str, model: str,

@@ -98,7 +98,7 @@ def valid_stage2(n_turns: int = 4) -> dict[str, Any]:
 def gate_breaking(kind: str, action: str) -> dict[str, Any]:
     """Generator JSON that is well-formed but fails one content gate (``action``):
     stage 1 ``"dots"`` (``"..."`` texts), ``"same_understanding"``, ``"copied"``
-    (a field copied from the prompt's description); stage 2 ``"dots"``, ``"absent_ma"``
+    (a field copied from the prompt's description), ``"question"`` (a question as surface form); stage 2 ``"dots"``, ``"absent_ma"``
     (MA2's surface form never said), ``"leak"`` (an utterance quotes M2's private
     reading), ``"wrong_speaker"``."""
     if kind == "stage1_generator":
@@ -110,6 +110,8 @@ def gate_breaking(kind: str, action: str) -> dict[str, Any]:
             p["member_b_understanding"] = p["member_a_understanding"]
         elif action == "copied":
             p["surface_form"] = FIELD_DESCRIPTIONS["surface_form"]
+        elif action == "question":  # recorded from the embedded Qwen 1.5B demo
+            p["surface_form"] = "What version of the dataset did SCALAR use for training?"
         return data
     data = valid_stage2()
     turns = data["turns"]
@@ -127,4 +129,4 @@ def gate_breaking(kind: str, action: str) -> dict[str, Any]:
     return data
 
 
-GATE_ACTIONS = ("dots", "same_understanding", "copied", "absent_ma", "leak", "wrong_speaker")
+GATE_ACTIONS = ("dots", "same_understanding", "copied", "question", "absent_ma", "leak", "wrong_speaker")

@@ -56,15 +56,20 @@ class GateThresholds(BaseModel):
         description="regular expressions of JSON syntax inside a text value: a quoted key or value followed by a "
                     "colon and a quote or bracket, an opening brace or bracket before a quoted key, a comma between "
                     "a quoted value and a quoted key")
+    foreign_script: str = Field(
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]",
+        description="regular expression of characters (CJK ideographs, kana, Hangul) that do not belong in the "
+                    "English text of a case: a small model pushed away from repeating itself drifts into them "
+                    "mid-word ('to train模型')")
     question_words: tuple[str, ...] = Field(
         ("what", "why", "how", "when", "where", "which", "who", "whom", "whose", "is", "are", "do", "does", "did",
          "can", "could", "should", "would", "will", "shall"),
         description="a surface form starting with one of these words (and more than one word long), or containing "
                     "'?', is a question, not a phrase both members use")
     max_surface_words: int = Field(
-        6, description="most words in a surface form: the phrase both members say is two to six words; a longer one "
-                       "is a definition or a sentence (the demo model wrote 'the ratio of the number of tokens "
-                       "predicted correctly by the model divided')")
+        8, description="most words in a surface form: the phrase both members say is short (the prompt asks for two "
+                       "to six words); a longer one is a definition or a sentence (the demo model wrote 'the ratio "
+                       "of the number of tokens predicted correctly by the model divided')")
     statement_words: tuple[str, ...] = Field(
         ("is", "are", "was", "were", "means", "refers"),
         description="a surface form containing one of these words (after its first word) states something about the "

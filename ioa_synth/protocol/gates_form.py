@@ -116,10 +116,15 @@ def same_premise(a: str, b: str, names: set[str], gates: GateThresholds) -> tupl
 
 
 def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
-    """One failure listing every cut-off field, one listing every field with JSON syntax."""
+    """One failure listing every cut-off field, one listing every field with JSON syntax,
+    one listing every field with characters of :attr:`GateThresholds.foreign_script`."""
     cut: list[str] = []
     json_in: list[str] = []
+    foreign: list[str] = []
+    script = re.compile(gates.foreign_script)
     for where, text in fields:
+        if script.search(text):
+            foreign.append(where)
         if cut_off(where, text, gates):
             cut.append(f"{where} ({len(text)} chars, ends {text[-20:]!r})")
         if has_json_syntax(text, gates):
@@ -130,6 +135,8 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     if json_in:
         out.append(f"field names or JSON syntax inside the text of {', '.join(json_in)}; "
                    "each value is plain prose about its own field")
+    if foreign:
+        out.append(f"text switches into another script in {', '.join(foreign)}; write every field in English")
     return out
 
 
