@@ -67,9 +67,9 @@ class GateThresholds(BaseModel):
         description="a surface form starting with one of these words (and more than one word long), or containing "
                     "'?', is a question, not a phrase both members use")
     max_surface_words: int = Field(
-        8, description="most words in a surface form: the phrase both members say is short (the prompt asks for two "
-                       "to six words); a longer one is a definition or a sentence (the demo model wrote 'the ratio "
-                       "of the number of tokens predicted correctly by the model divided')")
+        6, description="most words in a surface form: the phrase both members say is short (two to six words); a "
+                       "longer one is a definition or a sentence (the demo model wrote 'the ratio of the number of "
+                       "tokens predicted correctly by the model divided')")
     statement_words: tuple[str, ...] = Field(
         ("is", "are", "was", "were", "means", "refers"),
         description="a surface form containing one of these words (after its first word) states something about the "

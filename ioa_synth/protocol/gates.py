@@ -69,7 +69,8 @@ def _stemmer():
 
 
 @lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (lower case), the words content tokens drop."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
@@ -84,7 +85,7 @@ def stems(text: str, content: bool = True) -> list[str]:
     """Stemmed word tokens of ``text`` in order; with ``content`` stop words are dropped."""
     toks = words(text)
     if content:
-        toks = [t for t in toks if t not in _stop_words()]
+        toks = [t for t in toks if t not in stop_words()]
     return _stemmer().stemWords(toks)
 
 
