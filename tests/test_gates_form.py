@@ -171,3 +171,17 @@ def test_text_that_drifts_into_another_script_fails():
     failures = fails(stage1(misalignment_points__1__topic="a collection of data points used to train模型"))
     assert failures == ["text switches into another script in MA2.topic; write every field in English"]
     assert fails(stage1(members__0__name="Ugo Dvořák")) == []  # accented Latin names are fine
+
+
+def test_a_member_id_said_aloud_fails_and_names_pass():
+    # recorded from the embedded Qwen 1.5B demo: "Yes, M1. Can you please tell me which exact version ..."
+    p = Stage1Output.model_validate(valid_stage1(2))
+    d = valid_stage2(6)
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == []
+    d["turns"][1]["utterance"] = "Yes, M1. " + d["turns"][1]["utterance"]
+    d["turns"][3]["utterance"] = d["turns"][3]["utterance"] + " Over to you, m2."
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert failures == ["turns 2, 4: a speaker says a member id (M1, M2) aloud; people call each other by name"]
+    d = valid_stage2(6)
+    d["turns"][1]["inner_thought"] = "M1 means the frozen set, I think."  # thoughts are the author's side
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == []

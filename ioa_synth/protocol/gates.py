@@ -11,7 +11,8 @@ judge says:
 - the two members' understandings of an MA (nearly) equal (PROTOCOL.md §1: an MA is a
   *difference*); two MAs with the same surface form; an MA no outline turn refers to
   (§3: the outline covers every MA);
-- stage 2: a speaker id/name that does not match the profiles; an utterance repeating an
+- stage 2: a speaker id/name that does not match the profiles; a member id ("M1") said
+  aloud; an utterance repeating an
   earlier one (§4: every turn adds content); an MA whose surface
   form (or a close variant) appears in no utterance (§4 coverage); an utterance sharing
   a long word n-gram with a member's private understanding or ``private_state`` (§4:
@@ -220,6 +221,11 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
             want = f"{t.speaker_id} is {name!r}" if name else f"speaker ids are {', '.join(members)}"
             failures.append(f"turn {t.turn_idx}: speaker {t.speaker_id} {t.speaker_name!r} does not match the "
                             f"profiles ({want})")
+    ids = {m.id.lower() for m in profiles.members}
+    by_id = [t.turn_idx for t in dialogue.turns if ids & set(words(t.utterance))]
+    if by_id:
+        failures.append(f"turns {', '.join(map(str, by_id))}: a speaker says a member id ({', '.join(sorted(members))}) "
+                        "aloud; people call each other by name")
     utter = [set(stems(t.utterance, content=False)) for t in dialogue.turns]
     for p in profiles.misalignment_points:
         if not _voiced(p.surface_form, utter, gates):
