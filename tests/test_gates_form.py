@@ -125,6 +125,7 @@ def test_surface_form_that_is_a_question_fails(surface, question):
     ("an identifier is a name", "is a statement"), ("a function is reusable code", "is a statement"),
     ("the part-of-speech tagger used in the paper", "has 7 words"), ("the sign-off", None), ("the metric used to assess the", "ends on 'the'"),
     ("the accuracy and completeness of", "ends on 'of'"), ("the effective teamwork and clear communication", None),
+    ("the presence of legal nuance and", "ends on 'and'"), ("the deterministic algorithm used alone", None),
     ("the correct tag", None), ("the scikit-learn version we're using", None), ("our March release", None), ("the evaluation criteria for the LLMs", None),
 ])
 def test_surface_form_that_is_a_definition_or_sentence_fails(surface, reason):

@@ -74,6 +74,11 @@ class GateThresholds(BaseModel):
         ("is", "are", "was", "were", "means", "refers"),
         description="a surface form containing one of these words (after its first word) states something about the "
                     "phrase ('an identifier is a name given to a variable') instead of being the phrase")
+    dangling_words: tuple[str, ...] = Field(
+        ("the", "a", "an", "of", "to", "and", "or", "nor", "but", "for", "with", "in", "on", "at", "by", "from", "as",
+         "into", "than", "that", "which", "between", "about", "its", "their", "our"),
+        description="words a surface form cannot end on: articles, prepositions, conjunctions and possessives leave "
+                    "the phrase unfinished ('the metric used to assess the', cut at the plan's word limit)")
     stock_names: tuple[str, ...] = Field(
         ("john doe", "jane doe", "john smith", "jane smith", "joe bloggs", "john q public", "richard roe",
          "alice", "bob", "alice smith", "bob smith", "first last", "firstname lastname", "name surname",

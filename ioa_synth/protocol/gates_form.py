@@ -18,7 +18,7 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.gates import stop_words, overlap, stems, words
+from ioa_synth.protocol.gates import overlap, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 
 _TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
@@ -80,8 +80,8 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     """Why ``surface`` is not a phrase both members say (``None`` when it is one): a question
     (:func:`is_question`), more than :attr:`GateThresholds.max_surface_words` words, a
     statement (one of :attr:`GateThresholds.statement_words` after the first word), or a
-    phrase that ends on a stop word ("the metric used to assess the": cut mid-phrase, as the
-    plan's word limit cuts a run-on phrase)."""
+    phrase that ends on one of :attr:`GateThresholds.dangling_words` ("the metric used to
+    assess the": cut mid-phrase, as the plan's word limit cuts a run-on phrase)."""
     if is_question(surface, gates):
         return "is a question; give the noun phrase both members say"
     toks = words(surface)
@@ -91,7 +91,7 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     if set(toks[1:]) & set(gates.statement_words):
         return "is a statement about the phrase; give only the phrase both members say"
     last = surface.split()[-1].strip(".,;:!'\"()").lower() if surface.split() else ""
-    if last in stop_words():  # whole words: "sign-off" does not end on "off"
+    if last in gates.dangling_words:  # whole words: "sign-off" does not end on "off"
         return f"ends on {last!r}, in the middle of a phrase; give the complete short phrase"
     return None
 
