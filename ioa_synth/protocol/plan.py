@@ -16,7 +16,7 @@ request schema carries them as ``const``/``enum`` values, so constrained decodin
 | member ids M1, M2 and their names (:func:`member_names`) | ``prefixItems`` of two members, ``id``/``name`` ``const`` |
 | the number of MAs (2-4, :func:`points_for`), ids MA1..MAn, MA1 ``definitional`` | ``prefixItems``, ``id`` ``const``, MA1 ``type`` ``const`` |
 | a surface form is a phrase, not a question | ``pattern`` :data:`SURFACE_FORM_PATTERN` |
-| outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids, an anchor turn's first id ``const`` |
+| outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids (at most two), an anchor turn's ``ma_ids`` exactly its MA |
 | stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
 
 Parsing and the gates stay as lenient as before: a reply from an endpoint that ignores
