@@ -46,3 +46,16 @@ def test_stage1_prompt_names_the_members_and_regeneration_leads_with_the_failure
     scenario = json.loads(previous)["meeting_scenario"]
     assert scenario not in again and previous not in again  # the rejected attempt is not pasted
     assert again.rstrip().endswith(feedback)  # and the failure is repeated last, next to the answer
+
+
+def test_readme_demo_config_loads_and_sets_the_generator_penalty():
+    from pathlib import Path
+
+    from ioa_synth.llm.config import load_config
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "--config config.demo.json" in readme
+    cfg = load_config(root / "config.demo.json")
+    assert cfg.generator.request_options == {"presence_penalty": 0.6}
+    assert cfg.judge.request_options == {}  # the judges keep the paper's settings
