@@ -60,6 +60,9 @@ def test_text_cut_at_its_length_limit_fails_and_long_finished_text_passes():
     # a long but finished sentence, ending well short of the limit, passes
     long_ok = CUT_DESCRIPTION[:300].rsplit(" ", 1)[0] + "."
     assert fails(stage1(conversation_outline__0__description=long_ok)) == []
+    # and so does one that reaches the limit with its full stop
+    at_limit = CUT_DESCRIPTION[:MEDIUM - 1] + "."
+    assert len(at_limit) == MEDIUM and fails(stage1(conversation_outline__0__description=at_limit)) == []
 
 
 def test_members_with_the_same_private_state_or_assumptions_fail():

@@ -54,10 +54,12 @@ def _field_name(where: str) -> str:
 
 def cut_off(where: str, text: str, gates: GateThresholds) -> bool:
     """True when ``text`` (in field ``where``, e.g. ``MA1.surface_form``) is within
-    :attr:`GateThresholds.cutoff_margin_chars` of its field's ``maxLength``: the schema's
-    grammar cut it there, mid-sentence."""
+    :attr:`GateThresholds.cutoff_margin_chars` of its field's ``maxLength`` and does not end
+    a sentence: the schema's grammar cut it there, mid-sentence. A text that reaches the
+    limit with a full stop ("... on idiom structures.", recorded from the demo) is finished."""
     limit = field_limits().get(_field_name(where))
-    return limit is not None and len(text) >= limit - gates.cutoff_margin_chars
+    finished = text.rstrip().endswith((".", "!", "?", '."', ".)", ".'"))
+    return limit is not None and len(text) >= limit - gates.cutoff_margin_chars and not finished
 
 
 def has_json_syntax(text: str, gates: GateThresholds) -> bool:
