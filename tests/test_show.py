@@ -155,3 +155,20 @@ def test_show_without_case_id_picks_the_case_that_got_furthest(cli, built, tmp_p
     con.close()
     assert json.loads(cli("show", "--out", out, "--json").stdout)["case_id"] == discarded
     one_line_error(cli("show", "--out", tmp_path / "nowhere"), "nowhere")
+
+
+def test_a_chosen_dialogue_is_checked_against_the_profiles_it_was_written_from(cli, endpoint, seeds_file, tmp_path):
+    # stage 1 passes at attempt 2, stage 2 at attempt 2: dialogue 1 was written from profiles 2,
+    # whose MA1 surface form differs from profiles 1's (a fresh user found show pairing 1 with 1)
+    endpoint({"stage1_generator": ["question"], "stage2_generator": ["leak"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(1), out)
+    (case_id,) = [r[0] for r in duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+                  .execute("SELECT case_id FROM cases").fetchall()]
+    view = show_json(cli, out, case_id, "--attempt", "1")
+    assert (view["stage1"]["attempt"], view["stage2"]["attempt"], view["stage2"]["profiles_attempt"]) == (1, 1, 2)
+    (failure,) = view["stage2"]["gate_failures"]
+    assert "states MA1.member_b_understanding aloud" in failure
+    latest = show_json(cli, out, case_id)
+    assert (latest["stage1"]["attempt"], latest["stage2"]["profiles_attempt"]) == (2, 2)
+    assert "written from profiles attempt 2" in cli("show", "--out", out, case_id, "--attempt", "1").stdout

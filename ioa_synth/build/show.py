@@ -112,7 +112,10 @@ def furthest_case(out_dir: Path) -> str:
 def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[str, Any]:
     """The attempt of ``case_id`` to show, as JSON-ready data: ``{case_id, split, domain,
     task_type, status, discard_reason, error, record_path, seed, stage1, stage2}`` where a
-    stage is ``None`` or ``{attempt, attempts, output, problems, gate_failures, verdicts}``.
+    stage is ``None`` or ``{attempt, attempts, output, problems, gate_failures, verdicts}``;
+    ``stage2`` also has ``profiles_attempt``, the stage-1 attempt the dialogue was written from
+    (its gates are re-checked against those profiles; without ``attempt`` that is the stage-1
+    attempt shown).
 
     Raises:
         BuildDirError: ``out_dir`` is not a build directory.
@@ -133,23 +136,36 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
         if attempt is not None and attempt not in have[1] + have[2]:
             listed = "; ".join(f"stage {s}: {', '.join(map(str, a)) or 'none'}" for s, a in have.items())
             raise ShowError(f"{case_id} has no attempt {attempt} ({listed})")
-        passed = _passed_stage1(cat, case_id)
         a2 = _pick(have[2], attempt)
         a1 = _pick(have[1], attempt)
-        if a2 is not None and attempt is None:
-            a1 = max((a for a in passed if a <= a2 and a in have[1]), default=a1)
+        source = _written_from(cat, case_id, a2) if a2 is not None else None
+        if source is not None and attempt is None:
+            a1 = source
         stage1 = _stage_view(cat, case_id, 1, a1, have[1], gens, None)
-        profiles = None
-        if a2 is not None:
-            source = max((a for a in passed if a <= a2 and a in have[1]), default=a1)
-            profiles = _parse(Stage1Output, gens[(1, source)])[0] if source is not None else None
+        profiles = _parse(Stage1Output, gens[(1, source)])[0] if source is not None else None
         stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles)
+        if stage2 is not None:
+            stage2["profiles_attempt"] = source
         return {"case_id": case_id, "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
                 "status": row["status"], "discard_reason": row["discard_reason"], "error": row["error"],
                 "record_path": row["path"], "seed": json.loads(row["seed_json"]) if row["seed_json"] else None,
                 "stage1": stage1, "stage2": stage2}
     finally:
         cat.close()
+
+
+def _written_from(cat: Catalog, case_id: str, stage2_attempt: int) -> int | None:
+    """The stage-1 attempt whose profiles stage-2 attempt ``stage2_attempt`` was written from:
+    the latest stage-1 attempt that passed θ1 before that dialogue was requested (stage-2
+    attempts are numbered on their own, so dialogue 1 may come from profiles 2), else the
+    latest stage-1 attempt before it; ``None`` when there is none."""
+    times = {(st, a): t for st, a, t in cat.execute(
+        "SELECT stage, attempt, min(created_at) FROM llm_calls WHERE case_id = ? AND role = 'generator' "
+        "AND error IS NULL GROUP BY ALL", [case_id])}
+    t2 = times.get((2, stage2_attempt))
+    before = sorted((t, a) for (st, a), t in times.items() if st == 1 and t2 is not None and t < t2)
+    passed = _passed_stage1(cat, case_id)
+    return max(((t, a) for t, a in before if a in passed), default=before[-1] if before else (None, None))[1]
 
 
 def _pick(attempts: list[int], attempt: int | None) -> int | None:
@@ -206,7 +222,9 @@ def render_case(view: dict[str, Any], console: Console) -> None:
 
 def _render_stage_head(console: Console, stage: int, s: dict[str, Any]) -> None:
     name = "profiles" if stage == 1 else "dialogue"
-    console.rule(f"stage {stage} ({name}), attempt {s['attempt']} (attempts: {', '.join(map(str, s['attempts']))})")
+    source = f", written from profiles attempt {s['profiles_attempt']}" if s.get("profiles_attempt") else ""
+    console.rule(f"stage {stage} ({name}), attempt {s['attempt']} (attempts: {', '.join(map(str, s['attempts']))})"
+                 f"{source}")
 
 
 def _render_profiles(console: Console, p: dict[str, Any]) -> None:
