@@ -350,3 +350,18 @@ def test_stemming_is_safe_from_concurrent_worker_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_understandings_that_name_different_quantities_are_different_readings():
+    # recorded from the embedded Qwen demo (business case): many shared words, other numbers
+    for a, b in (("a discount of .05 million dollars on each invoice", "a discount of .04 million dollars on each invoice"),
+                 ("the audit covers over 1 million transactions across nine key fields",
+                  "the audit covers only a few hundred transactions across five key fields")):
+        p = copy.deepcopy(SEPSIS)
+        p["misalignment_points"][0].update(member_a_understanding=a, member_b_understanding=b)
+        assert stage1_gate_failures(Stage1Output.model_validate(p)) == [], (a, b)
+    p = copy.deepcopy(SEPSIS)
+    p["misalignment_points"][0].update(member_a_understanding="the two-week cohort of patients from ward nine",
+                                       member_b_understanding="the cohort of patients from ward nine, two weeks")
+    assert any("the two understandings are (nearly) the same" in f
+               for f in stage1_gate_failures(Stage1Output.model_validate(p)))

@@ -31,6 +31,16 @@ class GateThresholds(BaseModel):
                          "they count as the same reading (two careful, distinct readings of one term share well "
                          "under a third of their content words; two wordings of one textbook definition, as a 1.5B "
                          "model wrote them, share 0.64)")
+    number_words: tuple[str, ...] = Field(
+        ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+         "thirty", "forty", "fifty", "hundred", "thousand", "million", "billion", "few", "dozen", "half", "quarter"),
+        description="words that, like a token with a digit, state a quantity (see max_quantity_understanding_overlap)")
+    max_quantity_understanding_overlap: float = Field(
+        0.8, description="overlap at or above which two understandings that name different quantities are still the "
+                         "same reading (a long copy with one number changed); below it, different quantities make "
+                         "different readings ('.05 million dollars' vs '.04 million dollars', 'over 1 million "
+                         "transactions across nine fields' vs 'a few hundred transactions across five fields', "
+                         "recorded from the demo)")
     surface_form_coverage: float = Field(
         0.66, description="share of a surface form's stemmed content tokens that one utterance must contain for "
                           "the MA to count as voiced (1-2 tokens: all; 3 tokens: 2; 4: 3)")

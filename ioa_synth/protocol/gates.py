@@ -8,8 +8,8 @@ judge says:
 
 - placeholder or empty text in any text field, or text copied from the prompt's field
   descriptions; understandings shorter than :attr:`GateThresholds.min_understanding_words`;
-- the two members' understandings of an MA (nearly) equal (PROTOCOL.md §1: an MA is a
-  *difference*); two MAs with the same surface form; an MA no outline turn refers to
+- the two members' understandings of an MA (nearly) equal, with a higher bar when they name
+  different quantities (PROTOCOL.md §1: an MA is a *difference*); two MAs with the same surface form; an MA no outline turn refers to
   (§3: the outline covers every MA);
 - stage 2: a speaker id/name that does not match the profiles; a member id ("M1") said
   aloud; an utterance repeating an
@@ -119,6 +119,11 @@ def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
     return bool(_ngrams(words(text), n) & _description_grams(n))
 
 
+def quantities(text: str, gates: GateThresholds) -> set[str]:
+    """The quantity tokens of ``text``: tokens with a digit and :attr:`GateThresholds.number_words`."""
+    return {w for w in words(text) if any(ch.isdigit() for ch in w) or w in gates.number_words}
+
+
 def overlap(a: str, b: str) -> float:
     """Jaccard overlap (0-1) of the stemmed content-token sets of ``a`` and ``b``."""
     sa, sb = set(stems(a)), set(stems(b))
@@ -174,7 +179,9 @@ def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None)
                                 f"{gates.min_understanding_words} words")
         share = overlap(p.member_a_understanding, p.member_b_understanding)
         readable = not (is_placeholder(p.member_a_understanding, gates) or is_placeholder(p.member_b_understanding, gates))
-        if readable and share >= gates.max_understanding_overlap:
+        same_quantities = quantities(p.member_a_understanding, gates) == quantities(p.member_b_understanding, gates)
+        ceiling = gates.max_understanding_overlap if same_quantities else gates.max_quantity_understanding_overlap
+        if readable and share >= ceiling:
             failures.append(f"{p.id}: the two understandings are (nearly) the same ({share:.0%} shared content "
                             "words); the members must mean different things")
         form = tuple(stems(p.surface_form, content=False))
