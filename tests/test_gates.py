@@ -251,7 +251,7 @@ def test_utterance_stating_a_private_reading_fails_but_the_surface_form_alone_do
     d["turns"][1]["utterance"] = ("Agreed, time zero is the first blood culture order in the EHR audit log, "
                                   "so lead time falls out of the same table.")
     assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
-        "turn 2: the utterance states MA1.member_b_understanding aloud ('blood cultur order ehr'); "
+        "turn 2: the utterance states MA1.member_b_understanding aloud ('blood culture order ehr'); "
         "private readings belong in inner thoughts only"]
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][0]["utterance"] = "Honestly I just want the pilot to show earlier antibiotics, that's all."

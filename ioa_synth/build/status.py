@@ -134,7 +134,8 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
     """Rich tables of a :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
     tables = [cell_table(report["cells"])]
     rates = Table(title="θ pass rates (build judge)")
-    for col in ("split", "stage", "dimension", "cases/items", "first attempt", "after regeneration"):
+    for col in ("split", "stage", "dimension", "judged: cases, or items 1st/final", "first attempt",
+                "after regeneration"):
         rates.add_column(col, justify="left" if col in ("split", "dimension") else "right")
     for split, stages in report["pass_rates"].items():
         for key, st in stages.items():

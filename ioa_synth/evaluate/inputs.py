@@ -164,7 +164,7 @@ def read_case(path: Path, rel: Path) -> EvalCase:
         err = exc.errors()[0]
         if err["type"] == "missing":
             raise InputError(f"{path}: not an IoA case: missing field {_where(err)}") from exc
-        raise InputError(f"{path}: field {_where(err)}: {err['msg']}") from exc
+        raise InputError(f"{path}: field {_where(err)}: {err['msg'].removeprefix('Value error, ')}") from exc
     ids = sorted(m.id for m in parsed.profiles.members)
     if ids != ["M1", "M2"]:
         raise InputError(f"{path}: field profiles.members: members must be M1 and M2 (got {ids})")

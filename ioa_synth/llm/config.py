@@ -160,7 +160,7 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        raise ConfigError(f"{p}: {where}: {err['msg']}") from exc
+        raise ConfigError(f"{p}: {where}: {err['msg'].removeprefix('Value error, ')}") from exc
 
 
 def env_endpoint(component: str) -> tuple[str | None, str | None]:

@@ -82,12 +82,14 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def content_words(text: str) -> list[str]:
+    """Word tokens of ``text`` without stop words and single letters (the "s" of "paper's")."""
+    return [t for t in words(text) if t not in stop_words() and (len(t) > 1 or t.isdigit())]
+
+
 def stems(text: str, content: bool = True) -> list[str]:
-    """Stemmed word tokens of ``text`` in order; with ``content`` stop words are dropped."""
-    toks = words(text)
-    if content:
-        toks = [t for t in toks if t not in stop_words()]
-    return _stemmer().stemWords(toks)
+    """Stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`."""
+    return _stemmer().stemWords(content_words(text) if content else words(text))
 
 
 def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
@@ -270,9 +272,12 @@ def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateTh
         private.append((f"{m.id}.private_state", _ngrams(stems(m.private_state), n)))
     out: list[str] = []
     for t in dialogue.turns:
-        said = {g for g in _ngrams(stems(t.utterance), n) if 2 * sum(w in surface for w in g) < n}
+        spoken = content_words(t.utterance)
+        st = _stemmer().stemWords(spoken)
+        said = {g for g in _ngrams(st, n) if 2 * sum(w in surface for w in g) < n}
         for where, grams in private:
-            if said & grams:
-                out.append(f"turn {t.turn_idx}: the utterance states {where} aloud ({' '.join(sorted(said & grams)[0])!r}); "
+            if said & grams:  # quote the utterance's own words, not their stems
+                i = next(i for i in range(len(st) - n + 1) if tuple(st[i:i + n]) in said & grams)
+                out.append(f"turn {t.turn_idx}: the utterance states {where} aloud ({' '.join(spoken[i:i + n])!r}); "
                            "private readings belong in inner thoughts only")
     return out

@@ -76,7 +76,7 @@ def load_seed_file(path: str | Path) -> list[SeedTuple]:
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "line"
-            msg = "missing field" if err["type"] == "missing" else err["msg"]
+            msg = "missing field" if err["type"] == "missing" else err["msg"].removeprefix("Value error, ")
             raise SeedError(f"{where}: {field}: {msg}") from exc
         if seed.seed_id in seen:
             raise SeedError(f"{where}: duplicate seed_id {seed.seed_id!r}")

@@ -179,7 +179,7 @@ def _validate(model: type[BaseModel], path: Path, data: Any = None) -> Any:
         first = errors[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise ResultsError(f"{path}: {where}: {first['msg']}{more}") from None
+        raise ResultsError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}{more}") from None
 
 
 def load_results(path: str | Path) -> Results:
