@@ -189,3 +189,12 @@ def test_a_member_id_said_aloud_fails_and_names_pass():
     d = valid_stage2(6)
     d["turns"][1]["inner_thought"] = "M1 means the frozen set, I think."  # thoughts are the author's side
     assert stage2_gate_failures(Stage2Output.model_validate(d), p) == []
+
+
+def test_text_copied_from_the_prompt_instructions_fails():
+    # recorded from the embedded Qwen demo: the scenario restates the system prompt
+    copied = ("Nadia and Bogdan are working on a research benchmark about hidden disagreement, and they must "
+              "reach apparent agreement while privately reading the GDPR differently.")
+    failures = fails(stage1(meeting_scenario=copied))
+    assert failures == ["meeting_scenario copies the field description from the instructions; write the actual content"]
+    assert fails(stage1(meeting_scenario="Nadia and Bogdan review the GDPR rule set before the audit.")) == []

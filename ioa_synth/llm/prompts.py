@@ -9,6 +9,7 @@ request. Template sha256s go into ``llm_calls`` and the setup fingerprint.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -82,6 +83,20 @@ def render_template(name: str, **context: Any) -> Prompt:
     user = "".join(tmpl.blocks["user"](ctx)).strip()
     return Prompt(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                   template_sha256=template_sha256(name))
+
+
+@lru_cache(maxsize=None)
+def template_prose(name: str) -> tuple[str, ...]:
+    """The literal text of template ``name`` (``<capability>/<file>``), split at every jinja
+    tag: the instructions themselves, which a model may copy into its answer (the content
+    gates compare generated text with them).
+
+    Raises:
+        FileNotFoundError: no such template.
+    """
+    capability, _, file = name.partition("/")
+    source = (template_dir(capability) / file).read_text(encoding="utf-8")
+    return tuple(part for part in re.split(r"\{[{%#].*?[}%#]\}", source, flags=re.S) if part.strip())
 
 
 def render(stage: int, role: str, **context: Any) -> Prompt:

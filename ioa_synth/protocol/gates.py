@@ -110,13 +110,20 @@ def _ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
 
 @lru_cache(maxsize=4)
 def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
-    return frozenset(g for d in FIELD_DESCRIPTIONS.values() for g in _ngrams(words(d), n))
+    """Word n-grams of the field descriptions and of the generator templates' own text (the
+    demo model copied "reach apparent agreement while privately reading" from the system
+    prompt into a scenario, and "this paper's own subject matter" from a rule into an MA)."""
+    from ioa_synth.llm.prompts import TEMPLATE_FILES, template_prose
+
+    texts = list(FIELD_DESCRIPTIONS.values())
+    texts += [part for (_, role), name in TEMPLATE_FILES.items() if role == "generator" for part in template_prose(name)]
+    return frozenset(g for d in texts for g in _ngrams(words(d), n))
 
 
 def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
     """True when ``text`` shares :attr:`GateThresholds.copied_description_words` consecutive
-    words (of ``gates``, default the shipped thresholds) with a field description of the
-    generator prompts."""
+    words (of ``gates``, default the shipped thresholds) with a field description or the
+    instructions of the generator prompts."""
     n = (gates or load_gates()).copied_description_words
     return bool(_ngrams(words(text), n) & _description_grams(n))
 
