@@ -259,6 +259,24 @@ def test_utterance_stating_a_private_reading_fails_but_the_surface_form_alone_do
     assert failures and "M1.private_state" in failures[0]
 
 
+def test_an_inner_thought_retelling_the_outline_fails_but_one_using_its_surface_form_does_not():
+    # Recorded from the embedded Qwen 1.5B demo: the outline's description, retold as a thought.
+    p = Stage1Output.model_validate(SEPSIS)
+    p.conversation_outline[3].description = "M2 asks if there are any concerns related to the training process."
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][3]["inner_thought"] = "I asked if there are any concerns related to the training process of SCALAR."
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "turn 4: the inner thought restates the outline's description of a turn; write what the speaker "
+        "privately thinks there: their own reading of the point at hand and what they assume the other means"]
+    # The shared phrase itself is no retelling: an outline naming "a positive alert" and a
+    # thought about what "a positive alert" is pass.
+    p.conversation_outline[3].description = "Tomás agrees on a positive alert standard for the pilot units."
+    d["turns"][3]["inner_thought"] = "A positive alert standard for the pilot units means Sepsis-3 within two days."
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert not any("inner thought" in f for f in failures)
+    assert load_gates().thought_outline_words == 5
+
+
 def test_a_stemmed_variant_of_the_surface_form_counts_and_its_absence_fails():
     p = Stage1Output.model_validate(DPA)
     assert "sign-offs" in DPA_DIALOGUE["turns"][3]["utterance"]  # the variant in the careful case above

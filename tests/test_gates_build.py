@@ -21,6 +21,7 @@ GATES = [
     ("stage2_generator", "leak", "turn 2: the utterance states MA1.member_b_understanding aloud"),
     ("stage2_generator", "wrong_speaker", "turn 2: speaker M2 'Carol Diaz' does not match the profiles "
                                           "(M2 is 'Ben Lindqvist')"),
+    ("stage2_generator", "outline_echo", "turn 1: the inner thought restates the outline's description of a turn"),
 ]
 
 

@@ -100,7 +100,8 @@ def gate_breaking(kind: str, action: str) -> dict[str, Any]:
     stage 1 ``"dots"`` (``"..."`` texts), ``"same_understanding"``, ``"copied"``
     (a field copied from the prompt's description), ``"question"`` (a question as surface form); stage 2 ``"dots"``, ``"absent_ma"``
     (MA2's surface form never said), ``"leak"`` (an utterance quotes M2's private
-    reading), ``"wrong_speaker"``."""
+    reading), ``"wrong_speaker"``, ``"outline_echo"`` (an inner thought retells the outline
+    in the first person, as the demo model did)."""
     if kind == "stage1_generator":
         data = valid_stage1()
         p = data["misalignment_points"][0]
@@ -126,7 +127,10 @@ def gate_breaking(kind: str, action: str) -> dict[str, Any]:
                                  "draws with seed 17.")
     elif action == "wrong_speaker":
         turns[1]["speaker_name"] = "Carol Diaz"
+    elif action == "outline_echo":
+        turns[0]["inner_thought"] = "I opens with the evaluation data and names the set they will score on."
     return data
 
 
-GATE_ACTIONS = ("dots", "same_understanding", "copied", "question", "absent_ma", "leak", "wrong_speaker")
+GATE_ACTIONS = ("dots", "same_understanding", "copied", "question", "absent_ma", "leak", "wrong_speaker",
+                "outline_echo")

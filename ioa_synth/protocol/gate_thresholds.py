@@ -51,6 +51,12 @@ class GateThresholds(BaseModel):
         4, description="an utterance sharing a run of this many stemmed content tokens with an understanding or a "
                        "private_state states it aloud; runs at least half made of surface-form tokens are exempt "
                        "(saying the shared phrase is the point)")
+    thought_outline_words: int = Field(
+        5, description="an inner thought sharing a run of this many stemmed content tokens with an outline turn's "
+                       "description restates the outline instead of the speaker's private reading (the demo model "
+                       "wrote 'I asked if there are any concerns related to the training process' for the outline's "
+                       "'M2 asks if there are any concerns related to the training process'); runs at least half "
+                       "made of surface-form tokens are exempt")
     cutoff_margin_chars: int = Field(
         2, description="a text field this many characters or fewer short of its schema maxLength was cut off by the "
                        "grammar (the demo model's cut texts sit exactly at the limit; finished sentences end well "

@@ -7,7 +7,7 @@ two members with (nearly) the same ``private_state`` or hidden assumptions, and 
 
 Called by :func:`ioa_synth.protocol.gates.stage1_gate_failures` and
 :func:`~ioa_synth.protocol.gates.stage2_gate_failures`; every threshold is a field of
-:class:`~ioa_synth.protocol.gates.GateThresholds` (README, "Content gates").
+:class:`~ioa_synth.protocol.gate_thresholds.GateThresholds` (README, "Content gates").
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.gates import overlap, stems, words
+from ioa_synth.protocol.gates_text import TITLES, overlap, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
-
-_TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
 
 
 @lru_cache(maxsize=1)
@@ -100,7 +98,7 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
 
 def is_stock_name(name: str, gates: GateThresholds) -> bool:
     """True when ``name`` (titles dropped, lower case) is one of :attr:`GateThresholds.stock_names`."""
-    return " ".join(w for w in words(name) if w not in _TITLES) in gates.stock_names
+    return " ".join(w for w in words(name) if w not in TITLES) in gates.stock_names
 
 
 _NEGATIONS = frozenset({"not", "no", "never", "nor", "cannot", "without"})

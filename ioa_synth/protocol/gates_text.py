@@ -1,0 +1,145 @@
+"""Token normalisation and the text-field checks every content gate shares: word tokens,
+Snowball stems, content tokens, Jaccard overlap, placeholders and text copied from the
+prompt's field descriptions or the generator templates' instructions.
+
+Used by :mod:`ioa_synth.protocol.gates` (stage gates) and
+:mod:`ioa_synth.protocol.gates_form` (form gates); thresholds come from
+:class:`~ioa_synth.protocol.gate_thresholds.GateThresholds`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Iterable
+
+from pydantic import BaseModel
+
+from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS
+
+@lru_cache(maxsize=1)
+def load_gates() -> GateThresholds:
+    """The gate thresholds in force (the defaults of :class:`GateThresholds`)."""
+    return GateThresholds()
+
+
+# -- normalisation ------------------------------------------------------------------
+_WORD = re.compile(r"\w+", re.UNICODE)
+TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
+
+
+_local = threading.local()
+
+
+def stemmer():
+    """This thread's Snowball English stemmer: a stemmer object keeps its cursor between
+    calls, so one shared by the build's worker threads corrupts words (IndexError)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (lower case), the words content tokens drop."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text``."""
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    """Word tokens of ``text`` without stop words and single letters (the "s" of "paper's")."""
+    return [t for t in words(text) if t not in stop_words() and (len(t) > 1 or t.isdigit())]
+
+
+def stems(text: str, content: bool = True) -> list[str]:
+    """Stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`."""
+    return stemmer().stemWords(content_words(text) if content else words(text))
+
+
+def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
+    """True when ``text`` is empty, has no letter or digit, is a bracketed template
+    (``<text>``) or one of :attr:`GateThresholds.placeholders`."""
+    gates = gates or load_gates()
+    stripped = text.strip()
+    if not any(ch.isalnum() for ch in stripped):
+        return True
+    if re.fullmatch(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]", stripped):
+        return True
+    return stripped.lower().strip(" .!?:;,'\"`…-") in gates.placeholders
+
+
+def ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
+    """The runs of ``n`` consecutive tokens of ``toks``."""
+    return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+
+
+@lru_cache(maxsize=4)
+def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
+    """Word n-grams of the field descriptions and of the generator templates' own text (the
+    demo model copied "reach apparent agreement while privately reading" from the system
+    prompt into a scenario, and "this paper's own subject matter" from a rule into an MA)."""
+    from ioa_synth.llm.prompts import TEMPLATE_FILES, template_prose
+
+    texts = list(FIELD_DESCRIPTIONS.values())
+    texts += [part for (_, role), name in TEMPLATE_FILES.items() if role == "generator" for part in template_prose(name)]
+    return frozenset(g for d in texts for g in ngrams(words(d), n))
+
+
+def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
+    """True when ``text`` shares :attr:`GateThresholds.copied_description_words` consecutive
+    words (of ``gates``, default the shipped thresholds) with a field description or the
+    instructions of the generator prompts."""
+    n = (gates or load_gates()).copied_description_words
+    return bool(ngrams(words(text), n) & _description_grams(n))
+
+
+def quantities(text: str, gates: GateThresholds) -> set[str]:
+    """The quantity tokens of ``text``: tokens with a digit and :attr:`GateThresholds.number_words`."""
+    return {w for w in words(text) if any(ch.isdigit() for ch in w) or w in gates.number_words}
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap (0-1) of the stemmed content-token sets of ``a`` and ``b``."""
+    sa, sb = set(stems(a)), set(stems(b))
+    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+
+
+def text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
+    """``(where, text)`` for every free-text field of ``obj`` (lists item by item), ``where``
+    being ``prefix.field`` or ``prefix.field[i]``."""
+    for name, value in obj.model_dump().items():
+        if isinstance(value, str) and name not in ("id", "type", "speaker", "speaker_id"):
+            yield f"{prefix}.{name}", value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            yield from ((f"{prefix}.{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
+    """One failure listing every placeholder field, one listing every copied description."""
+    empty: list[str] = []
+    copied: list[str] = []
+    for where, text in fields:
+        if is_placeholder(text, gates):
+            empty.append(f"{where} ({text.strip()[:12]!r})")
+        elif copies_description(text, gates):
+            copied.append(where)
+    out: list[str] = []
+    if empty:
+        out.append(f"placeholder instead of content in {', '.join(empty)}; write the actual content")
+    if copied:
+        out.append(f"{', '.join(copied)} copies the field description from the instructions; "
+                   "write the actual content")
+    return out
+
+
