@@ -18,7 +18,7 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.gates_text import TITLES, overlap, stems, words
+from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 
 
@@ -123,26 +123,15 @@ def same_premise(a: str, b: str, names: set[str], gates: GateThresholds) -> tupl
 def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
     """One failure listing every cut-off field, one listing every field with JSON syntax,
     one listing every field with characters of :attr:`GateThresholds.foreign_script`."""
-    cut: list[str] = []
-    json_in: list[str] = []
-    foreign: list[str] = []
     script = re.compile(gates.foreign_script)
-    for where, text in fields:
-        if script.search(text):
-            foreign.append(where)
-        if cut_off(where, text, gates):
-            cut.append(f"{where} ({len(text)} chars, ends {text[-20:]!r})")
-        if has_json_syntax(text, gates):
-            json_in.append(where)
-    out: list[str] = []
-    if cut:
-        out.append(f"text cut off at its length limit in {', '.join(cut)}; write it shorter, as complete sentences")
-    if json_in:
-        out.append(f"field names or JSON syntax inside the text of {', '.join(json_in)}; "
-                   "each value is plain prose about its own field")
-    if foreign:
-        out.append(f"text switches into another script in {', '.join(foreign)}; write every field in English")
-    return out
+    return field_failures(fields, [
+        (lambda where, text: f"{where} ({len(text)} chars, ends {text[-20:]!r})" if cut_off(where, text, gates) else None,
+         "text cut off at its length limit in {fields}; write it shorter, as complete sentences"),
+        (lambda where, text: where if has_json_syntax(text, gates) else None,
+         "field names or JSON syntax inside the text of {fields}; each value is plain prose about its own field"),
+        (lambda where, text: where if script.search(text) else None,
+         "text switches into another script in {fields}; write every field in English"),
+    ])
 
 
 def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates: GateThresholds) -> list[str]:

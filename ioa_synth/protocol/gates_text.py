@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
 
 from pydantic import BaseModel
 
@@ -125,21 +125,29 @@ def text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
             yield from ((f"{prefix}.{name}[{i}]", v) for i, v in enumerate(value))
 
 
+#: A per-field check: ``(find, message)``; ``find(where, text)`` returns how the field is
+#: listed when it fails (``where`` itself, or with a detail) or None; ``message`` is the
+#: failure sentence with ``{fields}`` for the listed fields.
+FieldCheck = tuple[Callable[[str, str], "str | None"], str]
+
+
+def field_failures(fields: Iterable[tuple[str, str]], checks: list[FieldCheck]) -> list[str]:
+    """One failure sentence per check of ``checks`` that some of ``fields`` (``(where, text)``
+    pairs) fail, listing those fields, in the order of ``checks``."""
+    found: list[list[str]] = [[] for _ in checks]
+    for where, text in fields:
+        for listed, (find, _) in zip(found, checks):
+            label = find(where, text)
+            if label is not None:
+                listed.append(label)
+    return [message.format(fields=", ".join(listed)) for listed, (_, message) in zip(found, checks) if listed]
+
+
 def text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
     """One failure listing every placeholder field, one listing every copied description."""
-    empty: list[str] = []
-    copied: list[str] = []
-    for where, text in fields:
-        if is_placeholder(text, gates):
-            empty.append(f"{where} ({text.strip()[:12]!r})")
-        elif copies_description(text, gates):
-            copied.append(where)
-    out: list[str] = []
-    if empty:
-        out.append(f"placeholder instead of content in {', '.join(empty)}; write the actual content")
-    if copied:
-        out.append(f"{', '.join(copied)} copies the field description from the instructions; "
-                   "write the actual content")
-    return out
-
-
+    return field_failures(fields, [
+        (lambda where, text: f"{where} ({text.strip()[:12]!r})" if is_placeholder(text, gates) else None,
+         "placeholder instead of content in {fields}; write the actual content"),
+        (lambda where, text: where if not is_placeholder(text, gates) and copies_description(text, gates) else None,
+         "{fields} copies the field description from the instructions; write the actual content"),
+    ])
