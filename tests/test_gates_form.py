@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+from ioa_synth.llm.prompts import template_prose
 from ioa_synth.llm.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import load_gates, stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_form import field_limits, has_json_syntax, is_question, is_stock_name
@@ -192,9 +193,10 @@ def test_a_member_id_said_aloud_fails_and_names_pass():
 
 
 def test_text_copied_from_the_prompt_instructions_fails():
-    # recorded from the embedded Qwen demo: the scenario restates the system prompt
-    copied = ("Nadia and Bogdan are working on a research benchmark about hidden disagreement, and they must "
-              "reach apparent agreement while privately reading the GDPR differently.")
+    # The embedded Qwen demo restated the system prompt in its scenario ("a research benchmark
+    # about hidden disagreement"); the check compares with the templates as they stand.
+    system = next(part for part in template_prose("build/stage1_generator.jinja2") if "JSON object" in part)
+    copied = "Nadia and Bogdan meet. " + system.split(".")[0].replace("You plan", "They plan") + "."
     failures = fails(stage1(meeting_scenario=copied))
     assert failures == ["meeting_scenario copies the field description from the instructions; write the actual content"]
     assert fails(stage1(meeting_scenario="Nadia and Bogdan review the GDPR rule set before the audit.")) == []

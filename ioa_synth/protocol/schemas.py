@@ -29,8 +29,8 @@ LONG = 700  # a paragraph
 #: render these, and the content gates reject a field that copies one
 #: (:func:`ioa_synth.protocol.gates.copies_description`).
 FIELD_DESCRIPTIONS: dict[str, str] = {
-    "meeting_scenario": "one prose string: why these two people meet about work related to the paper, what is on "
-                        "the agenda, and what they expect to leave the meeting with",
+    "meeting_scenario": "one prose string: the occasion of the meeting and its link to the paper, the agenda, and "
+                        "the outcome wanted",
     "id": "M1 for the first member, M2 for the second",
     "name": "a distinctive first and family name fitting the setting, unlike the other member's and never a stock "
             "example name",
