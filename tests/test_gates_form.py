@@ -131,6 +131,8 @@ def test_surface_form_that_is_a_question_fails(surface, question):
     ("the accuracy and completeness of", "ends on 'of'"), ("the effective teamwork and clear communication", None),
     ("the presence of legal nuance and", "ends on 'and'"), ("the deterministic algorithm used alone", None),
     ("the correct tag", None), ("the scikit-learn version we're using", None), ("our March release", None), ("the evaluation criteria for the LLMs", None),
+    ("an artificial intelligence system designed toenerateHuman-like,._.,", "has stray punctuation (',._.,')"),  # recorded
+    ("the R&D budget", None), ("the U.S. market", None), ("the v2.1 release.", None), ("the A/B test,", "(',')"),
 ])
 def test_surface_form_that_is_a_definition_or_sentence_fails(surface, reason):
     failures = [f for f in fails(stage1(misalignment_points__0__surface_form=surface)) if "surface_form" in f]

@@ -72,6 +72,11 @@ class GateThresholds(BaseModel):
         description="regular expressions of JSON syntax inside a text value: a quoted key or value followed by a "
                     "colon and a quote or bracket, an opening brace or bracket before a quoted key, a comma between "
                     "a quoted value and a quoted key")
+    surface_punctuation: tuple[str, ...] = Field(
+        (r"(?:(?!\s)[\W_]){2,}", r"[,;:]$"),
+        description="regular expressions of stray punctuation in a surface form (two or more punctuation marks in a "
+                    "row, or a trailing comma, semicolon or colon; a final full stop is ignored): the phrase both "
+                    "members say is words, and the demo model's 'designed toenerateHuman-like,._.,' is token debris")
     foreign_script: str = Field(
         r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]",
         description="regular expression of characters (CJK ideographs, kana, Hangul) that do not belong in the "

@@ -79,7 +79,8 @@ def is_question(surface: str, gates: GateThresholds) -> bool:
 def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     """Why ``surface`` is not a phrase both members say (``None`` when it is one): a question
     (:func:`is_question`), more than :attr:`GateThresholds.max_surface_words` words, a
-    statement (one of :attr:`GateThresholds.statement_words` after the first word), or a
+    statement (one of :attr:`GateThresholds.statement_words` after the first word), stray
+    punctuation (:attr:`GateThresholds.surface_punctuation`), or a
     phrase that ends on one of :attr:`GateThresholds.dangling_words` ("the metric used to
     assess the": cut mid-phrase, as the plan's word limit cuts a run-on phrase)."""
     if is_question(surface, gates):
@@ -88,6 +89,10 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     n = len(surface.split())  # "scikit-learn" and "we're" are one word each
     if n > gates.max_surface_words:
         return f"has {n} words; the shared phrase is two to {gates.max_surface_words} words, not a definition"
+    plain = surface.strip().removesuffix(".")
+    debris = next((m for m in (re.search(rx, plain) for rx in gates.surface_punctuation) if m), None)
+    if debris:
+        return f"has stray punctuation ({debris.group()!r}); give the phrase as plain words"
     if set(toks[1:]) & set(gates.statement_words):
         return "is a statement about the phrase; give only the phrase both members say"
     last = surface.split()[-1].strip(".,;:!'\"()").lower() if surface.split() else ""
