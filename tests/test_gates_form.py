@@ -202,3 +202,30 @@ def test_text_copied_from_the_prompt_instructions_fails():
     failures = fails(stage1(meeting_scenario=copied))
     assert failures == ["meeting_scenario copies the field description from the instructions; write the actual content"]
     assert fails(stage1(meeting_scenario="Nadia and Bogdan review the GDPR rule set before the audit.")) == []
+
+
+def test_the_benchmarks_own_vocabulary_in_a_case_fails_but_outline_ids_do_not():
+    # recorded from the embedded Qwen 1.5B demo (a fresh user's run): the plan restated in the
+    # scenario, and the stage-2 prompt's "[MA1: say ...]" marker copied into an inner thought
+    scenario = SEPSIS["meeting_scenario"] + " This case's plan involves exactly 3 misalignment points (MA1, MA2, MA3)."
+    assert fails(stage1(meeting_scenario=scenario)) == [
+        "the benchmark's own vocabulary inside the meeting in meeting_scenario ('MA1'); describe the meeting itself, "
+        "never the plan or its misalignment points"]
+    assert fails(stage1()) == []  # every outline turn lists its MA ids in ma_ids: no failure
+    p = Stage1Output.model_validate(valid_stage1(2))
+    d = valid_stage2(6)
+    d["turns"][1]["inner_thought"] = "I agree with Ada but wonder how they plan to train these LLMs. [MA1: say 'the LLMs']"
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "the benchmark's own vocabulary inside the meeting in turn 2.inner_thought ('MA1'); describe the meeting "
+        "itself, never the plan or its misalignment points"]
+
+
+def test_an_utterance_ending_on_a_comma_is_unfinished():
+    # recorded from the embedded Qwen 1.5B demo (a fresh user's run)
+    p = Stage1Output.model_validate(valid_stage1(2))
+    d = valid_stage2(6)
+    d["turns"][4]["utterance"] = "As we begin our discussion on the paper's abstract,"
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert "unfinished sentence in turn 5.utterance (it ends on a comma, semicolon or colon); finish it" in failures
+    d["turns"][4]["utterance"] = "As we begin, the March release is what matters: the rest can wait."
+    assert not any("unfinished" in f for f in stage2_gate_failures(Stage2Output.model_validate(d), p))

@@ -73,7 +73,7 @@ def test_show_discarded_case_with_gate_failures_and_reason(cli, built):
 
 def test_show_bad_input(cli, built, tmp_path):
     out, (accepted, _), _ = built
-    one_line_error(cli("show", "--out", out, "test/law/planning_999"), "unknown case id")
+    one_line_error(cli("show", "--out", out, "test/law/planning_999"), "unknown case id", "this build has", accepted)
     one_line_error(cli("show", "--out", out, accepted, "--attempt", "7"), "has no attempt 7", "stage 2: 1, 2")
     one_line_error(cli("show", "--out", tmp_path / "nowhere", accepted), "not a build directory")
 

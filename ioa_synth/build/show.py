@@ -126,8 +126,9 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
         rows = cat.query_dicts("SELECT c.*, s.seed_json FROM cases c LEFT JOIN seeds s "
                                "ON s.seed_id = c.seed_id AND s.split = c.split WHERE c.case_id = ?", [case_id])
         if not rows:
-            raise ShowError(f"unknown case id {case_id!r} (ids look like test/business/planning_000; "
-                            "'ioa-synth status' lists the cells)")
+            known = [r["case_id"] for r in cat.query_dicts("SELECT case_id FROM cases ORDER BY case_id")]
+            listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
+            raise ShowError(f"unknown case id {case_id!r} (this build has {listed or 'no cases'})")
         row = rows[0]
         gens = _generations(cat, case_id)
         if not gens:

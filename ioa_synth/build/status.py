@@ -133,8 +133,10 @@ def _pct(value: float | None) -> str:
 def status_tables(report: dict[str, Any]) -> list[Table]:
     """Rich tables of a :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
     tables = [cell_table(report["cells"])]
-    rates = Table(title="θ pass rates (build judge)")
-    for col in ("split", "stage", "dimension", "judged: cases, or items 1st/final", "first attempt",
+    rates = Table(title="θ pass rates (build judge)",
+                  caption="(all: θ) counts every case that reached the stage; an attempt stopped by the content "
+                          "gates was never judged and counts as not meeting θ. Dimensions count judged items only.")
+    for col in ("split", "stage", "dimension", "cases reached, or items judged 1st/final", "first attempt",
                 "after regeneration"):
         rates.add_column(col, justify="left" if col in ("split", "dimension") else "right")
     for split, stages in report["pass_rates"].items():

@@ -77,6 +77,16 @@ class GateThresholds(BaseModel):
         description="regular expressions of stray punctuation in a surface form (two or more punctuation marks in a "
                     "row, or a trailing comma, semicolon or colon; a final full stop is ignored): the phrase both "
                     "members say is words, and the demo model's 'designed toenerateHuman-like,._.,' is token debris")
+    unfinished_text: str = Field(
+        r"[,;:]\s*$",
+        description="regular expression of a text field's ending that leaves its sentence unfinished (a trailing "
+                    "comma, semicolon or colon): the demo model's utterance 'As we begin our discussion on the "
+                    "paper's abstract,' is half a sentence")
+    meta_terms: tuple[str, ...] = Field(
+        (r"\bMA\d+\b", r"\bmisalignment points?\b", r"\bthis case'?s plan\b", r"\bhidden disagreements?\b"),
+        description="regular expressions (case-insensitive) of the benchmark's own vocabulary, which never belongs in "
+                    "a case's in-world text (the ma_ids lists aside): the demo model wrote 'This case's plan involves "
+                    "exactly 3 misalignment points (MA1, MA2, MA3)' into a meeting scenario")
     foreign_script: str = Field(
         r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]",
         description="regular expression of characters (CJK ideographs, kana, Hangul) that do not belong in the "

@@ -20,7 +20,8 @@ judge says:
   thought restating an outline turn's description instead of the speaker's private reading
   (§4: inner thoughts state the private interpretation in detail);
 - form (:mod:`ioa_synth.protocol.gates_form`): text cut off at its field's length limit,
-  field names or JSON syntax inside text, a question as surface form, stock placeholder
+  field names or JSON syntax inside text, an unfinished sentence, the benchmark's own
+  vocabulary ("MA1") inside a case, a question as surface form, stock placeholder
   names, two members' private_state / hidden assumptions (nearly) equal, one
   ``why_undetected`` repeated across MAs.
 

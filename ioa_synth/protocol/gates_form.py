@@ -1,6 +1,7 @@
 """Content gates on the form of generated text (the gaps a fresh user of the demo found
 after issue 9): text cut off at its field's length limit, schema field names or JSON
-syntax inside a text field, a surface form that is a question, a sentence or longer than a
+syntax inside a text field, an unfinished sentence, the benchmark's own vocabulary inside a
+case, a surface form that is a question, a sentence or longer than a
 phrase, stock placeholder names,
 two members with (nearly) the same ``private_state`` or hidden assumptions, and one
 ``why_undetected`` reason repeated across MAs.
@@ -127,8 +128,17 @@ def same_premise(a: str, b: str, names: set[str], gates: GateThresholds) -> tupl
 
 def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
     """One failure listing every cut-off field, one listing every field with JSON syntax,
-    one listing every field with characters of :attr:`GateThresholds.foreign_script`."""
+    one listing every field with characters of :attr:`GateThresholds.foreign_script`, one
+    listing every unfinished text (:attr:`GateThresholds.unfinished_text`; surface forms have
+    their own check) and one every field using :attr:`GateThresholds.meta_terms`."""
     script = re.compile(gates.foreign_script)
+    unfinished = re.compile(gates.unfinished_text)
+    meta = [re.compile(rx, re.IGNORECASE) for rx in gates.meta_terms]
+
+    def meta_term(where: str, text: str) -> str | None:
+        found = None if ".ma_ids[" in where else next((m for m in (rx.search(text) for rx in meta) if m), None)
+        return f"{where} ({found.group()!r})" if found else None
+
     return field_failures(fields, [
         (lambda where, text: f"{where} ({len(text)} chars, ends {text[-20:]!r})" if cut_off(where, text, gates) else None,
          "text cut off at its length limit in {fields}; write it shorter, as complete sentences"),
@@ -136,6 +146,11 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "field names or JSON syntax inside the text of {fields}; each value is plain prose about its own field"),
         (lambda where, text: where if script.search(text) else None,
          "text switches into another script in {fields}; write every field in English"),
+        (lambda where, text: where if (not where.endswith("surface_form") and unfinished.search(text)
+                                       and not cut_off(where, text, gates)) else None,
+         "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
+        (meta_term, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
+                    "never the plan or its misalignment points"),
     ])
 
 
