@@ -22,8 +22,9 @@ ENV_VARS = [f"{c}_{v}" for c in ("OPENAI", "GENERATOR", "JUDGE", "AUDIT_JUDGE", 
 
 @pytest.fixture(autouse=True)
 def clean_llm_env(monkeypatch):
-    """No test sees the developer's endpoints or keys."""
-    for var in ENV_VARS:
+    """No test sees the developer's endpoints or keys, nor their terminal width (piped
+    tables follow ``COLUMNS`` when it is set)."""
+    for var in [*ENV_VARS, "COLUMNS"]:
         monkeypatch.delenv(var, raising=False)
 
 

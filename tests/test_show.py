@@ -172,3 +172,13 @@ def test_a_chosen_dialogue_is_checked_against_the_profiles_it_was_written_from(c
     latest = show_json(cli, out, case_id)
     assert (latest["stage1"]["attempt"], latest["stage2"]["profiles_attempt"]) == (2, 2)
     assert "written from profiles attempt 2" in cli("show", "--out", out, case_id, "--attempt", "1").stdout
+
+
+def test_piped_output_width_follows_columns_when_set(cli, built, monkeypatch):
+    # piped (not a tty): COLUMNS when the user sets it, else a width that never cuts ids
+    out, (accepted, _), _ = built
+    monkeypatch.setenv("COLUMNS", "100")
+    narrow = cli("show", "--out", out, accepted).stdout
+    monkeypatch.delenv("COLUMNS")
+    wide = cli("show", "--out", out, accepted).stdout
+    assert max(map(len, narrow.splitlines())) <= 100 < max(map(len, wide.splitlines()))

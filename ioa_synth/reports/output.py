@@ -4,6 +4,7 @@ files under ``DIR/reports/`` (JSON, and CSV written by polars)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,12 @@ PIPE_WIDTH = 220
 
 
 def wide_console(stderr: bool = False) -> Console:
-    """A rich console: the terminal's width on a tty, :data:`PIPE_WIDTH` otherwise."""
+    """A rich console: the terminal's width on a tty; otherwise ``COLUMNS`` when it is set to
+    a positive number (a user piping to a file of their own width), else :data:`PIPE_WIDTH`."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
+    columns = os.environ.get("COLUMNS", "")
+    piped = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
+    return Console(stderr=stderr, width=None if stream.isatty() else piped)
 
 
 def fmt(value: float | None, digits: int = 2, percent: bool = False) -> str:
