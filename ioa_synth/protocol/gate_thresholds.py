@@ -72,11 +72,12 @@ class GateThresholds(BaseModel):
         description="regular expressions of JSON syntax inside a text value: a quoted key or value followed by a "
                     "colon and a quote or bracket, an opening brace or bracket before a quoted key, a comma between "
                     "a quoted value and a quoted key")
-    surface_punctuation: tuple[str, ...] = Field(
-        (r"(?:(?!\s)[\W_]){2,}", r"[,;:]$"),
-        description="regular expressions of stray punctuation in a surface form (two or more punctuation marks in a "
-                    "row, or a trailing comma, semicolon or colon; a final full stop is ignored): the phrase both "
-                    "members say is words, and the demo model's 'designed toenerateHuman-like,._.,' is token debris")
+    surface_punctuation: str = Field(
+        r"(?:(?!\s)[\W_]){2,}",
+        description="regular expression of stray punctuation in a surface form (two or more punctuation marks in a "
+                    "row; a surface form ending like unfinished_text fails the same way, a final full stop is "
+                    "ignored): the phrase both members say is words, and the demo model's 'designed "
+                    "toenerateHuman-like,._.,' is token debris")
     unfinished_text: str = Field(
         r"[,;:]\s*$",
         description="regular expression of a text field's ending that leaves its sentence unfinished (a trailing "

@@ -81,7 +81,8 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     """Why ``surface`` is not a phrase both members say (``None`` when it is one): a question
     (:func:`is_question`), more than :attr:`GateThresholds.max_surface_words` words, a
     statement (one of :attr:`GateThresholds.statement_words` after the first word), stray
-    punctuation (:attr:`GateThresholds.surface_punctuation`), or a
+    punctuation (:attr:`GateThresholds.surface_punctuation`, or an ending of
+    :attr:`GateThresholds.unfinished_text`), or a
     phrase that ends on one of :attr:`GateThresholds.dangling_words` ("the metric used to
     assess the": cut mid-phrase, as the plan's word limit cuts a run-on phrase)."""
     if is_question(surface, gates):
@@ -91,7 +92,7 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     if n > gates.max_surface_words:
         return f"has {n} words; the shared phrase is two to {gates.max_surface_words} words, not a definition"
     plain = surface.strip().removesuffix(".")
-    debris = next((m for m in (re.search(rx, plain) for rx in gates.surface_punctuation) if m), None)
+    debris = re.search(gates.surface_punctuation, plain) or re.search(gates.unfinished_text, plain)
     if debris:
         return f"has stray punctuation ({debris.group()!r}); give the phrase as plain words"
     if set(toks[1:]) & set(gates.statement_words):
@@ -136,7 +137,7 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     meta = [re.compile(rx, re.IGNORECASE) for rx in gates.meta_terms]
 
     def meta_term(where: str, text: str) -> str | None:
-        found = None if ".ma_ids[" in where else next((m for m in (rx.search(text) for rx in meta) if m), None)
+        found = next((m for m in (rx.search(text) for rx in meta) if m), None)
         return f"{where} ({found.group()!r})" if found else None
 
     return field_failures(fields, [

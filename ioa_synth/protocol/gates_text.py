@@ -116,10 +116,13 @@ def overlap(a: str, b: str) -> float:
 
 
 def text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
-    """``(where, text)`` for every free-text field of ``obj`` (lists item by item), ``where``
-    being ``prefix.field`` or ``prefix.field[i]``."""
+    """``(where, text)`` for every free-text field of ``obj`` (lists item by item; ids, types,
+    speakers and an outline turn's ``ma_ids`` are no text), ``where`` being ``prefix.field``
+    or ``prefix.field[i]``."""
     for name, value in obj.model_dump().items():
-        if isinstance(value, str) and name not in ("id", "type", "speaker", "speaker_id"):
+        if name in ("id", "type", "speaker", "speaker_id", "ma_ids"):
+            continue
+        if isinstance(value, str):
             yield f"{prefix}.{name}", value
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):
             yield from ((f"{prefix}.{name}[{i}]", v) for i, v in enumerate(value))
