@@ -16,8 +16,9 @@ from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "seeds" / "snapshot.jsonl"
 
-ENV_VARS = [f"{c}_{v}" for c in ("OPENAI", "GENERATOR", "JUDGE", "AUDIT_JUDGE", "PROBER", "SIMULATOR",
-                                 "VALIDITY_FILTER") for v in ("BASE_URL", "API_KEY")]
+from ioa_synth.llm.config import COMPONENTS
+
+ENV_VARS = [f"{c}_{v}" for c in ("OPENAI", *(name.upper() for name in COMPONENTS)) for v in ("BASE_URL", "API_KEY")]
 
 
 @pytest.fixture(autouse=True)

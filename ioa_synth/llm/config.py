@@ -17,7 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "simulator", "validity_filter")
+COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "simulator", "validity_filter",
+                               # live meetings: the judge that merges validated discoveries across detectors
+                               "merge_judge",
+                               # the belief study: item writing, screening, the chatroom and its judges
+                               "item_writer", "screener", "agent", "belief_judge", "stance_judge")
 
 #: Default sampling temperature per component (PROTOCOL.md §5-6 paper settings).
 DEFAULT_TEMPERATURE: dict[str, float] = {
@@ -27,6 +31,12 @@ DEFAULT_TEMPERATURE: dict[str, float] = {
     "prober": 0.7,
     "simulator": 0.2,
     "validity_filter": 0.2,
+    "merge_judge": 0.0,
+    "item_writer": 0.7,
+    "screener": 0.7,
+    "agent": 0.7,
+    "belief_judge": 0.0,
+    "stance_judge": 0.0,
 }
 
 #: Default base of the per-call sampling seed (the ``seed`` config key).
@@ -129,6 +139,12 @@ class ToolkitConfig(BaseModel):
     prober: ComponentConfig = Field(default_factory=ComponentConfig)
     simulator: ComponentConfig = Field(default_factory=ComponentConfig)
     validity_filter: ComponentConfig = Field(default_factory=ComponentConfig)
+    merge_judge: ComponentConfig = Field(default_factory=ComponentConfig)
+    item_writer: ComponentConfig = Field(default_factory=ComponentConfig)
+    screener: ComponentConfig = Field(default_factory=ComponentConfig)
+    agent: ComponentConfig = Field(default_factory=ComponentConfig)
+    belief_judge: ComponentConfig = Field(default_factory=ComponentConfig)
+    stance_judge: ComponentConfig = Field(default_factory=ComponentConfig)
 
     def component(self, name: str) -> ComponentConfig:
         """Settings of component ``name``; raises ``KeyError`` for an unknown one."""

@@ -1,0 +1,148 @@
+"""One run of an LLM-using command, shared by every capability (build, regenerate, audit,
+evaluate, training rewards, meetings, the belief study).
+
+A run opens the endpoints of the components it needs (remote ones from ``<X>_BASE_URL`` /
+``--config``, the rest on the embedded model), describes and fingerprints that setup,
+refuses a setup that would mix with stored results, records a ``runs`` row, hands out one
+:class:`~ioa_synth.llm.client.LLMClient` per component, counts billed tokens across
+threads, stops on Ctrl-C (:class:`~ioa_synth.reports.interrupt.InterruptGuard`) and, however
+it ends, closes the clients and stores the run's summary (with ``"stopped"`` naming the
+exception when it ended early).
+
+Usage::
+
+    with open_run(catalog, "belief run", ["agent", "belief_judge"], config, local_model, args) as run:
+        run.attach(progress)            # rate-limit notes and token totals on the progress line
+        reply = run.clients["agent"] ...
+        run.summary["conversations"] = n
+
+Modelled on inspect_ai's eval context (one place owns the model handles and the log) and
+NeMo DataDesigner's fingerprinted configs.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Protocol
+
+from ioa_synth.llm.client import Endpoint, LLMClient
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.endpoints import open_endpoints
+from ioa_synth.reports.interrupt import InterruptGuard
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.fingerprint import setup_description
+from ioa_synth.store.runs import check_fingerprint, finish_run, start_run
+
+#: ``describe(endpoints) -> description``: the fingerprinted setup of a run.
+Describe = Callable[[dict[str, Endpoint]], dict[str, Any]]
+#: ``check(catalog, description)``: raises when the setup may not run in this folder.
+Check = Callable[[Catalog, dict[str, Any]], Any]
+
+
+class ProgressSink(Protocol):
+    """What a run reports to a progress display (:class:`ioa_synth.reports.progress.BuildProgress`)."""
+
+    def note(self, text: str) -> None: ...
+
+    def tokens(self, total: int) -> None: ...
+
+
+@dataclass
+class TokenCount:
+    """Billed tokens (prompt + completion) of a run's fresh calls, safe across threads.
+
+    ``add(n)`` counts one successful fresh call of ``n`` tokens and returns the new total;
+    ``total`` and ``calls`` are read at any time."""
+
+    total: int = 0
+    calls: int = 0
+    on_change: Callable[[int], None] = lambda total: None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, n: int) -> int:
+        with self._lock:
+            self.calls += 1
+            self.total += n
+            total = self.total
+        self.on_change(total)
+        return total
+
+
+@dataclass
+class RunContext:
+    """An open run: its ``run_id`` (``runs`` row), ``endpoints`` and ``clients`` by
+    component, the fingerprinted ``description``, the Ctrl-C ``guard``, the ``tokens``
+    counter and the ``summary`` dict stored on ``runs.summary_json`` when the run ends."""
+
+    catalog: Catalog
+    command: str
+    run_id: str
+    endpoints: dict[str, Endpoint]
+    clients: dict[str, LLMClient]
+    description: dict[str, Any]
+    guard: InterruptGuard
+    tokens: TokenCount = field(default_factory=TokenCount)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def attach(self, progress: ProgressSink) -> None:
+        """Send every client's rate-limit notes and the run's token total to ``progress``."""
+        for client in self.clients.values():
+            client.on_wait = progress.note
+        self.tokens.on_change = progress.tokens
+
+
+@contextmanager
+def open_run(catalog: Catalog, command: str, components: list[str], config: ToolkitConfig,
+             local_model: str | None = None, args: dict[str, Any] | None = None, *,
+             describe: Describe = setup_description, check: Check | None = check_fingerprint,
+             interruptible: bool = True) -> Iterator[RunContext]:
+    """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
+
+    ``describe`` turns the opened endpoints into the fingerprinted setup description
+    (default: :func:`ioa_synth.store.fingerprint.setup_description`); ``check`` refuses a
+    setup that may not run here (default: :func:`ioa_synth.store.runs.check_fingerprint`
+    over build commands; ``None`` checks nothing). With ``interruptible`` the run holds an
+    :class:`InterruptGuard` whose ``stop`` event every client shares.
+
+    Raises:
+        FingerprintMismatch (or a subclass raised by ``check``): a changed setup.
+        EndpointError / LocalModelError: an endpoint cannot be used.
+        SetupError, RunInterrupted: from the body, after the run row is finished.
+    """
+    log_dir = catalog.out_dir / "logs"
+    with open_endpoints(components, config, local_model, log_dir=log_dir) as eps:
+        description = describe(eps)
+        if check is not None:
+            check(catalog, description)
+        run_id = start_run(catalog, command, args or {}, description)
+        clients = {name: LLMClient(ep) for name, ep in eps.items()}
+        guard = InterruptGuard() if interruptible else _NoGuard()
+        ctx = RunContext(catalog, command, run_id, eps, clients, description, guard)  # type: ignore[arg-type]
+        try:
+            with guard:
+                for client in clients.values():
+                    client.stop = guard.stop
+                yield ctx
+        except BaseException as exc:
+            ctx.summary["stopped"] = f"{type(exc).__name__}: {exc}"[:500]
+            raise
+        finally:
+            for client in clients.values():
+                client.close()
+            ctx.summary.setdefault("tokens", ctx.tokens.total)
+            finish_run(catalog, run_id, ctx.summary)
+
+
+class _NoGuard:
+    """A stand-in for :class:`InterruptGuard` off the main thread (no signal handler)."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+
+    def __enter__(self) -> "_NoGuard":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None

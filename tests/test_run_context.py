@@ -1,0 +1,54 @@
+"""The shared run context: endpoints, fingerprint refusal, runs rows, tokens, clean close."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.scripted_server import chat_reply
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.run_context import open_run
+from ioa_synth.store.runs import FingerprintMismatch
+
+
+def test_run_row_tokens_and_stopped_summary(tmp_path, endpoint):
+    endpoint(responder=lambda body, headers: chat_reply('{"answer": "x"}'), models=["m"])
+    catalog = Catalog(tmp_path)
+    try:
+        with open_run(catalog, "belief run", ["agent", "belief_judge"], ToolkitConfig(), args={"k": 1}) as run:
+            assert set(run.clients) == {"agent", "belief_judge"}
+            assert run.endpoints["agent"].temperature == 0.7
+            seen = []
+            run.tokens.on_change = seen.append
+            run.tokens.add(10)
+            run.tokens.add(5)
+            assert seen == [10, 15] and run.tokens.calls == 2
+            run.summary["items"] = 3
+        with pytest.raises(RuntimeError):
+            with open_run(catalog, "belief run", ["agent"], ToolkitConfig()) as run:
+                raise RuntimeError("boom")
+        rows = catalog.execute("SELECT command, summary_json, finished_at FROM runs ORDER BY started_at")
+        first, second = (json.loads(r[1]) for r in rows)
+        assert first == {"items": 3, "tokens": 15}
+        assert second["stopped"] == "RuntimeError: boom" and all(r[2] is not None for r in rows)
+    finally:
+        catalog.close()
+
+
+def test_custom_check_refuses_before_any_run_row(tmp_path, endpoint):
+    endpoint(responder=lambda body, headers: chat_reply("{}"), models=["m"])
+    catalog = Catalog(tmp_path)
+
+    def refuse(cat, description):
+        assert "agent" in description["components"]
+        raise FingerprintMismatch("changed")
+
+    try:
+        with pytest.raises(FingerprintMismatch):
+            with open_run(catalog, "belief run", ["agent"], ToolkitConfig(), check=refuse):
+                pass
+        assert list(catalog.execute("SELECT count(*) FROM runs")) == [(0,)]
+    finally:
+        catalog.close()
