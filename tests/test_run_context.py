@@ -52,3 +52,21 @@ def test_custom_check_refuses_before_any_run_row(tmp_path, endpoint):
         assert list(catalog.execute("SELECT count(*) FROM runs")) == [(0,)]
     finally:
         catalog.close()
+
+
+def test_deferred_run_row_and_recorder(tmp_path, endpoint):
+    endpoint(responder=lambda body, headers: chat_reply('{"answer": "x"}'), models=["m"])
+    catalog = Catalog(tmp_path)
+    try:
+        with open_run(catalog, "audit", ["agent"], ToolkitConfig(), check=None, record=False) as run:
+            assert run.run_id == ""
+            run.summary["tokens"] = 0  # a body may fix the key's place; the counter fills it
+        assert list(catalog.execute("SELECT count(*) FROM runs")) == [(0,)]  # never started: no row
+        with open_run(catalog, "audit", ["agent"], ToolkitConfig(), check=None, record=False) as run:
+            recorder = run.recorder(replay_of=["c1"])
+            assert run.run_id and recorder.run_id == run.run_id and recorder.replay == {}
+            recorder.on_tokens(7)
+        (summary,) = [json.loads(s) for (s,) in catalog.execute("SELECT summary_json FROM runs")]
+        assert summary == {"tokens": 7} and run.tokens.calls == 1
+    finally:
+        catalog.close()

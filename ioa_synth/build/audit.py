@@ -1,5 +1,5 @@
-"""``ioa-synth audit``: re-score accepted cases with a second judge (issue 4.2;
-PROTOCOL.md §5, paper App. B.3).
+"""``ioa-synth audit``: re-score accepted cases with a second judge (the paper's
+cross-family judge audit, App. B.3).
 
 The ``audit_judge`` component scores each accepted case with the build's own rubric
 and judge templates: stage 1 every misalignment point of the accepted profiles,
@@ -11,7 +11,6 @@ call for an item already scored by the same audit model.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,21 +22,19 @@ from rich.console import Console
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.endpoints import open_endpoints
-from ioa_synth.store.fingerprint import setup_description
-from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
+from ioa_synth.llm.client import LLMCallError, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
-from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
+from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.store.runs import finish_run, start_run
+from ioa_synth.store.run_context import RunContext, open_run
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.reports.stats import compare_scores
 
 ROLE = "audit_judge"
 
-#: Test-split means of the paper's cross-family audit judge (PROTOCOL.md §5, App. B.3).
+#: Test-split means of the paper's cross-family audit judge (App. B.3).
 PAPER_AUDIT_MEANS: dict[str, float] = {
     "subtlety": 2.65, "specificity": 2.00, "believability": 2.00, "naturalness": 2.63,
     "implicitness": 2.66, "coverage": 2.00, "profile_consistency": 2.99,
@@ -80,56 +77,39 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
         cases = accepted_cases(catalog, split)[:limit] if limit else accepted_cases(catalog, split)
         if not cases:
             raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
-        with open_endpoints([ROLE], config, local_model, log_dir=out_dir / "logs") as eps:
-            client = LLMClient(eps[ROLE])
-            model = client.endpoint.model
+        errors: list[str] = []
+        with open_run(catalog, "audit", [ROLE], config, local_model, args, check=None, record=False) as run:
+            model = run.endpoints[ROLE].model
             jobs = pending_jobs(catalog, cases, model)
-            run = {"model": model, "cases": len(cases), "scored": 0, "skipped": 2 * len(cases) - len(jobs),
-                   "failed": 0, "tokens": 0, "errors": []}
-            try:
-                if jobs:
-                    run_id = start_run(catalog, "audit", args or {}, setup_description(eps))
-                    try:
-                        _score_all(catalog, client, run_id, jobs, workers, console, run)
-                    except BaseException as exc:
-                        run["stopped"] = f"{type(exc).__name__}: {exc}"[:500]
-                        raise
-                    finally:
-                        finish_run(catalog, run_id, {k: v for k, v in run.items() if k != "errors"})
-            finally:
-                client.close()
+            run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": 2 * len(cases) - len(jobs),
+                            "failed": 0, "tokens": 0}
+            if jobs:
+                _score_all(catalog, run, jobs, workers, console, errors)
         report = audit_report(catalog, split, model, accepted_cases(catalog, split))
-        report["run"] = run
+        report["run"] = run.summary | {"errors": errors}
         return report
     finally:
         catalog.close()
 
 
-def _score_all(catalog: Catalog, client: LLMClient, run_id: str, jobs: list[AuditJob], workers: int,
-               console: Console, run: dict[str, Any]) -> None:
-    lock = threading.Lock()
+def _score_all(catalog: Catalog, run: RunContext, jobs: list[AuditJob], workers: int, console: Console,
+               errors: list[str]) -> None:
     progress = BuildProgress(console, total=len(jobs), label="audit", statuses=("scored", "failed"))
-
-    def add_tokens(n: int) -> None:
-        with lock:
-            run["tokens"] += n
-            progress.tokens(run["tokens"])
-
-    pipeline = Pipeline(catalog, client, client, load_rubric(), run_id, on_tokens=add_tokens, judge_role=ROLE)
-    client.on_wait = progress.note
+    client = run.clients[ROLE]
+    pipeline = Pipeline(catalog, client, client, load_rubric(), run.start(), on_tokens=run.tokens.add, judge_role=ROLE)
+    run.attach(progress)
 
     def done(job: AuditJob, error: str | None) -> None:
         if error is None:
-            run["scored"] += 1
+            run.summary["scored"] += 1
         else:
-            run["failed"] += 1
-            run["errors"].append(f"{job.case.case_id} stage {job.stage}: {error}")
+            run.summary["failed"] += 1
+            errors.append(f"{job.case.case_id} stage {job.stage}: {error}")
         progress.advance("scored" if error is None else "failed", f"{job.case.case_id} stage {job.stage}",
                          pipeline.calls.tokens_by_case.pop(job.case.case_id, 0))
 
-    with InterruptGuard() as guard, progress, worker_pool(workers, "audit") as pool:
-        client.stop = guard.stop
-        run_interruptible(lambda job: pool.submit(_score_one, pipeline, job), deque(jobs), done, workers, guard)
+    with progress, worker_pool(workers, "audit") as pool:
+        run_interruptible(lambda job: pool.submit(_score_one, pipeline, job), deque(jobs), done, workers, run.guard)
 
 
 def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:

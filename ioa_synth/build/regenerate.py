@@ -1,4 +1,4 @@
-"""``ioa-synth regenerate``: run chosen cases through the loop again (issue 4.1).
+"""``ioa-synth regenerate``: run chosen cases through the loop again.
 
 History is kept: earlier calls and scores stay in the catalog and the new attempts
 are numbered after every attempt the case already has (stage 1 re-runs number both
@@ -12,7 +12,6 @@ accepted case whose new attempts fail keeps its record and its ``accepted`` stat
 from __future__ import annotations
 
 import json
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +23,15 @@ from ioa_synth.build.builddir import open_catalog
 from ioa_synth.store.calls import load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.build.run import generation_run
 from ioa_synth.protocol.judgement import parse_judgement
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
+from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output
 from ioa_synth.seeds.tuples import SeedTuple
+from ioa_synth.store.run_context import RunContext, open_run
 
 REGENERABLE = ("discarded", "failed")
 
@@ -154,35 +153,21 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         targets, skipped = plan_targets(catalog, out_dir, rows, stage, named=bool(case_ids))
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
-        with generation_run(catalog, "regenerate", config, local_model, args) as (run_id, gen, judge, summary), \
-                InterruptGuard() as guard:
-            gen.stop = judge.stop = guard.stop
-            summary |= {"cases": [], "skipped": skipped, "tokens": 0}
-            pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id)
-            summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, summary, guard)
-        return summary
+        with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args) as run:
+            run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
+            pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
+                                on_tokens=run.tokens.add)
+            run.summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, run)
+        return run.summary
     finally:
         catalog.close()
 
 
-class _TokenCount:
-    """``on_tokens`` callback adding to ``summary["tokens"]`` from worker threads."""
-
-    def __init__(self, summary: dict[str, Any], progress: BuildProgress) -> None:
-        self.summary, self.progress, self._lock = summary, progress, threading.Lock()
-
-    def __call__(self, n: int) -> None:
-        with self._lock:
-            self.summary["tokens"] += n
-            self.progress.tokens(self.summary["tokens"])
-
-
 def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int, workers: int,
-         console: Console, summary: dict[str, Any], guard: InterruptGuard) -> list[dict[str, Any]]:
+         console: Console, run: RunContext) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     progress = BuildProgress(console, total=len(targets), label="regenerate")
-    pipeline.on_tokens = _TokenCount(summary, progress)
-    pipeline.generator.on_wait = pipeline.judge.on_wait = progress.note
+    run.attach(progress)
 
     def done(target: Target, outcome: Outcome) -> None:
         kept = target.before == "accepted" and outcome.status != "accepted"
@@ -193,7 +178,7 @@ def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int
 
     with progress, worker_pool(workers, "regen") as pool:
         run_interruptible(lambda t: pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1),
-                          deque(targets), done, workers, guard)
+                          deque(targets), done, workers, run.guard)
     return sorted(results, key=lambda r: r["case_id"])
 
 

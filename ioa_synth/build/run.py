@@ -5,7 +5,7 @@ ones run, replaying stored calls. With a reserve pool (from ``seeds assign``), a
 discarded case makes the cell draw its next reserve tuple until the cell reaches
 its target or the reserve runs out.
 
-Issue 10: a setup error (:class:`~ioa_synth.llm.errors.SetupError`) stops the run at
+A setup error (:class:`~ioa_synth.llm.errors.SetupError`) stops the run at
 once — no new request, the cases it touched stay ``pending`` — and is raised to the
 command; Ctrl-C stops starting calls, gives the calls in flight a few seconds and
 raises :class:`~ioa_synth.reports.interrupt.RunInterrupted`
@@ -14,29 +14,22 @@ raises :class:`~ioa_synth.reports.interrupt.RunInterrupted`
 
 from __future__ import annotations
 
-import threading
 from collections import deque
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from rich.console import Console
 
 from ioa_synth.build.cases import case_status, register_cases
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.endpoints import open_endpoints
-from ioa_synth.store.fingerprint import setup_description
-from ioa_synth.llm.client import LLMClient
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
-from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
+from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.store.runs import check_fingerprint, finish_run, start_run
+from ioa_synth.store.run_context import RunContext, open_run
 from ioa_synth.seeds.tuples import SeedTuple
-from ioa_synth.store.calls import load_replay
 
 Cell = tuple[str, str]
 
@@ -74,57 +67,21 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     console = console or Console(stderr=True)
     catalog = Catalog(out_dir)
     try:
-        with generation_run(catalog, "build", config, local_model, args) as (run_id, gen, judge, summary), \
-                InterruptGuard() as guard:
-            gen.stop = judge.stop = guard.stop
-            summary |= _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console, guard).run()
-        return summary
+        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:
+            run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console).run()
+        return run.summary
     finally:
         catalog.close()
 
 
-@contextmanager
-def generation_run(catalog: Catalog, command: str, config: ToolkitConfig, local_model: str | None,
-                   args: dict | None) -> Iterator[tuple[str, LLMClient, LLMClient, dict]]:
-    """Open the generator and judge endpoints, refuse a changed setup, record a ``runs``
-    row; yield ``(run_id, generator, judge, summary)`` and store ``summary`` at the end
-    (with ``"stopped"`` naming the exception when the run ended early).
-
-    Raises:
-        FingerprintMismatch: a component with stored successful calls has another setup.
-        EndpointError / LocalModelError: an endpoint cannot be used.
-    """
-    with open_endpoints(["generator", "judge"], config, local_model, log_dir=catalog.out_dir / "logs") as eps:
-        description = setup_description(eps)
-        check_fingerprint(catalog, description)
-        run_id = start_run(catalog, command, args or {}, description)
-        gen, judge = LLMClient(eps["generator"]), LLMClient(eps["judge"])
-        summary: dict = {}
-        try:
-            yield run_id, gen, judge, summary
-        except BaseException as exc:
-            summary["stopped"] = f"{type(exc).__name__}: {exc}"[:500]
-            raise
-        finally:
-            gen.close()
-            judge.close()
-            finish_run(catalog, run_id, summary)
-
-
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
-                 run_id: str, gen: LLMClient, judge: LLMClient, console: Console, guard: InterruptGuard) -> None:
+                 run: RunContext, console: Console) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
-        self.console, self.guard, self.clients = console, guard, (gen, judge)
+        self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
-        self._tok_lock = threading.Lock()
-        self.pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id, on_tokens=self._add_tokens)
-
-    def _add_tokens(self, n: int) -> None:
-        with self._tok_lock:
-            self.summary["tokens"] += n
-        self.progress.tokens(self.summary["tokens"])
+        self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
         return register_cases(self.catalog, self.out_dir, self.split, seeds)
@@ -147,13 +104,13 @@ class _Scheduler:
                 todo.append(c)
             else:
                 self.summary["skipped"] += 1
-        self.pipeline.calls.replay = load_replay(self.catalog, [c.case_id for c in todo])
+        self.pipeline.calls = self.run_ctx.recorder(replay_of=[c.case_id for c in todo])
         self.progress = BuildProgress(self.console, total=len(todo))
-        for client in self.clients:
-            client.on_wait = self.progress.note
+        self.run_ctx.attach(self.progress)
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
         with self.progress, worker_pool(self.workers, "case") as pool:
-            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.guard)
+            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard)
+        self.summary["tokens"] = self.run_ctx.tokens.total
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
 

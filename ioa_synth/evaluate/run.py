@@ -1,10 +1,10 @@
 """``ioa-synth evaluate``: run the protocol over the cases of ``--data`` into ``RESULTS``,
-``--workers`` cases at once, resumable (issue 7 §6-7), with the shared run behaviour of
-issue 10 (:mod:`ioa_synth.reports.interrupt`).
+``--workers`` cases at once, resumable, on the shared run context
+(:mod:`ioa_synth.store.run_context`: endpoints, ``runs`` row, Ctrl-C).
 
 A re-run skips scored cases (no call), replays the stored calls of a case killed midway
 and retries failed cases. A changed setup is refused (:class:`SetupChanged`) only as far
-as it must be (issue 10 §3): a component (model, sampling, request options) whose settings
+as it must be: a component (model, sampling, request options) whose settings
 changed is refused once it has successful calls stored here; the protocol settings
 (templates, access, rollouts, permutation, mode, input files, ``--questions-from``) are
 refused once any result is stored. A setup error (HTTP 400/401/...) stops the run: the
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,21 +35,21 @@ from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
-from ioa_synth.llm.client import Endpoint, LLMClient
+from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.llm.prompts import all_template_hashes
-from ioa_synth.reports.interrupt import InterruptGuard, RunInterrupted, run_interruptible, worker_pool
+from ioa_synth.reports.interrupt import RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.calls import CallKey, CallRecorder, load_replay, load_replay_tries
+from ioa_synth.store.calls import CallKey, CallRecorder, load_replay_tries
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import describe_difference, fingerprint
-from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint, finish_run, start_run
+from ioa_synth.store.run_context import RunContext, open_run
+from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
 #: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
-#: 2: components compared one by one against their stored successful calls (issue 10 §3). Not
+#: 2: components compared one by one against their stored successful calls. Not
 #: the build's :data:`ioa_synth.store.fingerprint.FINGERPRINT_VERSION`.
 EVAL_SETUP_VERSION = 2
 
@@ -101,7 +100,7 @@ def component_of(role: str) -> str:
 
 
 def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
-    """Refuse a setup whose stored results it would mix with (issue 10 §3).
+    """Refuse a setup whose stored results it would mix with.
 
     A component may be reconfigured until it has successful calls stored here
     (:func:`ioa_synth.store.runs.check_fingerprint`); everything else in ``parts``
@@ -170,39 +169,37 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
     console = console or Console(stderr=True)
     needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)
               and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
-    with open_endpoints(needed, config, local_model, log_dir=out_dir / "logs") as eps:
-        parts = fingerprint_parts(eps, job)
-        components = {c: component_settings(ep) for c, ep in eps.items()}
-        if job.stored_questions is not None:
-            components["prober"] = {"questions_from": str(job.questions_from)}
-        run_json = {"command": "evaluate", "argv": sys.argv[1:], "args": args or {}, "components": components,
-                    "fingerprint": fingerprint(parts), "fingerprint_parts": parts,
-                    "started_at": _now(), "finished_at": None}
-        catalog = Catalog(out_dir)
-        clients = {c: LLMClient(ep) for c, ep in eps.items()}
-        try:
-            check_setup(catalog, parts)
+    catalog = Catalog(out_dir)
+    try:
+        with open_run(catalog, "evaluate", needed, config, local_model, args,
+                      describe=lambda eps: fingerprint_parts(eps, job), check=check_setup) as run:
+            run_json = _run_json(run, job, args)
             write_json_atomic(out_dir / "run.json", run_json)
-            run_id = start_run(catalog, "evaluate", args or {}, parts)
-            scheduler = _Scheduler(catalog, out_dir, job, clients, run_id, workers, console)
+            run.summary |= {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
             try:
-                with InterruptGuard() as guard:
-                    run = scheduler.run(guard)
+                _Scheduler(out_dir, job, run, workers, console).run()
             except BaseException as exc:
                 if isinstance(exc, RunInterrupted):  # say what is kept: finished cases and calls
-                    exc.unit, exc.stored_calls = "case", scheduler.fresh_calls
+                    exc.unit, exc.stored_calls = "case", run.tokens.calls
                 write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
-                finish_run(catalog, run_id, scheduler.run_stats | {"stopped": f"{type(exc).__name__}: {exc}"[:500]})
                 raise
             summary = _summary(out_dir, job)
             write_json_atomic(out_dir / "summary.json", summary)
-            finish_run(catalog, run_id, run)
-            write_json_atomic(out_dir / "run.json", run_json | {"finished_at": _now()})
-        finally:
-            for client in clients.values():
-                client.close()
-            catalog.close()
-    return summary | {"run": run}
+        write_json_atomic(out_dir / "run.json", run_json | {"finished_at": _now()})
+    finally:
+        catalog.close()
+    return summary | {"run": run.summary}
+
+
+def _run_json(run: RunContext, job: EvalJob, args: dict[str, Any] | None) -> dict[str, Any]:
+    """``run.json`` of a starting run: argv, arguments, each component's settings (no key,
+    no URL) and the fingerprinted setup."""
+    components = {c: component_settings(ep) for c, ep in run.endpoints.items()}
+    if job.stored_questions is not None:
+        components["prober"] = {"questions_from": str(job.questions_from)}
+    return {"command": "evaluate", "argv": sys.argv[1:], "args": args or {}, "components": components,
+            "fingerprint": fingerprint(run.description), "fingerprint_parts": run.description,
+            "started_at": _now(), "finished_at": None}
 
 
 def _summary(out_dir: Path, job: EvalJob) -> dict[str, Any]:
@@ -212,45 +209,34 @@ def _summary(out_dir: Path, job: EvalJob) -> dict[str, Any]:
 
 class _Scheduler:
     """Keeps ``workers`` cases in flight (:func:`run_interruptible`); each worker writes its
-    case's record."""
+    case's record; the counts go to the run's summary."""
 
-    def __init__(self, catalog: Catalog, out_dir: Path, job: EvalJob, clients: dict[str, LLMClient], run_id: str,
-                 workers: int, console: Console) -> None:
-        self.catalog, self.out_dir, self.job, self.clients = catalog, out_dir, job, clients
+    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console) -> None:
+        self.out_dir, self.job, self.run_ctx = out_dir, job, run
         self.workers, self.console = max(1, workers), console
-        self.run_stats = {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
-        self.fresh_calls = 0  # successful model calls made and stored in this run
-        self._lock = threading.Lock()
-        self.recorder = CallRecorder(catalog, run_id, on_tokens=self._add_tokens)
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
         # Set by run(), once it knows the cases to do: the bar's total and the stored calls.
         self.progress: BuildProgress | None = None
+        self.recorder: CallRecorder | None = None
         self.replay_tries: dict[CallKey, int] = {}
-
-    def _add_tokens(self, n: int) -> None:
-        with self._lock:  # called once per fresh successful call
-            self.fresh_calls += 1
-            self.run_stats["tokens"] += n
-            total = self.run_stats["tokens"]
-        if self.progress is not None:
-            self.progress.tokens(total)
 
     def _one(self, case: EvalCase) -> str:
         """Evaluate one case and write its record; a :class:`StopRun` (setup error, Ctrl-C)
         propagates and leaves no record (the case stays to do)."""
+        assert self.recorder is not None  # cases start only inside run()
         calls = CaseCalls(self.recorder, case.case_id, self.replay_tries)
-        record = evaluate_case(case, self.job.settings, self.prober, self.clients, calls)
+        record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
         write_json_atomic(record_path(self.out_dir, case.case_id), record)
         return record["status"]
 
     def _done(self, case: EvalCase, status: str) -> None:
-        self.run_stats[status] += 1
-        assert self.progress is not None  # cases finish only inside run()
+        self.run_ctx.summary[status] += 1
+        assert self.progress is not None and self.recorder is not None  # cases finish only inside run()
         self.progress.advance(status, case.case_id, self.recorder.tokens_by_case.pop(case.case_id, 0))
 
-    def run(self, guard: InterruptGuard) -> dict[str, Any]:
-        """Evaluate every case not yet scored; return this run's counts.
+    def run(self) -> None:
+        """Evaluate every case not yet scored, counting them in the run's summary.
 
         Raises:
             SetupError: from the first case that met one (the others stop within the grace).
@@ -260,18 +246,16 @@ class _Scheduler:
         for case in self.job.cases:
             rec = read_record(self.out_dir, case.case_id)
             if rec is not None and rec.get("status") == "scored":
-                self.run_stats["skipped"] += 1
+                self.run_ctx.summary["skipped"] += 1
             else:
                 todo.append(case)
         ids = [c.case_id for c in todo]
-        self.recorder.replay = load_replay(self.catalog, ids)
-        self.replay_tries = load_replay_tries(self.catalog, ids)
+        self.recorder = self.run_ctx.recorder(replay_of=ids)
+        self.replay_tries = load_replay_tries(self.run_ctx.catalog, ids)
         self.progress = progress = eval_progress(self.console, len(todo))
-        for client in self.clients.values():
-            client.stop, client.on_wait = guard.stop, progress.note
+        self.run_ctx.attach(progress)
         with progress, worker_pool(self.workers, "eval") as pool:
-            run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, guard)
-        return self.run_stats
+            run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, self.run_ctx.guard)
 
     def _submit(self, pool: ThreadPoolExecutor):
         return lambda case: pool.submit(self._one, case)

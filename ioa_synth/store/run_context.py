@@ -7,7 +7,9 @@ refuses a setup that would mix with stored results, records a ``runs`` row, hand
 :class:`~ioa_synth.llm.client.LLMClient` per component, counts billed tokens across
 threads, stops on Ctrl-C (:class:`~ioa_synth.reports.interrupt.InterruptGuard`) and, however
 it ends, closes the clients and stores the run's summary (with ``"stopped"`` naming the
-exception when it ended early).
+exception when it ended early). :meth:`RunContext.recorder` hands out the
+:class:`~ioa_synth.store.calls.CallRecorder` that stores the run's calls, replays the
+stored ones and counts their tokens.
 
 Usage::
 
@@ -30,7 +32,8 @@ from typing import Any, Callable, Iterator, Protocol
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
-from ioa_synth.reports.interrupt import InterruptGuard
+from ioa_synth.reports.interrupt import GRACE_SECONDS, InterruptGuard
+from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import setup_description
 from ioa_synth.store.runs import check_fingerprint, finish_run, start_run
@@ -74,7 +77,10 @@ class TokenCount:
 class RunContext:
     """An open run: its ``run_id`` (``runs`` row), ``endpoints`` and ``clients`` by
     component, the fingerprinted ``description``, the Ctrl-C ``guard``, the ``tokens``
-    counter and the ``summary`` dict stored on ``runs.summary_json`` when the run ends."""
+    counter and the ``summary`` dict stored on ``runs.summary_json`` when the run ends.
+
+    A run opened with ``record=False`` has no ``runs`` row (``run_id`` is ``""``) until
+    :meth:`start` (audit records no run when every item is already scored)."""
 
     catalog: Catalog
     command: str
@@ -85,6 +91,7 @@ class RunContext:
     guard: InterruptGuard
     tokens: TokenCount = field(default_factory=TokenCount)
     summary: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
 
     def attach(self, progress: ProgressSink) -> None:
         """Send every client's rate-limit notes and the run's token total to ``progress``."""
@@ -92,19 +99,36 @@ class RunContext:
             client.on_wait = progress.note
         self.tokens.on_change = progress.tokens
 
+    def start(self) -> str:
+        """Record the ``runs`` row (once) and return ``run_id``."""
+        if not self.run_id:
+            self.run_id = start_run(self.catalog, self.command, self.args, self.description)
+        return self.run_id
+
+    def recorder(self, replay_of: list[str] | None = None) -> CallRecorder:
+        """A :class:`CallRecorder` storing calls under this run, counting their tokens in
+        :attr:`tokens` and replaying the stored successful calls of the units (case ids)
+        ``replay_of``."""
+        replay = load_replay(self.catalog, replay_of) if replay_of else {}
+        return CallRecorder(self.catalog, self.start(), replay, on_tokens=self.tokens.add)
+
 
 @contextmanager
 def open_run(catalog: Catalog, command: str, components: list[str], config: ToolkitConfig,
              local_model: str | None = None, args: dict[str, Any] | None = None, *,
              describe: Describe = setup_description, check: Check | None = check_fingerprint,
-             interruptible: bool = True) -> Iterator[RunContext]:
+             interruptible: bool = True, record: bool = True) -> Iterator[RunContext]:
     """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
 
     ``describe`` turns the opened endpoints into the fingerprinted setup description
     (default: :func:`ioa_synth.store.fingerprint.setup_description`); ``check`` refuses a
     setup that may not run here (default: :func:`ioa_synth.store.runs.check_fingerprint`
     over build commands; ``None`` checks nothing). With ``interruptible`` the run holds an
-    :class:`InterruptGuard` whose ``stop`` event every client shares.
+    :class:`InterruptGuard` whose ``stop`` event every client shares. With ``record``
+    False the ``runs`` row waits for :meth:`RunContext.start` (none if never started).
+
+    ``summary["tokens"]`` is the token counter's total when the counter counted a call or
+    the body set no ``tokens`` (a body may set the key early to fix its place in the summary).
 
     Raises:
         FingerprintMismatch (or a subclass raised by ``check``): a changed setup.
@@ -116,11 +140,12 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
         description = describe(eps)
         if check is not None:
             check(catalog, description)
-        run_id = start_run(catalog, command, args or {}, description)
         clients = {name: LLMClient(ep) for name, ep in eps.items()}
         guard = InterruptGuard() if interruptible else _NoGuard()
-        ctx = RunContext(catalog, command, run_id, eps, clients, description, guard)  # type: ignore[arg-type]
+        ctx = RunContext(catalog, command, "", eps, clients, description, guard, args=args or {})  # type: ignore[arg-type]
         try:
+            if record:
+                ctx.start()
             with guard:
                 for client in clients.values():
                     client.stop = guard.stop
@@ -131,8 +156,10 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
         finally:
             for client in clients.values():
                 client.close()
-            ctx.summary.setdefault("tokens", ctx.tokens.total)
-            finish_run(catalog, run_id, ctx.summary)
+            if ctx.tokens.calls or "tokens" not in ctx.summary:
+                ctx.summary["tokens"] = ctx.tokens.total
+            if ctx.run_id:
+                finish_run(catalog, ctx.run_id, ctx.summary)
 
 
 class _NoGuard:
@@ -140,6 +167,8 @@ class _NoGuard:
 
     def __init__(self) -> None:
         self.stop = threading.Event()
+        self.interrupted = False
+        self.grace = GRACE_SECONDS
 
     def __enter__(self) -> "_NoGuard":
         return self
