@@ -1,4 +1,4 @@
-"""Reply shapes of the evaluation components (issue 7 §4), as pydantic models plus the
+"""Reply shapes of the evaluation components (paper §4.1), as pydantic models plus the
 checks that make a reply unusable.
 
 Every ``parse_*`` function raises ``ValueError`` (``pydantic.ValidationError`` is one)
@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ioa_synth.protocol.gates import is_placeholder
+from ioa_synth.text.normalise import ALNUM, NONSPACE, Normaliser
 
 LETTERS = "ABCDE"
 MAX_QUESTIONS = 15
@@ -158,7 +159,7 @@ def parse_judgements(data: Any, shown: list[int], ma_ids: list[str]) -> dict[int
     return got
 
 
-# --- issue 8 modes: ``direct`` items and ``ambiguity`` expressions -------------------------------
+# --- the other modes (paper §5.1): ``direct`` items and ``ambiguity`` expressions -------------------------------
 
 #: Expressions the ``ambiguity`` prober selects per dialogue (paper §5.1, "LLM-ranked").
 NUM_EXPRESSIONS = 4
@@ -211,8 +212,10 @@ def parse_items(data: Any) -> list[Question]:
     return [Question(i.description.strip(), {}) for i in reply.items]
 
 
-def _squash(text: str) -> str:
-    return " ".join(text.split()).casefold()
+#: Verbatim matching: casefolded, runs of whitespace made one space, punctuation kept.
+_VERBATIM = Normaliser(NONSPACE, casefold=True)
+#: Word matching: casefolded, every run of other characters than letters and digits made one space.
+_WORDS = Normaliser(ALNUM, casefold=True)
 
 
 def parse_expressions(data: Any, utterances: dict[int, str]) -> list[dict[str, Any]]:
@@ -232,17 +235,12 @@ def parse_expressions(data: Any, utterances: dict[int, str]) -> list[dict[str, A
         text = e.expression.strip()
         if e.turn not in utterances:
             raise ValueError(f"expression {i}: no turn {e.turn} in the transcript")
-        if not text or _squash(text) not in _squash(utterances[e.turn]):
+        if not text or _VERBATIM.text(text) not in _VERBATIM.text(utterances[e.turn]):
             raise ValueError(f"expression {i}: {text!r} does not occur verbatim in turn {e.turn}")
-        if any(_squash(text) == _squash(o["expression"]) for o in out):
+        if any(_VERBATIM.text(text) == _VERBATIM.text(o["expression"]) for o in out):
             raise ValueError(f"expression {i}: {text!r} selected twice")
         out.append({"expression": text, "turn": e.turn})
     return out
-
-
-def _words(text: str) -> str:
-    """``text`` casefolded with every run of non-alphanumeric characters made one space."""
-    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
 #: A copied prompt label such as ``Expression 2 (turn 3):`` (scaffolding, not a question).
@@ -266,11 +264,11 @@ def parse_question_per_expression(data: Any, expressions: list[dict[str, Any]]) 
     if len(questions) != NUM_EXPRESSIONS:
         raise ValueError(f"expected one question per expression ({NUM_EXPRESSIONS}), got {len(questions)}")
     for i, (q, e) in enumerate(zip(questions, expressions), 1):
-        expr = _words(e["expression"])
-        if not any(expr in _words(text) for text in (q.question, *q.options.values())):
+        expr = _WORDS.text(e["expression"])
+        if not any(expr in _WORDS.text(text) for text in (q.question, *q.options.values())):
             raise ValueError(f"question {i} does not mention expression {i} ({e['expression']!r}): one question "
                              "per expression, in the expressions' order")
-        rest = _words(_LABEL.sub(" ", q.question)).replace(expr, " ")
+        rest = _WORDS.text(_LABEL.sub(" ", q.question)).replace(expr, " ")
         if is_placeholder(rest) or is_placeholder(_LABEL.sub(" ", q.question).replace(e["expression"], " ")):
             raise ValueError(f"question {i}: the stem {q.question!r} copies the prompt's expression line; "
                              "it is not a question")

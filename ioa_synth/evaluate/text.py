@@ -1,25 +1,20 @@
-"""Text normalisation for comparing dialogue expressions with misalignment points'
-surface forms (issue 8: the ``ambiguity`` baseline records whether each selected
-expression overlaps an MA's surface form).
+"""Comparing dialogue expressions with misalignment points' surface forms (the
+``ambiguity`` baseline of the paper's §5.1 records whether each selected expression
+overlaps an MA's surface form).
 
-The normaliser is the toolkit's one (``ioa_synth.seeds.ids.normalize_title``: NFKD,
-accents folded, casefolded, letters and digits kept); here it is split into tokens and
-function words are dropped, so that "the budget" and "budget" overlap but "the plan"
-and "the budget" do not.
+Tokens come from the toolkit's normaliser (:mod:`ioa_synth.text.normalise`): accents and
+case folded, letters and digits kept, and function words dropped, so that "the budget" and
+"budget" overlap but "the plan" and "the budget" do not.
 """
 
 from __future__ import annotations
 
-from ioa_synth.seeds.ids import normalize_title
+from ioa_synth.text.normalise import ALNUM, FUNCTION_WORDS, Normaliser
 
-#: Function words ignored by :func:`content_tokens` (English articles, pronouns, auxiliaries,
-#: prepositions, conjunctions): they carry no reading of their own.
-STOP_WORDS: frozenset[str] = frozenset("""
-a an the this that these those it its we our us you your i me my he she they them their
-is are was were be been being am do does did have has had will would shall should can could may might must
-of to in on at by for with from as into onto about over under than then so and or but if not no
-let lets let's s t just also very all any some each
-""".split())
+#: Function words ignored by :func:`content_tokens`.
+STOP_WORDS = FUNCTION_WORDS
+#: Expression tokens: accents and case folded, letters and digits, no function word, no stemming.
+EXPRESSION = Normaliser(ALNUM, casefold=True, fold_accents=True, stop_words=FUNCTION_WORDS)
 
 #: Share of the shorter side's content tokens that must be shared for an overlap.
 OVERLAP_THRESHOLD = 0.5
@@ -28,7 +23,7 @@ OVERLAP_THRESHOLD = 0.5
 def content_tokens(text: str | None) -> frozenset[str]:
     """Normalised tokens of ``text`` without :data:`STOP_WORDS`:
     ``"Let's learn Torch first."`` → ``{"learn", "torch", "first"}``."""
-    return frozenset(t for t in normalize_title(text).split() if t not in STOP_WORDS)
+    return EXPRESSION.token_set(text)
 
 
 def token_overlap(a: str | None, b: str | None) -> float:

@@ -1,6 +1,6 @@
 """Mechanical content gates: checks a stage output must pass before the judge is called.
 
-A gate failure is a stage failure (issue 9, deliverable 3): it uses the stage's one
+A gate failure is a stage failure: it uses the stage's one
 regeneration round, its reasons go into the regeneration request and, on a second
 failure, into the discard reason. The gates make parts of the protocol mechanical so
 that a model which copies the prompt or writes ``"..."`` cannot pass, whatever the
@@ -9,16 +9,16 @@ judge says:
 - placeholder or empty text in any text field, or text copied from the prompt's field
   descriptions; understandings shorter than :attr:`GateThresholds.min_understanding_words`;
 - the two members' understandings of an MA (nearly) equal, with a higher bar when they name
-  different quantities (PROTOCOL.md §1: an MA is a *difference*); two MAs with the same surface form; an MA no outline turn refers to
-  (§3: the outline covers every MA);
+  different quantities (an MA is a *difference* in understanding); two MAs with the same surface form; an MA no outline turn refers to
+  (the generator is told the outline covers every MA);
 - stage 2: a speaker id/name that does not match the profiles; a member id ("M1") said
   aloud; an utterance repeating an
-  earlier one (§4: every turn adds content); an MA whose surface
-  form (or a close variant) appears in no utterance (§4 coverage); an utterance sharing
-  a long word n-gram with a member's private understanding or ``private_state`` (§4:
+  earlier one (stage-2 rule: every turn adds content); an MA whose surface
+  form (or a close variant) appears in no utterance (the coverage dimension); an utterance sharing
+  a long word n-gram with a member's private understanding or ``private_state`` (stage-2 rule:
   MA topics surface only through the shared phrase; the implicitness rule); an inner
   thought restating an outline turn's description instead of the speaker's private reading
-  (§4: inner thoughts state the private interpretation in detail);
+  (stage-2 rule: inner thoughts state the private interpretation in detail);
 - form (:mod:`ioa_synth.protocol.gates_form`): text cut off at its field's length limit,
   field names or JSON syntax inside text, an unfinished sentence, the benchmark's own
   vocabulary ("MA1") inside a case, a question as surface form, stock placeholder
@@ -28,7 +28,7 @@ judge says:
 Tokens are normalised for every comparison (:mod:`ioa_synth.protocol.gates_text`): lower-cased word tokens (``\\w+``),
 stemmed with the Snowball English stemmer (``snowballstemmer``); "content tokens"
 also drop scikit-learn's English stop-word list. Every threshold lives in
-:class:`GateThresholds` (documented in the README, "Content gates").
+:class:`GateThresholds` (documented in docs/build.md, "Content gates").
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import math
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures
 from ioa_synth.protocol.gates_text import (TITLES, content_words, copies_description, is_placeholder, load_gates,
-                                           ngrams, overlap, quantities, stems, stemmer, text_failures,
+                                           ngrams, overlap, quantities, stem_words, stems, text_failures,
                                            text_fields, words)
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
@@ -185,7 +185,7 @@ def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateTh
     out: list[str] = []
     for t in dialogue.turns:
         spoken = content_words(t.utterance)
-        st = stemmer().stemWords(spoken)
+        st = stem_words(spoken)
         said = _own_grams(st, n, surface)
         for where, grams in private:
             if said & grams:  # quote the utterance's own words, not their stems

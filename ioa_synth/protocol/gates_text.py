@@ -10,7 +10,6 @@ Used by :mod:`ioa_synth.protocol.gates` (stage gates) and
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
 from typing import Callable, Iterable
 
@@ -18,6 +17,7 @@ from pydantic import BaseModel
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS
+from ioa_synth.text.normalise import WORD, Normaliser, english_stop_words, stem_words, stemmer  # noqa: F401
 
 @lru_cache(maxsize=1)
 def load_gates() -> GateThresholds:
@@ -25,46 +25,29 @@ def load_gates() -> GateThresholds:
     return GateThresholds()
 
 
-# -- normalisation ------------------------------------------------------------------
-_WORD = re.compile(r"\w+", re.UNICODE)
+# -- normalisation (:mod:`ioa_synth.text.normalise`) ----------------------------------
 TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
 
-
-_local = threading.local()
-
-
-def stemmer():
-    """This thread's Snowball English stemmer: a stemmer object keeps its cursor between
-    calls, so one shared by the build's worker threads corrupts words (IndexError)."""
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        import snowballstemmer
-
-        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
-    return stemmer
-
-
-@lru_cache(maxsize=1)
-def stop_words() -> frozenset[str]:
-    """scikit-learn's English stop words (lower case), the words content tokens drop."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
+#: Lower-cased word tokens (``\w+``), nothing dropped.
+WORDS = Normaliser(WORD, casefold=False)
+#: Content tokens: scikit-learn's English stop words and single letters (the "s" of "paper's") dropped.
+CONTENT = WORDS.variant(stop_words=english_stop_words, drop_single_letters=True)
+_STEMS, _CONTENT_STEMS = WORDS.variant(stem="english"), CONTENT.variant(stem="english")
 
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens of ``text``."""
-    return _WORD.findall(text.lower())
+    return WORDS.tokens(text)
 
 
 def content_words(text: str) -> list[str]:
     """Word tokens of ``text`` without stop words and single letters (the "s" of "paper's")."""
-    return [t for t in words(text) if t not in stop_words() and (len(t) > 1 or t.isdigit())]
+    return CONTENT.tokens(text)
 
 
 def stems(text: str, content: bool = True) -> list[str]:
-    """Stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`."""
-    return stemmer().stemWords(content_words(text) if content else words(text))
+    """Snowball-stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`."""
+    return (_CONTENT_STEMS if content else _STEMS).tokens(text)
 
 
 def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:

@@ -16,9 +16,10 @@ A record's identities are strings ``"<kind>:<value>"``:
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any, Iterable
 from urllib.parse import unquote
+
+from ioa_synth.text.normalise import ALNUM, Normaliser
 
 MIN_TITLE_WORDS = 2
 MIN_TITLE_CHARS = 12
@@ -58,13 +59,13 @@ def arxiv_base_id(value: str | None) -> str | None:
     return None
 
 
+#: Title tokens: accents and case folded, letters and digits kept, nothing dropped, no stemming.
+TITLE = Normaliser(ALNUM, casefold=True, fold_accents=True)
+
+
 def normalize_title(title: str | None) -> str:
     """Fold accents and case, keep letters and digits: ``'Déjà vu: A  Study'`` → ``'deja vu a study'``."""
-    if not title:
-        return ""
-    text = unicodedata.normalize("NFKD", str(title))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
-    return " ".join(re.findall(r"[^\W_]+", text))
+    return TITLE.text(title)
 
 
 def _pmcid(value: Any) -> str | None:

@@ -1,0 +1,150 @@
+"""The toolkit's one text normaliser: text to comparable tokens.
+
+Every comparison of free text goes through a :class:`Normaliser`; what differs between
+uses is said by its parameters, not by another implementation:
+
+- ``pattern``: what a token is: :data:`WORD` (``\\w+``: letters, digits and ``_``),
+  :data:`ALNUM` (letters and digits; ``_`` splits) or :data:`NONSPACE` (whitespace splits,
+  punctuation stays);
+- ``casefold``: :meth:`str.casefold` (``"Straße"`` → ``"strasse"``) or :meth:`str.lower`;
+- ``fold_accents``: Unicode NFKD with the combining marks dropped (``"Déjà"`` → ``"Deja"``);
+- ``stop_words``: tokens dropped (a set, or a function returning one, loaded on first use);
+- ``drop_single_letters``: drop one-letter tokens that are not digits (the ``s`` of ``paper's``);
+- ``stem``: a Snowball stemmer language (``"english"``), or ``None``.
+
+The uses, side by side:
+
+============================  =========  ========  ======  ==========  ============  =======
+use                           pattern    casefold  accents stop words  single        stem
+============================  =========  ========  ======  ==========  ============  =======
+gates: word tokens            WORD       lower     kept    -           kept          -
+gates: content stems          WORD       lower     kept    English     dropped       english
+evaluate: expression overlap  ALNUM      casefold  folded  function    kept          -
+evaluate: reply matching      ALNUM /    casefold  kept    -           kept          -
+                              NONSPACE
+seeds: title identity         ALNUM      casefold  folded  -           kept          -
+============================  =========  ========  ======  ==========  ============  =======
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+from typing import Any, Callable
+
+#: Letters, digits and underscore (``\w+``).
+WORD = r"\w+"
+#: Letters and digits; underscore and every other character split.
+ALNUM = r"[^\W_]+"
+#: Runs of non-whitespace: punctuation stays inside tokens.
+NONSPACE = r"\S+"
+
+#: English function words (articles, pronouns, auxiliaries, prepositions, conjunctions):
+#: they carry no reading of their own.
+FUNCTION_WORDS: frozenset[str] = frozenset("""
+a an the this that these those it its we our us you your i me my he she they them their
+is are was were be been being am do does did have has had will would shall should can could may might must
+of to in on at by for with from as into onto about over under than then so and or but if not no
+let lets let's s t just also very all any some each
+""".split())
+
+
+@lru_cache(maxsize=1)
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (lower case): a longer list than :data:`FUNCTION_WORDS`."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+_local = threading.local()
+#: Most words one thread's stem cache holds before it starts afresh.
+STEM_CACHE_SIZE = 200_000
+
+
+def stemmer(language: str = "english") -> Any:
+    """This thread's Snowball stemmer for ``language``: a stemmer object keeps its cursor
+    between calls, so one shared by worker threads corrupts words (IndexError or wrong
+    stems)."""
+    return _thread_stemmer(language)[0]
+
+
+def _thread_stemmer(language: str) -> tuple[Any, dict[str, str]]:
+    """This thread's stemmer for ``language`` and its word -> stem cache."""
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {}
+    found = stemmers.get(language)
+    if found is None:
+        import snowballstemmer
+
+        found = stemmers[language] = (snowballstemmer.stemmer(language), {})
+    return found
+
+
+def stem_words(words: list[str], language: str = "english") -> list[str]:
+    """``words`` stemmed by this thread's Snowball stemmer, each distinct word stemmed once
+    per thread (the pure-Python stemmer costs tens of microseconds a word; the gates stem
+    the same case's words again and again)."""
+    stem, cache = _thread_stemmer(language)
+    if len(cache) > STEM_CACHE_SIZE:
+        cache.clear()
+    out = []
+    for word in words:
+        found = cache.get(word)
+        if found is None:
+            found = cache[word] = stem.stemWord(word)
+        out.append(found)
+    return out
+
+
+def fold_accents(text: str) -> str:
+    """Unicode NFKD with the combining marks dropped: ``"Déjà ﬁn"`` → ``"Deja fin"``."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
+class Normaliser:
+    """Turns text into tokens by the rules its parameters name (see the module docstring)."""
+
+    def __init__(self, pattern: str = ALNUM, *, casefold: bool = True, fold_accents: bool = False,
+                 stop_words: frozenset[str] | Callable[[], frozenset[str]] = frozenset(),
+                 drop_single_letters: bool = False, stem: str | None = None) -> None:
+        self.pattern, self._find = pattern, re.compile(pattern, re.UNICODE).findall
+        self.casefold, self.fold_accents, self.stem = casefold, fold_accents, stem
+        self.drop_single_letters = drop_single_letters
+        self._stop_words = stop_words
+        self._filtered = bool(stop_words) or drop_single_letters
+
+    @property
+    def stop_words(self) -> frozenset[str]:
+        """The stop words (loaded on first use when given as a function)."""
+        if callable(self._stop_words):
+            self._stop_words = self._stop_words()
+        return self._stop_words
+
+    def tokens(self, text: str) -> list[str]:
+        """The tokens of ``text``, in order."""
+        if self.fold_accents:
+            text = fold_accents(text)
+        toks = self._find(text.casefold() if self.casefold else text.lower())
+        if self._filtered:
+            stops, single = self.stop_words, self.drop_single_letters
+            toks = [t for t in toks if t not in stops and (not single or len(t) > 1 or t.isdigit())]
+        return stem_words(toks, self.stem) if self.stem else toks
+
+    def text(self, text: str | None) -> str:
+        """The tokens of ``text`` joined by single spaces (``""`` for ``None`` or empty)."""
+        return " ".join(self.tokens(str(text))) if text else ""
+
+    def token_set(self, text: str | None) -> frozenset[str]:
+        """The set of tokens of ``text`` (empty for ``None``)."""
+        return frozenset(self.tokens(str(text))) if text else frozenset()
+
+    def variant(self, **changes: Any) -> "Normaliser":
+        """A copy with some parameters changed (e.g. ``stem="english"``)."""
+        params = {"pattern": self.pattern, "casefold": self.casefold, "fold_accents": self.fold_accents,
+                  "stop_words": self._stop_words, "drop_single_letters": self.drop_single_letters, "stem": self.stem}
+        return Normaliser(**(params | changes))
+
