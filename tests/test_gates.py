@@ -1,6 +1,6 @@
-"""The content gates (issue 9.3): careful, human-written cases pass; the copied and
+"""The content gates: careful, human-written cases pass; the copied and
 placeholder output of a small model fails, each gate with its own reason. The
-thresholds are those of ``GateThresholds`` (README, "Content gates")."""
+thresholds are those of ``GateThresholds`` (docs/build.md, "Content gates")."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def test_careful_cases_pass_every_gate(profiles, dialogue):
     assert stage2_gate_failures(Stage2Output.model_validate(dialogue), p) == []
 
 
-# What a 1.5B model produced on the demo (issue 9): the prompt's own example copied
+# What a 1.5B model produced on the demo: the prompt's own example copied
 # into a business case, identical understandings, "..." everywhere.
 PARROTED = copy.deepcopy(valid_stage1(2))
 PARROTED["misalignment_points"][0].update(
@@ -297,10 +297,10 @@ def test_thresholds_are_one_typed_documented_model():
     assert len(stage1_gate_failures(p, stricter)) == 6 and stage1_gate_failures(p) == []
 
 
-def test_readme_documents_every_threshold_with_its_default():
+def test_docs_document_every_threshold_with_its_default():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "build.md").read_text(encoding="utf-8")
     rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip()
             for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 4}
     for name, value in GateThresholds().model_dump().items():

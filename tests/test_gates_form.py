@@ -1,6 +1,6 @@
 """Form gates (the gaps a fresh user of the README demo found): each failure recorded
 from the embedded Qwen demo fails with its own reason, while careful, realistic text that
-comes close to each rule passes. Thresholds: ``GateThresholds`` (README, "Content gates")."""
+comes close to each rule passes. Thresholds: ``GateThresholds`` (docs/build.md, "Content gates")."""
 
 from __future__ import annotations
 
