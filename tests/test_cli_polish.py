@@ -1,4 +1,4 @@
-"""CLI behaviour a new user meets first (issue 10): one-line usage errors with exit 2,
+"""CLI behaviour a new user meets first: one-line usage errors with exit 2,
 ``--version``, flags without ``<bool>``, the ``sql`` command, and setup-error hints that
 name the config key or variable."""
 

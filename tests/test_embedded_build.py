@@ -33,7 +33,7 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
     cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "val", "--out", str(out),
            "--local-model", "smollm2-135m", "--workers", "1", "--config", str(cfg)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=2300)
-    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: the run ended with a failed case (issue 10)
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: the run ended with a failed case
 
     con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
     (status, a1, path), = con.execute("SELECT status, stage1_attempts, path FROM cases").fetchall()
@@ -49,7 +49,7 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
     assert {c[1] for c in calls} == {"smollm2-135m"}
     assert all(urlparse(c[2]).hostname == "127.0.0.1" for c in calls)
     assert done.returncode == (1 if status == "failed" else 0)
-    # the model is fingerprinted, its (embedded, per-run) URL is not (issue 10)
+    # the model is fingerprinted, its (embedded, per-run) URL is not
     assert fingerprint["components"]["generator"]["model"] == "smollm2-135m"
     assert "base_url" not in fingerprint["components"]["generator"]
     # the model really generated, and every stored good stage-1 reply validates as profiles
@@ -62,7 +62,7 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
     if status == "accepted":
         record = json.loads(open(path).read())
         assert record["dialogue"]["num_turns"] >= 4
-        # no accepted record holds a placeholder in any text field (issue 9: the gates hold on a small model)
+        # no accepted record holds a placeholder in any text field (the gates hold on a small model)
         texts = _strings(record["profiles"]) + _strings(record["dialogue"])
         assert texts and not [t for t in texts if is_placeholder(t)]
     # the server is gone once build returns

@@ -1,7 +1,7 @@
 """Each content gate in the build loop, black-box against the scripted server: a
 gate-breaking reply is a stage failure before the judge is called, the regeneration
 request names the failure, a repeat discards the case with the reason; a judge verdict
-saying "No changes needed." under a low score is flagged (issue 9.3, 9.5)."""
+saying "No changes needed." under a low score is flagged."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who sees what (issue 9.2, after App. B.4): a distinct token is planted in every field
+"""Who sees what (after App. B.4): a distinct token is planted in every field
 of the seed, the profiles and the dialogue; one build and one audit run against scripted
 servers; the table of which prompt holds which token is asserted whole."""
 

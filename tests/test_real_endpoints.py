@@ -1,4 +1,4 @@
-"""Real-server behaviours at the HTTP boundary (issue 10): reasoning replies, setup
+"""Real-server behaviours at the HTTP boundary: reasoning replies, setup
 errors that stop the run, a fingerprint that refuses only what it must, long
 Retry-After waits, plain progress lines and exit statuses."""
 

@@ -1,7 +1,7 @@
 """``ioa-synth show`` on accepted and discarded cases, chosen attempts and bad input; and
 an old build folder whose records and stored replies hold ``meeting_scenario`` in the
 earlier object form still works with status, audit, annotate, regenerate and show
-(issue 9.1, 9.6)."""
+."""
 
 from __future__ import annotations
 

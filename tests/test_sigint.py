@@ -1,4 +1,4 @@
-"""Ctrl-C on a real ``build`` subprocess (issue 10): with polars imported (it replaces the
+"""Ctrl-C on a real ``build`` subprocess: with polars imported (it replaces the
 SIGINT handler), the first SIGINT stops new calls and exits 130 within seconds, keeping
 every call that completed; a second SIGINT exits at once; the run resumes."""
 

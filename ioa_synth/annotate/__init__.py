@@ -1,4 +1,4 @@
-"""Human annotation of a build (issue 4.3-4.4; PROTOCOL.md §5): a stratified, score-blind
+"""Human annotation of a build (the paper's human study): a stratified, score-blind
 sample exported as a Label Studio project or a CSV (:mod:`.sample`, :mod:`.forms`),
 annotators' scores imported with strict checks (:mod:`.importer`), and the report
 against the build judge with inter-annotator agreement (:mod:`.report`)."""

@@ -1,4 +1,4 @@
-"""Annotation forms generated from the rubric data (issue 4.3): a Label Studio project
+"""Annotation forms generated from the rubric data: a Label Studio project
 (tasks JSON + labeling config XML) or a CSV with one row per item.
 
 Nothing here names a dimension: the ratings, their ranges and the level definitions

@@ -1,5 +1,5 @@
 """``annotate report``: human scores against the build judge, per rubric dimension
-(PROTOCOL.md §5: n, human mean with the annotators averaged, LLM mean, share of items
+(as the paper reports its human study: n, human mean with the annotators averaged, LLM mean, share of items
 within ±0.5 and ±1 point), plus inter-annotator agreement: Krippendorff's alpha
 (ordinal, all annotators) and quadratic-weighted Cohen's kappa (exactly two
 annotators, items both rated). Calibration items are left out.

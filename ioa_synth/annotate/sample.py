@@ -1,4 +1,4 @@
-"""The human-annotation sample and its manifest (PROTOCOL.md §5: two annotators, 2
+"""The human-annotation sample and its manifest (the paper's human study: two annotators, 2
 dialogues from each of the 30 cells, joint calibration on 5 held-out dialogues).
 
 The sample draws ``per_cell`` accepted cases from every cell of a split with a seeded

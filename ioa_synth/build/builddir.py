@@ -31,7 +31,7 @@ def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
 
 class StageAttempts:
     """Mixin of a case that knows its accepted attempt per stage: a class with
-    ``stage1_attempt`` and ``stage2_attempt`` (ints, PROTOCOL.md §5 attempt numbers)
+    ``stage1_attempt`` and ``stage2_attempt`` (ints: attempt numbers of the loop)
     gets :meth:`attempt`. Used by :class:`AcceptedCase` and the annotation manifest."""
 
     stage1_attempt: int

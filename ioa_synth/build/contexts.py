@@ -1,5 +1,5 @@
 """What each prompt of the build loop sees: the jinja2 context of every template
-(issue 9.2, after the paper's App. B.4).
+(after the paper's App. B.4).
 
 | prompt | seed title+abstract | domain, task type | scenario | full profiles | MAs | outline | dialogue |
 | --- | --- | --- | --- | --- | --- | --- | --- |

@@ -1,4 +1,4 @@
-"""θ pass rates of a build, per split, stage and rubric dimension (issue 4.5).
+"""θ pass rates of a build, per split, stage and rubric dimension.
 
 Definitions (build judge only, role ``judge``; audit scores never count):
 
@@ -12,7 +12,7 @@ Definitions (build judge only, role ``judge``; audit scores never count):
   meeting θ on that dimension at the case's first attempt, and at its final attempt
   (the latest passing one, else the latest judged one).
 
-:func:`judge_health` (issue 9.7) reports, per judge role, stage and dimension, the share
+:func:`judge_health` reports, per judge role, stage and dimension, the share
 of all verdicts at the dimension's maximum (a judge that always gives the maximum is not
 judging) and the number of inconsistent verdicts (feedback claiming no change while a
 score is below its maximum; ``scores.dimension = 'judge_inconsistency'``).

@@ -1,4 +1,4 @@
-"""The two-stage loop for one case (PROTOCOL.md §3-5).
+"""The two-stage loop for one case (generate, gate, judge, one regeneration; App. B).
 
 Stage 1 (G_participants, then J_participants, gate θ1) and stage 2 (G_dialogue, then
 J_dialogue, gate θ2). Before the judge is called, an output must satisfy the structural
@@ -36,7 +36,7 @@ from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_proble
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.store.calls import CallRecorder, now_utc
 
-#: ``scores.dimension`` of the row flagging an inconsistent verdict (issue 9.5; score NULL).
+#: ``scores.dimension`` of the row flagging an inconsistent verdict (score NULL).
 JUDGE_INCONSISTENCY = "judge_inconsistency"
 
 
@@ -68,7 +68,7 @@ class Discard(Exception):
 
 @dataclass
 class StageResult:
-    """A stage that passed (PROTOCOL.md §5): the generator's parsed ``output``
+    """A stage that passed: the generator's parsed ``output``
     (:class:`Stage1Output` or :class:`Stage2Output`), the ``attempt`` number that passed
     (1, 2 in the regeneration round; ``regenerate`` continues the numbering) and the build
     judge's ``judgement`` of it."""

@@ -1,4 +1,4 @@
-"""``ioa-synth show``: one attempt of any case, accepted or not (issue 9.6).
+"""``ioa-synth show``: one attempt of any case, accepted or not.
 
 Everything comes from the catalog, so a discarded case is as visible as an accepted
 one: the generator replies in ``llm_calls``, the judge verdicts in ``scores``, the
@@ -6,7 +6,7 @@ case's status and discard reason in ``cases``. The structural rules and the cont
 gates are re-run on the stored replies (they are deterministic), which gives the gate
 failures of each attempt.
 
-An *attempt number* numbers the generations of one stage (PROTOCOL.md §5: attempt 1,
+An *attempt number* numbers the generations of one stage (the loop: attempt 1,
 then the regeneration round; ``regenerate`` continues the numbering). Without
 ``attempt`` the latest generation of each stage is shown; with it, that attempt of
 each stage that has one. A dialogue is shown with the profiles it was written from:

@@ -4,8 +4,8 @@
 θ pass rates per stage and rubric dimension, first attempt and after regeneration
 (:mod:`ioa_synth.build.passrates`); discard reasons and failure kinds; tokens per component;
 the distribution of accepted misalignment types next to the paper's
-(``cells.PAPER_MA_TYPE_DISTRIBUTION``, PROTOCOL.md §1); judge health per judge, stage and
-dimension (share of verdicts at the maximum, inconsistent verdicts; issue 9.7).
+(``cells.PAPER_MA_TYPE_DISTRIBUTION``, paper App. B.5); judge health per judge, stage and
+dimension (share of verdicts at the maximum, inconsistent verdicts).
 :func:`status_tables` renders it.
 """
 

@@ -1,4 +1,4 @@
-"""``ioa-synth compare`` and ``ioa-synth report`` (issue 8, items 2-3): analyses of
+"""``ioa-synth compare`` and ``ioa-synth report`` : analyses of
 ``ioa-synth evaluate`` results folders (``ioa_synth.evaluate.analysis``)."""
 
 from __future__ import annotations

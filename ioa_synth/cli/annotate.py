@@ -1,4 +1,4 @@
-"""``ioa-synth annotate export|import|report`` (issue 4.3-4.4)."""
+"""``ioa-synth annotate export|import|report``."""
 
 from __future__ import annotations
 

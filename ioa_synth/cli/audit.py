@@ -1,4 +1,4 @@
-"""``ioa-synth audit``: re-score accepted cases with a second judge (issue 4.2)."""
+"""``ioa-synth audit``: re-score accepted cases with a second judge (App. B.3)."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def config_or_fail(path: Path | None):
 @contextmanager
 def llm_command_errors() -> Iterator[None]:
     """Wrap the LLM work of a command (build, regenerate, audit, evaluate): each way a
-    run can stop becomes one ``error: ...`` line and an exit status (issue 10).
+    run can stop becomes one ``error: ...`` line and an exit status.
 
     - setup error (HTTP 400/401/403/404/422, server unreachable), a changed setup
       (fingerprint), an unusable endpoint: exit 2, quoting the server and naming the

@@ -1,4 +1,4 @@
-"""``ioa-synth regenerate``: re-run chosen cases through the loop (issue 4.1)."""
+"""``ioa-synth regenerate``: re-run chosen cases through the loop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``ioa-synth show``: one case's latest (or chosen) attempt, accepted or not (issue 9.6)."""
+"""``ioa-synth show``: one case's latest (or chosen) attempt, accepted or not."""
 
 from __future__ import annotations
 

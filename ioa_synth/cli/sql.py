@@ -1,5 +1,5 @@
 """``ioa-synth sql DIR "SELECT ..."``: query a build directory's catalog with what setup
-installs (no separate ``duckdb`` command needed; issue 10)."""
+installs (no separate ``duckdb`` command needed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``ioa-synth evaluate``: the IoA-Suite evaluation protocol (PROTOCOL.md §6; paper §4.1-4.2,
+"""``ioa-synth evaluate``: the IoA-Suite evaluation protocol (paper §4.1-4.2,
 App. C). Inputs (``inputs``), information access (``access``), solver-like steps
 (``probers``, one per ``--mode``; ``simulator``; ``validity``) chained per case (``case``),
 reply shapes (``replies``), the normaliser behind the ambiguity mode's MA overlap

@@ -1,4 +1,4 @@
-"""Information access of the evaluation components (issue 7 §3; PROTOCOL.md §6; paper
+"""Information access of the evaluation components (paper
 App. C.3, Table 16), as explicit field lists.
 
 Each component's prompt context is built here and only here, from the lists below; the

@@ -1,6 +1,6 @@
 """One case through the protocol: prober -> simulator (every rollout) -> validity filter
--> categories and metrics, as the case's record (layout: README, Evaluate section). In
-the ``direct`` mode (issue 8) the prober's free-text items go straight to the filter."""
+-> categories and metrics, as the case's record (layout: docs/evaluate.md). In
+the ``direct`` mode the prober's free-text items go straight to the filter."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
 
     Raises:
         StopRun: a setup error or the run stopping (Ctrl-C): not the case's fault, so
-            it gets no record and stays to do (issue 10 §2).
+            it gets no record and stays to do.
     """
     record = _head(case, settings)
     try:

@@ -1,5 +1,6 @@
 """Reading evaluation inputs: every ``*.json`` case under ``--data``, in this toolkit's
-record format or in the released IoA-Suite format (PROTOCOL.md §2-4).
+record format or in the released IoA-Suite format (the paper's
+record layout, App. B.4).
 
 The evaluation view is a set of lenient pydantic models of its own: extra keys are
 ignored, ``meeting_scenario`` may be a string or an object, a misalignment point may
@@ -31,7 +32,7 @@ class _Lenient(BaseModel):
 
 
 class EvalMember(_Lenient):
-    """A participant (PROTOCOL.md §1): public profile plus private agenda and tacit assumptions."""
+    """A participant (the paper's p_i): public profile plus private agenda and tacit assumptions."""
 
     id: str
     name: str

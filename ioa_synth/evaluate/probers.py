@@ -1,4 +1,4 @@
-"""Probers: the detector under evaluation (PROTOCOL.md §6; paper §4.1, §5.1). One class per
+"""Probers: the detector under evaluation (paper §4.1, §5.1). One class per
 ``--mode`` in :data:`PROBERS`: ``mcq`` (multiple-choice questions, the protocol's),
 ``direct`` (free-text items, no simulator) and ``ambiguity`` (the paper's "LLM-ranked"
 baseline: four ambiguous expressions, one MCQ around each). All see the same context,
@@ -60,7 +60,7 @@ class McqProber:
 
 
 class DirectProber:
-    """``direct`` (issue 8; paper §5.1 "direct prompting"): the hidden disagreements the
+    """``direct`` (paper §5.1 "direct prompting"): the hidden disagreements the
     prober suspects, as free-text items; reply ``{"items": [{"description"}]}``; one call.
     Items go to the validity filter as they are (no simulator)."""
 
@@ -73,7 +73,7 @@ class DirectProber:
 
 
 class AmbiguityProber:
-    """``ambiguity`` (issue 8; paper §5.1, Table 11 "LLM-ranked"): call 1 (attempt 1)
+    """``ambiguity`` (paper §5.1, Table 11 "LLM-ranked"): call 1 (attempt 1)
     selects the four expressions most open to several readings, reply
     ``{"expressions": [{"expression", "turn"}]}``, each verbatim in that turn's utterance;
     call 2 (attempt 2) writes one MCQ around each, reply as ``mcq`` with exactly four
@@ -113,7 +113,7 @@ REUSABLE_MODES = ("mcq", "ambiguity")
 
 def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Question]]:
     """The questions of every case in ``case_ids`` from the evaluate results folder
-    ``folder`` (``--questions-from``), checked before any call or write (issue 8 item 2).
+    ``folder`` (``--questions-from``), checked before any call or write.
 
     Returns ``{case_id: [Question, ...]}`` in the stored order.
 

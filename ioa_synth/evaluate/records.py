@@ -1,6 +1,6 @@
 """Per-case evaluation records (``RESULTS/records/<case_id>.json``) and the log of every
 model call a case made, in the layout agreed for ``evaluate`` and ``compare``/``report``
-(see the README's Evaluate section).
+(see docs/evaluate.md).
 
 Calls go through :class:`ioa_synth.store.calls.CallRecorder` (journaled in
 ``RESULTS/catalog.duckdb``, replayed on resume); :class:`CaseCalls` only adds the
@@ -122,7 +122,7 @@ def read_json_file(path: Path) -> Any:
 
 def read_run_json(folder: Path) -> dict[str, Any]:
     """``folder/run.json`` (written by ``ioa-synth evaluate``: command, args, components,
-    fingerprint, fingerprint_parts; README, Evaluate section) as a dict, not validated
+    fingerprint, fingerprint_parts; docs/evaluate.md) as a dict, not validated
     further: the one reader of that file.
 
     Raises:

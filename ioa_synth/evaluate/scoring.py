@@ -1,4 +1,4 @@
-"""Scoring of the IoA-Suite evaluation (PROTOCOL.md §6; paper §4.2): question
+"""Scoring of the IoA-Suite evaluation (paper §4.2): question
 categories A/B/C, per-dialogue precision/recall/F1, and the aggregates of
 ``summary.json``. Pure functions over plain data.
 
@@ -113,7 +113,7 @@ def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[s
     """The ``ambiguity`` prober's selected ``expressions`` (``{expression, turn}``) as
     recorded: each with ``overlaps_ma`` (``{MA id: token overlap}`` with the MA's surface
     form in ``surface_forms`` ``{MA id: text}``, see :mod:`ioa_synth.evaluate.text`) and
-    ``overlaps`` (bool). Issue 8; paper §5.1."""
+    ``overlaps`` (bool); paper §5.1."""
     out = []
     for e in expressions:
         hits = overlapping_mas(e["expression"], surface_forms)
@@ -123,7 +123,7 @@ def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[s
 
 def expression_overlap(scored: list[dict[str, Any]]) -> dict[str, Any]:
     """``{"expressions": {"selected", "overlapping_ma", "share"}}`` over the scored records
-    that hold ``ambiguity``-mode expressions (issue 8; paper §5.1): how many selected
+    that hold ``ambiguity``-mode expressions (paper §5.1): how many selected
     expressions overlap some MA's surface form; ``{}`` when no record has expressions."""
     exprs = [e for r in scored for e in r.get("expressions") or []]
     if not any("expressions" in r for r in scored):

@@ -1,4 +1,4 @@
-"""The participant simulator (PROTOCOL.md §6; paper §4.1, App. C.1): one call per
+"""The participant simulator (paper §4.1, App. C.1): one call per
 participant per rollout, each answering the whole question set, plus the
 ``--permute-seed`` shuffle of question and option order (paper Table 14).
 """

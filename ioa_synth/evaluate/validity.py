@@ -1,5 +1,5 @@
-"""The validity filter (PROTOCOL.md §6; paper §4.2): judges only the divergent questions,
-with both participants' answers, against the ground truth; in the ``direct`` mode (issue 8)
+"""The validity filter (paper §4.2): judges only the divergent questions,
+with both participants' answers, against the ground truth; in the ``direct`` mode
 it judges every free-text item instead."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ ITEMS_TEMPLATE = "evaluate/validity_filter_items.jinja2"
 
 
 def judge_items(case: EvalCase, items: list[Question], client: LLMClient, calls: CaseCalls) -> dict[int, Judgement]:
-    """``{item number: Judgement}`` for every free-text item of the ``direct`` mode (issue 8),
+    """``{item number: Judgement}`` for every free-text item of the ``direct`` mode,
     in one call (attempt 1), with the same reply shape and checks as for questions; no
     call when there is no item. Nothing diverges mechanically here: the filter alone
     decides whether an item is attributed to an MA (``hits_ground_truth``) or rejected.

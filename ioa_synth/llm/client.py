@@ -8,7 +8,7 @@ not valid JSON, fails the caller's parser, or stopped on ``finish_reason ==
 regeneration round. Every request, successful or not, is reported to ``on_call``
 as a :class:`CallRecord` with secrets redacted.
 
-Issue 10: a leading ``<think>`` block is stripped and a null ``content`` falls back to
+A leading ``<think>`` block is stripped and a null ``content`` falls back to
 ``reasoning_content``/``reasoning`` (:mod:`ioa_synth.llm.replies`; the record's
 ``reply_field`` says which field was used); setup problems raise
 :class:`~ioa_synth.llm.errors.SetupError` and latch (no further request to that
@@ -79,7 +79,7 @@ class Endpoint:
     def identity(self) -> dict[str, Any]:
         """What defines this endpoint's replies, for the fingerprint: model and request
         settings; not the base URL nor the key (the same model on another host or port
-        resumes; issue 10)."""
+        resumes)."""
         return {"model": self.model, "seed": self.seed,
                 "temperature": self.temperature, "structured_output": self.structured_output,
                 "json_schema_strict": self.json_schema_strict, "request_options": self.request_options}

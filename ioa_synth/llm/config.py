@@ -23,7 +23,8 @@ COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "s
                                # the belief study: item writing, screening, the chatroom and its judges
                                "item_writer", "screener", "agent", "belief_judge", "stance_judge")
 
-#: Default sampling temperature per component (PROTOCOL.md §5-6 paper settings).
+#: Default sampling temperature per component (the paper's settings: generators 0.7, judges 0.3,
+#: prober 0.7, simulator and validity filter 0.2).
 DEFAULT_TEMPERATURE: dict[str, float] = {
     "generator": 0.7,
     "judge": 0.3,
@@ -67,7 +68,7 @@ class ComponentConfig(BaseModel):
     re-requests of a reply that is not valid JSON, fails the schema or stopped on
     ``length``. ``timeout``: seconds per request. ``max_wait``: seconds a request may
     spend waiting out HTTP 429 ``Retry-After`` beyond the SDK's own retries (which
-    ignore waits over 60 s; issue 10). ``seed``: a non-negative integer base of the
+    ignore waits over 60 s). ``seed``: a non-negative integer base of the
     per-call sampling seed (each call sends a stable hash of its key plus this base, see
     :func:`ioa_synth.store.calls.call_seed`), ``null`` to never send ``seed``, or absent
     for :data:`DEFAULT_SEED`.

@@ -1,4 +1,4 @@
-"""Errors of LLM calls, and which of them are *setup* problems (issue 10).
+"""Errors of LLM calls, and which of them are *setup* problems (stop the run).
 
 A setup problem is one that every request of a component will hit again: HTTP 400,
 401, 403, 404 or 422 (a parameter the model refuses, a wrong key, a base URL without

@@ -1,4 +1,4 @@
-"""From a chat-completions reply to the JSON it carries (issue 10).
+"""From a chat-completions reply to the JSON it carries.
 
 Reasoning models served without a reasoning parser prefix the answer with a
 ``<think>…</think>`` (or ``<thinking>…</thinking>``) block; some chat templates open the

@@ -1,6 +1,6 @@
 """The scripted server's generated content: one hand-written case (profiles and dialogue)
 that passes every structural rule and content gate, and variants that break one gate
-each (issue 9: the scripted data must look like what a careful model writes)."""
+each (the scripted data must look like what a careful model writes)."""
 
 from __future__ import annotations
 

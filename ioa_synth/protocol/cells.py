@@ -1,4 +1,5 @@
-"""Domains, task types, cells and splits of the IoA-Suite protocol (PROTOCOL.md §2).
+"""Domains, task types, cells and splits of the IoA-Suite protocol (six domains by five task
+types: 30 cells).
 
 A *cell* is a (domain, task type) pair; there are 6 x 5 = 30 cells. The per-cell
 targets per split are 40 (train), 4 (val) and 10 (test).
@@ -27,10 +28,10 @@ TASK_TYPES: dict[str, str] = {
 
 SPLITS: tuple[str, ...] = ("train", "val", "test")
 
-#: Accepted cases per cell for each split (PROTOCOL.md §2).
+#: Accepted cases per cell for each split (the paper's 40/4/10: 1,200/120/300 cases).
 PER_CELL_TARGET: dict[str, int] = {"train": 40, "val": 4, "test": 10}
 
-#: Disagreement types of a misalignment point (PROTOCOL.md §1, paper App. B.5).
+#: Disagreement types of a misalignment point (paper App. B.5).
 MA_TYPES: tuple[str, ...] = (
     "definitional",
     "referential",

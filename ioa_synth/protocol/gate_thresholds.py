@@ -1,4 +1,4 @@
-"""The content gates' thresholds as one typed model (issue 9.3), documented in the README
+"""The content gates' thresholds as one typed model, documented in docs/build.md
 ("Content gates"); used by :mod:`ioa_synth.protocol.gates` and
 :mod:`ioa_synth.protocol.gates_form`."""
 
@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 
 class GateThresholds(BaseModel):
-    """The gates' thresholds, in one typed place beside the rubric (issue 9.3).
+    """The gates' thresholds, in one typed place beside the rubric.
 
     Tuned on realistic text: the careful dialogues in ``tests/test_gates.py`` (written as
     a human would) pass, the copied/placeholder outputs of a 1.5B model fail.

@@ -1,5 +1,5 @@
 """Content gates on the form of generated text (the gaps a fresh user of the demo found
-after issue 9): text cut off at its field's length limit, schema field names or JSON
+after the first gates): text cut off at its field's length limit, schema field names or JSON
 syntax inside a text field, an unfinished sentence, the benchmark's own vocabulary inside a
 case, a surface form that is a question, a sentence or longer than a
 phrase, stock placeholder names,
@@ -8,7 +8,7 @@ two members with (nearly) the same ``private_state`` or hidden assumptions, and 
 
 Called by :func:`ioa_synth.protocol.gates.stage1_gate_failures` and
 :func:`~ioa_synth.protocol.gates.stage2_gate_failures`; every threshold is a field of
-:class:`~ioa_synth.protocol.gate_thresholds.GateThresholds` (README, "Content gates").
+:class:`~ioa_synth.protocol.gate_thresholds.GateThresholds` (docs/build.md, "Content gates").
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 Stage 1 (J_participants) replies ``{"ma_scores": {"MA1": {dims..., feedback}, ...},
 "overall_feedback": str}``; stage 2 (J_dialogue) replies ``{"dialogue_scores":
-{dims..., feedback}}`` (PROTOCOL.md §3-4). θ1/θ2 come from the rubric (all maximal).
+{dims..., feedback}}`` (App. B.2). θ1/θ2 come from the rubric (all maximal).
 
 A verdict whose feedback for an item claims no change is needed while one of that
-item's scores is below its maximum is *inconsistent* (issue 9.5): the item is listed in
+item's scores is below its maximum is *inconsistent*: the item is listed in
 :attr:`Judgement.inconsistent`, stored as a ``judge_inconsistency`` row in ``scores``
 and counted by ``status``.
 """
@@ -60,7 +60,7 @@ class Judgement:
         return not self.failed_items
 
     def feedback_text(self) -> str:
-        """The regeneration request's feedback (issue 9.5): first every dimension below θ
+        """The regeneration request's feedback: first every dimension below θ
         with ``score/max`` per item, then the judge's written feedback (per item, then
         overall)."""
         lines = ["Scores below the threshold (score/maximum):"]

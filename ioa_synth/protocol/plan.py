@@ -64,7 +64,7 @@ SURFACE_FORM_STARTS = ("the", "our", "your", "their", "its", "a", "an", "this", 
 #: rejected, one cut on a content word passes.
 SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( [^ ?"\n]{1,24}){1,5}$' % "|".join(SURFACE_FORM_STARTS)
 
-#: Number of misalignment points a case may be planned with (PROTOCOL.md §3: 2-4).
+#: Number of misalignment points a case may be planned with (App. B.4: 2-4).
 POINT_COUNTS = (2, 3, 4)
 
 

@@ -2,7 +2,7 @@
 
 Loaded from ``ioa_synth/protocol/rubric.json`` (the single place the rubric is defined); it feeds
 the judge prompts, the JSON schemas sent to judges, the θ gates, the annotation forms
-and the reports. Source: PROTOCOL.md §3-4 (paper App. B.2).
+and the reports. Source: paper App. B.2.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Pydantic models of the stage outputs, with the field names of PROTOCOL.md §3-4.
+"""Pydantic models of the stage outputs, with the field names of the paper's
+App. B.4 schema.
 
 Parsing is deliberately lenient about sizes: list sizes and string lengths appear
 only in the JSON schema sent to the endpoint (``json_schema_extra``), so that
@@ -24,7 +25,7 @@ MEDIUM = 400  # one or two sentences
 LONG = 700  # a paragraph
 
 
-#: What each generated field holds, in words (issue 9.4: the prompts describe fields
+#: What each generated field holds, in words (the prompts describe fields
 #: instead of showing example values a model could copy). The generator templates
 #: render these, and the content gates reject a field that copies one
 #: (:func:`ioa_synth.protocol.gates.copies_description`).
@@ -111,7 +112,7 @@ class Member(_Strict):
 
 
 class MisalignmentPoint(_Strict):
-    """A planted hidden disagreement (MA) with its disagreement ``type`` (PROTOCOL.md §1)."""
+    """A planted hidden disagreement (MA) with its disagreement ``type`` (paper App. B.5)."""
 
     id: str = Field(..., json_schema_extra={"maxLength": 8, "pattern": "^MA[1-4]$"})
     type: str = Field(..., json_schema_extra={"enum": list(MA_TYPES)})
@@ -143,7 +144,7 @@ class OutlineTurn(_Strict):
 
 
 class Stage1Output(_Strict):
-    """Stage-1 output ``profiles`` (G_participants, PROTOCOL.md §3; App. B.4 schema).
+    """Stage-1 output ``profiles`` (G_participants; App. B.4 schema).
 
     ``meeting_scenario`` is one string; records of earlier versions with the object form
     are read too (see :func:`scenario_text`).
@@ -172,7 +173,7 @@ class Turn(_Strict):
 
 
 class Stage2Output(_Strict):
-    """Stage-2 output (G_dialogue, PROTOCOL.md §4): ``{"turns": [...]}``."""
+    """Stage-2 output (G_dialogue; App. B.4): ``{"turns": [...]}``."""
 
     turns: list[Turn] = _items(4, 16)
 
@@ -180,7 +181,7 @@ class Stage2Output(_Strict):
 def stage1_problems(out: Stage1Output) -> list[str]:
     """Content rules of stage 1 that the output breaks (empty list when it complies).
 
-    Rules (PROTOCOL.md §3 and issue 2): exactly two members with ids M1 and M2, each
+    Rules (App. B.4, and this toolkit's ``type``): exactly two members with ids M1 and M2, each
     with 3-5 hidden assumptions; 2-4 misalignment points with unique ids, at least one
     of type ``definitional``.
     """

@@ -1,7 +1,7 @@
-"""Ctrl-C for commands that keep LLM calls in flight on worker threads (issue 10).
+"""Ctrl-C for commands that keep LLM calls in flight on worker threads.
 
-Importing polars replaces the process's SIGINT handler (pola-rs/polars issue 21739,
-shared/LIBRARY-NOTES.md), after which Ctrl-C never wakes a main thread blocked in
+Importing polars replaces the process's SIGINT handler (pola-rs/polars#21739), after
+which Ctrl-C never wakes a main thread blocked in
 ``concurrent.futures.wait()``. :class:`InterruptGuard` installs its own handler in the
 main thread (after importing polars, so that it wins) and restores the previous one on
 exit; :func:`run_interruptible` waits on futures in a timeout loop, so the handler runs

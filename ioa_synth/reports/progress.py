@@ -2,7 +2,7 @@
 
 On a terminal (stderr is a TTY): one bar with done/total, the per-status counts, tokens,
 elapsed time and the latest note (e.g. a rate-limit wait). Otherwise (CI, ``nohup``, a
-log file; issue 10): one line per finished case (``[3/10] <case id> accepted, 4,210
+log file): one line per finished case (``[3/10] <case id> accepted, 4,210
 tokens``), each note on its own line, and a summary line every ``summary_every``
 seconds and at the end.
 """

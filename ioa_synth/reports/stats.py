@@ -1,4 +1,5 @@
-"""Agreement statistics shared by ``audit`` and ``annotate report`` (PROTOCOL.md §5).
+"""Agreement statistics shared by ``audit`` and ``annotate report`` (the paper's
+quality audit, App. B.3, and human study: means, share within ±0.5 and ±1).
 
 No formula is written here by hand: Krippendorff's alpha comes from the ``krippendorff``
 package, Cohen's kappa from scikit-learn, means and shares from polars expressions.

@@ -1,4 +1,4 @@
-"""Seed papers for the IoA-Suite protocol (PROTOCOL.md §2): fetch, import, assign, check.
+"""Seed papers for the IoA-Suite protocol (domain, task type, one real paper): fetch, import, assign, check.
 
 - :mod:`.fetch` with :mod:`.arxiv_source`, :mod:`.pmc_source`, :mod:`.openalex_source`
   fetches paper records (``seeds fetch``); :mod:`.records` keeps the resumable log.

@@ -16,7 +16,7 @@ Rules:
   reported.
 
 Outputs: ``DIR/seeds/<split>.jsonl`` (primaries) and ``DIR/seeds/<split>_reserve.jsonl``
-(reserves; a split file this run does not write is deleted only with ``replace``, issue 10), both in the ``build --seeds`` format (:mod:`ioa_synth.seeds.tuples`), cells in
+(reserves; a split file this run does not write is deleted only with ``replace``), both in the ``build --seeds`` format (:mod:`ioa_synth.seeds.tuples`), cells in
 :func:`ioa_synth.protocol.cells.cells` order and ranks ascending; table ``seed_pool``; and
 ``papers.split`` for every paper of a used group.
 """

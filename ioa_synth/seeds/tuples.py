@@ -1,4 +1,5 @@
-"""Seed tuples for ``build --seeds``: one JSON object per line (PROTOCOL.md §2).
+"""Seed tuples for ``build --seeds``: one JSON object per line (domain,
+task type, one real paper).
 
 Required keys: ``seed_id``, ``source``, ``domain``, ``task_type``, ``title``,
 ``abstract``; every other key is kept as provenance.

@@ -3,7 +3,7 @@ and request settings, the templates the component renders and (judges) the rubri
 keys resume — a component may not change once it has successful calls stored in a
 directory (:func:`ioa_synth.store.runs.check_fingerprint`) — and is stored with every
 run. Base URL and API key are not part of it: the same model moved to another host or
-port resumes (issue 10). Modelled on NeMo DataDesigner's ``fingerprint.py``.
+port resumes). Modelled on NeMo DataDesigner's ``fingerprint.py``.
 """
 
 from __future__ import annotations

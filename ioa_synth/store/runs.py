@@ -28,7 +28,7 @@ def check_fingerprint(catalog: Catalog, description: dict[str, Any], commands: t
     ``simulator:M1`` -> ``simulator``).
 
     A component that never produced a result may be reconfigured (both setups stay in
-    ``runs``); base URL and key are not compared (issue 10).
+    ``runs``); base URL and key are not compared (the same model on another host resumes).
     """
     rows = catalog.execute(
         "SELECT r.fingerprint_json, c.role, count(*) FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "

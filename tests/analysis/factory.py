@@ -5,7 +5,7 @@ A question is given as ``"A:MA2"`` (accepted, attributed to MA2), ``"B"`` (accep
 unattributed) or ``"C:<reason>"`` (reason one of not_diverging, not_meaningful, not_implicit,
 redundant). ``C:not_diverging`` questions get the same option from both participants
 (``A``/``A``), every other question different options (M1 ``A``, M2 ``B``). The per-dialogue
-metrics are derived from the categories by the protocol's formulas (PROTOCOL.md §6), like
+metrics are derived from the categories by the protocol's formulas (paper §4.2), like
 evaluate does; no final number is written by hand.
 """
 

@@ -1,4 +1,4 @@
-"""Paired bootstrap on hand-checkable cases (issue 8, tests; PROTOCOL.md §6)."""
+"""Paired bootstrap on hand-checkable cases (paper App. D.3)."""
 
 from __future__ import annotations
 

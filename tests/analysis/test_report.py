@@ -1,5 +1,5 @@
 """``ioa-synth report``: numbers against hand computation on the App. E.1 case studies
-(PROTOCOL.md §6: A,A,A,A,C → P .80 R 1.00 F1 .89; A,A,B,C,C over 4 MAs → .50/.50/.50;
+(paper App. E.1: A,A,A,A,C → P .80 R 1.00 F1 .89; A,A,B,C,C over 4 MAs → .50/.50/.50;
 twelve questions none A → 0/0/0)."""
 
 from __future__ import annotations

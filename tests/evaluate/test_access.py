@@ -1,4 +1,4 @@
-"""Information access (issue 7 §3; paper Table 16): a distinct token planted in every
+"""Information access (paper Table 16): a distinct token planted in every
 profile field, inner thought, utterance, misalignment-point field, the scenario and the
 outline; per component and per ``--access`` setting, exactly the allowed tokens reach
 the requests the scripted servers receive."""

@@ -52,7 +52,7 @@ def test_evaluate_sample_on_embedded_smollm2(tmp_path):
     run = json.loads((out / "run.json").read_text())
     assert {c["base_url_kind"] for c in run["components"].values()} == {"embedded"}
     assert run["fingerprint_parts"]["components"]["prober"]["model"] == "smollm2-135m"
-    assert "base_url" not in run["fingerprint_parts"]["components"]["prober"]  # issue 10: not fingerprinted
+    assert "base_url" not in run["fingerprint_parts"]["components"]["prober"]  # not fingerprinted
     con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
     n_calls = con.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
     con.close()

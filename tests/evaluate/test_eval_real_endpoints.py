@@ -1,4 +1,4 @@
-"""``ioa-synth evaluate`` on real endpoints and terminals (issue 10 applied to issue 7),
+"""``ioa-synth evaluate`` on real endpoints and terminals (setup errors, Ctrl-C and progress),
 modelled on tests/test_sigint.py and tests/test_real_endpoints.py: Ctrl-C on a real
 subprocess, a setup error that stops the run and a reconfigured component that resumes,
 ``<think>``-prefixed replies, plain progress lines and exit statuses."""
@@ -138,7 +138,7 @@ def test_simulator_refusing_temperature_stops_then_null_temperature_resumes(cli,
 
 
 def test_reconfiguring_a_component_without_results_is_allowed_but_not_one_with_results(cli, trio, tmp_path):
-    """Issue 10 §3 as evaluate applies it: the filter never answered (500s) -> its model may change."""
+    """A component's setup is refused only once it has results: the filter never answered (500s) -> its model may change."""
     data, out = split_of(tmp_path / "data", 1), tmp_path / "results"
     t = trio(Study(STUDY_1))
     t.validity_filter.responder = lambda body, headers: Reply(status=500, body={"error": {"message": "down"}})

@@ -1,4 +1,4 @@
-"""``ioa-synth evaluate --mode direct|ambiguity`` (issue 8 item 1) black-box against three
+"""``ioa-synth evaluate --mode direct|ambiguity`` black-box against three
 scripted servers: categories and P/R/F1 as hand-computed, the ambiguity expressions'
 overlap with MA surface forms, re-requested unusable expressions, the direct prober's
 information access, and ``compare``/``report`` reading a direct run next to an mcq run."""

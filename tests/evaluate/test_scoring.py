@@ -146,7 +146,7 @@ def test_fingerprint_parts_keep_no_credentials_and_cover_the_setup():
     parts = fingerprint_parts({"prober": ep}, job)
     text = str(parts) + str(component_settings(ep))
     assert "s3cret" not in text and "sk-secret" not in text and "key=abc" not in text
-    assert "base_url" not in parts["components"]["prober"]  # another host or port resumes (issue 10)
+    assert "base_url" not in parts["components"]["prober"]  # another host or port resumes
     assert parts["components"]["prober"]["model"] == "m"
     assert (parts["access"], parts["rollouts"], parts["permute_seed"], parts["mode"]) == ("thoughts", 3, 5, "mcq")
     assert parts["inputs"] == {"software_engineering/troubleshooting_001.json": cases[0].sha256}

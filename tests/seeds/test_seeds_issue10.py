@@ -1,4 +1,4 @@
-"""Seed text and assignment fixes of issue 10, on JATS snippets written for the test and
+"""Seed text and assignment fixes, on JATS snippets written for the test and
 the shipped snapshot: citation markers dropped, the main abstract preferred, retraction
 notices not kept, ``assign`` never deleting split files it did not write."""
 

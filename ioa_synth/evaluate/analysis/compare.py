@@ -1,10 +1,10 @@
-"""``ioa-synth compare RESULTS_A RESULTS_B`` (issue 8, item 2): two evaluate runs on the same
+"""``ioa-synth compare RESULTS_A RESULTS_B``: two evaluate runs on the same
 dialogues, side by side.
 
 - dialogues are paired by case id (scored cases only); differing sets are refused unless
   ``intersect``;
 - paired bootstrap of the mean difference B − A of F1, precision and recall
-  (:mod:`.bootstrap`; PROTOCOL.md §6, paper App. D.3);
+  (:mod:`.bootstrap`; paper App. D.3);
 - per-type recall (paper Table 12), Category-C reasons as shares (paper §E.2), mean K and |B|;
 - when B is a ``--permute-seed``/``--rollouts`` re-run of A: per-question outcome
   consistency (paper Table 14) and ΔF1.

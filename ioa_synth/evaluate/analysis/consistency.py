@@ -1,4 +1,4 @@
-"""Outcome consistency of a re-run (paper Table 14; PROTOCOL.md §6 "order sensitivity").
+"""Outcome consistency of a re-run (paper Table 14, order sensitivity).
 
 When run B repeats run A on the same data with another ``--permute-seed`` (question and
 option order) or another ``--rollouts``, each question of a case is matched to the same

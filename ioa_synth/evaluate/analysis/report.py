@@ -1,9 +1,9 @@
-"""``ioa-synth report RESULTS --by domain|task_type|type`` (issue 8, item 3): the standard
+"""``ioa-synth report RESULTS --by domain|task_type|type`` : the standard
 breakdown of one evaluate run, written under ``RESULTS/reports/`` as ``report_<by>.json``,
 ``report_<by>.md`` and ``report_<by>.png``.
 
 - ``domain`` / ``task_type``: per group, dialogues and mean P, R, F1, K, |B| (means of
-  per-dialogue values, PROTOCOL.md §6); the chart shows F1 per group.
+  per-dialogue values, paper §4.2); the chart shows F1 per group.
 - ``type``: recall per disagreement type over all MAs (paper Table 12); F1 is not defined per
   MA type, so the chart shows recall.
 """

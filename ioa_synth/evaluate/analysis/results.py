@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationErr
 
 from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
 
-#: Reasons of a Category-C question, in the order evaluate checks them (PROTOCOL.md §6, paper §E.2).
+#: Reasons of a Category-C question, in the order evaluate checks them (paper §4.2, App. E.2).
 CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
 C_REASONS: tuple[str, ...] = get_args(CReason)
 
@@ -74,7 +74,7 @@ class MisalignmentPoint(_Open):
 
 
 class Metrics(_Open):
-    """Per-dialogue numbers (PROTOCOL.md §6): P, R, F1 in 0-1, K questions, |A|, |B|, |C|."""
+    """Per-dialogue numbers (paper §4.2): P, R, F1 in 0-1, K questions, |A|, |B|, |C|."""
 
     precision: float = _share()
     recall: float = _share()

@@ -1,4 +1,4 @@
-"""Breakdown numbers of scored records (PROTOCOL.md §6): per-type recall (paper Table 12),
+"""Breakdown numbers of scored records (paper §4.2): per-type recall (paper Table 12),
 Category-C failure modes (paper §E.2), means and per-group means of P/R/F1, K and |B|.
 
 Every aggregate is a mean of per-dialogue values (the protocol's aggregate), computed with
