@@ -116,7 +116,7 @@ def _score_all(catalog: Catalog, client: LLMClient, run_id: str, jobs: list[Audi
             progress.tokens(run["tokens"])
 
     pipeline = Pipeline(catalog, client, client, load_rubric(), run_id, on_tokens=add_tokens, judge_role=ROLE)
-    client.on_wait = progress.note
+    progress.watch(client)
 
     def done(job: AuditJob, error: str | None) -> None:
         if error is None:

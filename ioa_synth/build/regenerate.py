@@ -182,7 +182,7 @@ def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int
     results: list[dict[str, Any]] = []
     progress = BuildProgress(console, total=len(targets), label="regenerate")
     pipeline.on_tokens = _TokenCount(summary, progress)
-    pipeline.generator.on_wait = pipeline.judge.on_wait = progress.note
+    progress.watch(pipeline.generator, pipeline.judge)
 
     def done(target: Target, outcome: Outcome) -> None:
         kept = target.before == "accepted" and outcome.status != "accepted"

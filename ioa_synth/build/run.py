@@ -149,8 +149,7 @@ class _Scheduler:
                 self.summary["skipped"] += 1
         self.pipeline.calls.replay = load_replay(self.catalog, [c.case_id for c in todo])
         self.progress = BuildProgress(self.console, total=len(todo))
-        for client in self.clients:
-            client.on_wait = self.progress.note
+        self.progress.watch(*self.clients)
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
         with self.progress, worker_pool(self.workers, "case") as pool:
             run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.guard)

@@ -190,7 +190,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
                     run = scheduler.run(guard)
             except BaseException as exc:
                 if isinstance(exc, RunInterrupted):  # say what is kept: finished cases and calls
-                    exc.unit, exc.stored_calls = "case", scheduler.fresh_calls
+                    exc.unit, exc.stored_calls = "case", scheduler.recorder.stored_calls
                 write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
                 finish_run(catalog, run_id, scheduler.run_stats | {"stopped": f"{type(exc).__name__}: {exc}"[:500]})
                 raise
@@ -219,7 +219,6 @@ class _Scheduler:
         self.catalog, self.out_dir, self.job, self.clients = catalog, out_dir, job, clients
         self.workers, self.console = max(1, workers), console
         self.run_stats = {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
-        self.fresh_calls = 0  # successful model calls made and stored in this run
         self._lock = threading.Lock()
         self.recorder = CallRecorder(catalog, run_id, on_tokens=self._add_tokens)
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
@@ -229,8 +228,7 @@ class _Scheduler:
         self.replay_tries: dict[CallKey, int] = {}
 
     def _add_tokens(self, n: int) -> None:
-        with self._lock:  # called once per fresh successful call
-            self.fresh_calls += 1
+        with self._lock:  # called once per fresh request that returned usage
             self.run_stats["tokens"] += n
             total = self.run_stats["tokens"]
         if self.progress is not None:
@@ -268,7 +266,8 @@ class _Scheduler:
         self.replay_tries = load_replay_tries(self.catalog, ids)
         self.progress = progress = eval_progress(self.console, len(todo))
         for client in self.clients.values():
-            client.stop, client.on_wait = guard.stop, progress.note
+            client.stop = guard.stop
+        progress.watch(*self.clients.values())
         with progress, worker_pool(self.workers, "eval") as pool:
             run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, guard)
         return self.run_stats

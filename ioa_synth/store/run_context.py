@@ -48,13 +48,16 @@ class ProgressSink(Protocol):
 
     def tokens(self, total: int) -> None: ...
 
+    def watch(self, *clients: LLMClient) -> None: ...
+
 
 @dataclass
 class TokenCount:
-    """Billed tokens (prompt + completion) of a run's fresh calls, safe across threads.
+    """Billed tokens (prompt + completion) of a run's fresh requests, safe across threads.
 
-    ``add(n)`` counts one successful fresh call of ``n`` tokens and returns the new total;
-    ``total`` and ``calls`` are read at any time."""
+    ``add(n)`` counts one fresh request of ``n`` tokens (a rejected try that returned usage
+    included: :class:`~ioa_synth.store.calls.CallRecorder` reports every one) and returns
+    the new total; ``total`` and ``calls`` are read at any time."""
 
     total: int = 0
     calls: int = 0
@@ -87,9 +90,8 @@ class RunContext:
     summary: dict[str, Any] = field(default_factory=dict)
 
     def attach(self, progress: ProgressSink) -> None:
-        """Send every client's rate-limit notes and the run's token total to ``progress``."""
-        for client in self.clients.values():
-            client.on_wait = progress.note
+        """Send every client's wait notes and calls in flight, and the run's token total, to ``progress``."""
+        progress.watch(*self.clients.values())
         self.tokens.on_change = progress.tokens
 
 
