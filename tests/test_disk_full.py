@@ -53,8 +53,7 @@ def test_full_disk_in_the_catalog_journal_is_one_line_then_the_next_run_recovers
     (line,) = error_lines(res)
     assert line.startswith(f"error: cannot write {out / 'catalog.journal'}: No space left on device; free space")
     assert "run the same command again to resume" in line
-    monkeypatch.undo()
-    endpoint()
+    monkeypatch.setattr("ioa_synth.store.journal.os", os)  # space freed
     res = build(cli, seeds, out)
     assert res.exit_code == 0, res.output
     assert [s for (s,) in q(out, "SELECT status FROM cases")] == ["accepted"] * 3
@@ -69,7 +68,7 @@ def test_file_too_large_for_a_record_names_the_record(cli, endpoint, seeds_file,
     (line,) = error_lines(res)
     assert line.startswith("error: cannot write ") and "File too large" in line and str(out) in line
     assert not list(out.rglob("*.tmp"))  # no temporary file left behind
-    monkeypatch.undo()
+    monkeypatch.setattr("ioa_synth.store.atomic.os", os)
     res = build(cli, seeds, out)
     assert res.exit_code == 0, res.output
 
@@ -85,7 +84,7 @@ def test_report_writes_all_its_files_or_none(cli, tmp_path, monkeypatch):
     assert "report_domain.png: No space left on device" in line
     reports = results / "reports"
     assert not reports.exists() or sorted(p.name for p in reports.iterdir()) == []
-    monkeypatch.undo()
+    monkeypatch.setattr("ioa_synth.store.atomic.os", os)
     res = cli("report", results)
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in reports.iterdir()) == ["report_domain.json", "report_domain.md", "report_domain.png"]
