@@ -104,7 +104,7 @@ def test_retry_after_beyond_max_wait_is_not_waited_and_says_so(cli, endpoint, se
     assert "RateLimitError" in error and "the server asks to wait 100 s (Retry-After), beyond max_wait 5 s" in error
     first_case = [r for r in server.requests if request_kind(r["body"]) == "stage1_generator"]
     assert len(first_case) == 2  # one try for the limited case (not re-sent), one for the other case
-    assert "generator: HTTP 429, retry" not in res.stderr  # no wait was announced
+    assert "generator: HTTP 429, waiting" not in res.stderr  # no wait was announced
 
 
 def test_retry_after_within_max_wait_is_noted_on_the_progress_line(cli, endpoint, seeds_file, tmp_path):
@@ -115,8 +115,8 @@ def test_retry_after_within_max_wait_is_noted_on_the_progress_line(cli, endpoint
     out = tmp_path / "out"
     res = build(cli, seeds_file(1), out, "--config", cfg)
     assert res.exit_code == 0, res.output
-    assert "generator: HTTP 429, retry 1 in 1 s (Retry-After; 1 of max_wait 5 s)" in res.stderr
-    assert "generator: HTTP 429, retry 2 in 1 s (Retry-After; 2 of max_wait 5 s)" in res.stderr
+    assert "generator: HTTP 429, waiting 1 s (Retry-After; 1 of max_wait 5 s) before retry 1" in res.stderr
+    assert "generator: HTTP 429, waiting 1 s (Retry-After; 2 of max_wait 5 s) before retry 2" in res.stderr
     rows = q(out, "SELECT error FROM llm_calls WHERE role = 'generator' AND stage = 1 ORDER BY created_at")
     assert [e is None for (e,) in rows] == [False, False, True]  # every try stored
 

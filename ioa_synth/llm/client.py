@@ -142,8 +142,8 @@ class LLMClient:
         http_client: optional ``httpx.Client`` (tests inject transports here).
         stop: when set, no new request starts (:class:`CallCancelled`); rate-limit
             waits end early.
-        on_wait: called with a one-line note (``"judge: HTTP 429, retry 1 in 30 s
-            (Retry-After; ...)"``) before each wait for a retry, for the progress line.
+        on_wait: called with a one-line note (``"judge: HTTP 429, waiting 30 s
+            (Retry-After; ...) before retry 1"``) before each wait for a retry, for the progress line.
 
     ``activity`` (replaceable, e.g. by one shared with the progress display) counts the
     client's tries in flight, failed, retried and timed out.

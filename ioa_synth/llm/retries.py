@@ -110,8 +110,8 @@ class RetryPolicy:
             delay, server = plan(state) or (0.0, False)
             why = "Retry-After" if server else "backoff"
             total = state.idle_for  # tenacity has added the coming wait already
-            on_retry(exc, delay, f"{self.component}: {describe_failure(exc)}, retry {state.attempt_number} in "
-                                 f"{delay:.0f} s ({why}; {total:.0f} of max_wait {self.max_wait:g} s)")
+            on_retry(exc, delay, f"{self.component}: {describe_failure(exc)}, waiting {delay:.0f} s ({why}; "
+                                 f"{total:.0f} of max_wait {self.max_wait:g} s) before retry {state.attempt_number}")
 
         return tenacity.Retrying(
             retry=tenacity.retry_if_exception(retryable),
