@@ -42,13 +42,12 @@ Check = Callable[[Catalog, dict[str, Any]], Any]
 
 
 class ProgressSink(Protocol):
-    """What a run reports to a progress display (:class:`ioa_synth.reports.progress.BuildProgress`)."""
+    """What a run reports to a progress display (:class:`ioa_synth.reports.progress.BuildProgress`;
+    one with a ``watch(*clients)`` method is also shown the calls in flight)."""
 
     def note(self, text: str) -> None: ...
 
     def tokens(self, total: int) -> None: ...
-
-    def watch(self, *clients: LLMClient) -> None: ...
 
 
 @dataclass
@@ -91,7 +90,12 @@ class RunContext:
 
     def attach(self, progress: ProgressSink) -> None:
         """Send every client's wait notes and calls in flight, and the run's token total, to ``progress``."""
-        progress.watch(*self.clients.values())
+        watch = getattr(progress, "watch", None)
+        if watch is not None:
+            watch(*self.clients.values())
+        else:  # a display that shows notes only
+            for client in self.clients.values():
+                client.on_wait = progress.note
         self.tokens.on_change = progress.tokens
 
 
