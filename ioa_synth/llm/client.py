@@ -228,6 +228,7 @@ class LLMClient:
             value, last_error = self._read(resp, rec, parse)
             if last_error is None:
                 return value, rec
+            self.activity.rejected(self.endpoint.component)
             on_call(rec)
             if rec.reply_field == "refusal":
                 raise ProviderRefusal(last_error)

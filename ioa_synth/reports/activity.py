@@ -76,6 +76,11 @@ class CallActivity:
                 self.failed[call.component] += 1
                 self.timed_out[call.component] += timed_out
 
+    def rejected(self, component: str) -> None:
+        """A try of ``component`` got a reply that could not be used (invalid JSON, a refusal...)."""
+        with self._lock:
+            self.failed[component] += 1
+
     def retrying(self, component: str) -> None:
         """A failed try of ``component`` is followed by another one."""
         with self._lock:
