@@ -6,9 +6,9 @@ refreshed every second. Otherwise (CI, ``nohup``, a log file): one line per fini
 case (``[3/10] <case id> accepted, 4,210 tokens``), each note on its own line, and a
 summary line every ``summary_every`` seconds and at the end. Both show that work is
 happening before any case finishes: the calls in flight and how long each has run,
-tokens streamed so far with their rate, failed and retried tries
-(:class:`~ioa_synth.reports.activity.CallActivity`, shared with the run's clients by
-:meth:`BuildProgress.watch`).
+failed, timed-out and retried tries, and tokens streamed with their rate once a client
+reports streamed tokens (:class:`~ioa_synth.reports.activity.CallActivity`, shared with
+the run's clients by :meth:`BuildProgress.watch`).
 """
 
 from __future__ import annotations
