@@ -204,3 +204,22 @@ def test_progress_shows_calls_in_flight_before_any_case_finishes():
     assert "; 1 call in flight (generator " in line and line.endswith(" s)")
     periodic = [ln for ln in buf.getvalue().splitlines() if "call in flight (generator" in ln]
     assert periodic  # the plain summary lines said so while the call ran
+
+
+def test_activity_line_lists_the_longest_calls_and_counts_failures():
+    from ioa_synth.reports.activity import CallActivity
+
+    act = CallActivity()
+    handles = [act.begin("simulator") for _ in range(5)] + [act.begin("prober")]
+    act.streamed(handles[0], 40)
+    act.end(handles[1], "HTTP 503")
+    act.retrying("simulator")
+    act.rejected("prober")
+    line = act.describe()
+    assert line.startswith("5 calls in flight (simulator ") and ", +1 more)" in line and "(40 tokens)" in line
+    assert "40 tokens streamed" in line and "tokens/s" in line
+    assert line.endswith("2 tries failed, 1 retried")
+    assert (act.tried["simulator"], act.failed["simulator"], act.failed["prober"]) == (5, 1, 1)
+    for h in handles:
+        act.end(h)
+    assert act.in_flight() == [] and not act.describe().startswith("5 calls")

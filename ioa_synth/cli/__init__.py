@@ -2,8 +2,8 @@
 
 Sub-commands live in the modules of this package (one per capability) and register here.
 Every error, a usage error included, is one ``error: ...`` line on stderr; exit codes:
-0 done, 1 the run ended with failed cases (or a check found problems), 2 bad input or a
-setup error, 130 interrupted (issue 10).
+0 done, 1 the run ended with failed cases (or a check found problems, or the disk is full),
+2 bad input or a setup error, 130 interrupted (docs/errors.md).
 """
 
 from __future__ import annotations
