@@ -58,11 +58,20 @@ def cell_table(rows: list[dict[str, Any]], title: str = "Cases per cell") -> Tab
 
 
 def token_use(catalog: Catalog) -> list[dict[str, Any]]:
-    """Per component (the ``role`` of its calls): calls, failed calls, prompt and completion tokens."""
+    """Per component (the ``role`` of its calls), over every stored request (``llm_calls``
+    keeps each try): ``calls`` tried, ``failed_calls`` (an HTTP error, a timeout or a
+    rejected reply), ``retried_calls`` (failed tries followed by another try of the same
+    call in the same run), ``timed_out_calls``, prompt and completion tokens (billed: every
+    try that returned usage) and ``failed_tokens`` (the part spent on failed tries)."""
     return catalog.query_dicts(
+        "WITH c AS (SELECT *, created_at < max(created_at) OVER (PARTITION BY run_id, case_id, stage, role, attempt) "
+        "AS followed FROM llm_calls) "
         "SELECT role, count(*) AS calls, count(*) FILTER (WHERE error IS NOT NULL) AS failed_calls, "
-        "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens "
-        "FROM llm_calls GROUP BY role ORDER BY role")
+        "count(*) FILTER (WHERE error IS NOT NULL AND followed) AS retried_calls, "
+        "count(*) FILTER (WHERE error LIKE 'APITimeoutError%') AS timed_out_calls, "
+        "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens, "
+        "coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) FILTER (WHERE error IS NOT NULL), 0) "
+        "AS failed_tokens FROM c GROUP BY role ORDER BY role")
 
 
 _STAGE = re.compile(r"stage (\d) failed twice")
@@ -160,11 +169,13 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
     tables.append(disc)
     tables.append(_health_table(report["judge_health"]))
     tok = Table(title="Tokens per component")
-    for col in ("component", "calls", "failed calls", "prompt tokens", "completion tokens"):
+    for col in ("component", "calls tried", "failed", "retried", "timed out", "prompt tokens", "completion tokens",
+                "of which failed tries"):
         tok.add_column(col, justify="left" if col == "component" else "right")
     for r in report["tokens"]:
-        tok.add_row(r["role"], str(r["calls"]), str(r["failed_calls"]), f"{r['prompt_tokens']:,}",
-                    f"{r['completion_tokens']:,}")
+        tok.add_row(r["role"], str(r["calls"]), str(r["failed_calls"]), str(r["retried_calls"]),
+                    str(r["timed_out_calls"]), f"{r['prompt_tokens']:,}", f"{r['completion_tokens']:,}",
+                    f"{r['failed_tokens']:,}")
     tables.append(tok)
     for split, dist in report["ma_types"].items():
         t = Table(title=f"Accepted misalignment types, {split} ({dist['points']} points) vs the paper's test split")

@@ -2,8 +2,8 @@
 
 Sub-commands live in the modules of this package (one per capability) and register here.
 Every error, a usage error included, is one ``error: ...`` line on stderr; exit codes:
-0 done, 1 the run ended with failed cases (or a check found problems), 2 bad input or a
-setup error, 130 interrupted.
+0 done, 1 the run ended with failed cases (or a check found problems, or the disk is full),
+2 bad input or a setup error, 130 interrupted (docs/errors.md).
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ class OneLineErrors(TyperGroup):
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
+        from ioa_synth.reports.output import tolerant_streams
         from ioa_synth.store.catalog import CatalogLocked
 
+        tolerant_streams()
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
@@ -43,6 +45,13 @@ class OneLineErrors(TyperGroup):
         except CatalogLocked as exc:
             typer.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except RuntimeError as exc:  # a full disk while writing, in any command: one line, exit 1
+            from ioa_synth.llm.errors import StorageFull
+
+            if not isinstance(exc, StorageFull):
+                raise
+            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            sys.exit(1)
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)

@@ -48,7 +48,7 @@ def compare_cmd(
     from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
     from ioa_synth.evaluate.analysis.render import markdown_document, to_rich
     from ioa_synth.reports.output import wide_console
-    from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
+    from ioa_synth.store.atomic import json_bytes, write_all_atomic
 
     folder = check_out_folder(out) or Path(".")
     a, b = _load(results_a), _load(results_b)
@@ -58,9 +58,8 @@ def compare_cmd(
         fail(str(exc))
     tables = compare_tables(result)
     with _write_errors():
-        paths = [write_json_atomic(folder / "compare.json", result),
-                 write_text_atomic(folder / "compare.md", markdown_document("Comparison of two evaluation runs",
-                                                                            intro_lines(result), tables))]
+        doc = markdown_document("Comparison of two evaluation runs", intro_lines(result), tables)
+        paths = write_all_atomic({folder / "compare.json": json_bytes(result), folder / "compare.md": doc.encode()})
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return

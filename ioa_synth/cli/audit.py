@@ -22,7 +22,11 @@ def audit(
     workers: int = typer.Option(4, "--workers", min=1, max=256, help="Judge calls in flight at once"),
     local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model when AUDIT_JUDGE_BASE_URL/OPENAI_BASE_URL is unset"),
 ) -> None:
-    """Score accepted cases with the audit judge and compare with the build judge, per dimension."""
+    """Score accepted cases with the audit judge and compare with the build judge, per dimension.
+
+    Exit status: 0 every selected stage scored, 1 some stage could not be scored, 2 bad
+    input or a setup error, 130 interrupted.
+    """
     from ioa_synth.build.builddir import BuildDirError
     from ioa_synth.protocol.cells import SPLITS
     from ioa_synth.llm.local_model import LOCAL_MODELS
@@ -50,6 +54,10 @@ def audit(
         console.print(f"failed: {err}")
     for p in paths:
         console.print(f"wrote {p}")
+    if run["failed"]:  # the report covers only what was scored: say so with the exit status
+        typer.echo(f"{run['failed']} stage(s) could not be scored; run the same command again to retry them "
+                   "(scored stages are kept)", err=True)
+        raise typer.Exit(1)
 
 
 def audit_table(report: dict[str, Any]) -> Table:

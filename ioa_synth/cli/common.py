@@ -96,12 +96,12 @@ def llm_command_errors() -> Iterator[None]:
     - setup error (HTTP 400/401/403/404/422, server unreachable), a changed setup
       (fingerprint), an unusable endpoint: exit 2, quoting the server and naming the
       config key or variable;
-    - the embedded model cannot start: exit 1;
+    - the embedded model cannot start, or the disk is full (naming the file): exit 1;
     - Ctrl-C: exit 130 with how to resume (the process ends at once when calls were
       still running after the grace period; the journal keeps what was stored).
     """
     from ioa_synth.llm.endpoints import EndpointError
-    from ioa_synth.llm.errors import SetupError
+    from ioa_synth.llm.errors import SetupError, StorageFull
     from ioa_synth.llm.local_model import LocalModelError
     from ioa_synth.reports.interrupt import RunInterrupted
     from ioa_synth.store.runs import FingerprintMismatch
@@ -110,7 +110,7 @@ def llm_command_errors() -> Iterator[None]:
         yield
     except (SetupError, FingerprintMismatch, EndpointError) as exc:
         fail(str(exc), code=2)
-    except LocalModelError as exc:
+    except (LocalModelError, StorageFull) as exc:
         fail(str(exc), code=1)
     except RunInterrupted as exc:
         kept = "" if exc.stored_calls is not None else " (finished calls are kept)"

@@ -176,11 +176,12 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
             run_json = _run_json(run, job, args)
             write_json_atomic(out_dir / "run.json", run_json)
             run.summary |= {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
+            scheduler = _Scheduler(out_dir, job, run, workers, console)
             try:
-                _Scheduler(out_dir, job, run, workers, console).run()
+                scheduler.run()
             except BaseException as exc:
                 if isinstance(exc, RunInterrupted):  # say what is kept: finished cases and calls
-                    exc.unit, exc.stored_calls = "case", run.tokens.calls
+                    exc.unit, exc.stored_calls = "case", scheduler.recorder.stored_calls if scheduler.recorder else 0
                 write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
                 raise
             summary = _summary(out_dir, job)

@@ -1,25 +1,28 @@
 """One LLM client layer over the ``openai`` package, shared by every component.
 
-HTTP-level retries (429 honouring ``Retry-After``, 5xx, timeouts, connection errors;
-exponential backoff with jitter, bounded by ``max_retries``) are the ``openai``
-client's own. On top, :meth:`LLMClient.complete_json` re-requests a reply that is
-not valid JSON, fails the caller's parser, or stopped on ``finish_reason ==
-"length"`` (bounded by ``content_retries``). None of these retries is a
-regeneration round. Every request, successful or not, is reported to ``on_call``
-as a :class:`CallRecord` with secrets redacted.
+HTTP-level retries (timeouts, connection errors, 408/409/429/5xx) are decided here, not
+by the SDK (its ``max_retries`` is 0): :mod:`ioa_synth.llm.retries` sends a failed try
+again after the server's ``Retry-After`` or an exponential backoff with jitter, at most
+``max_retries`` times, and never waits longer in all than ``max_wait`` seconds. Every
+HTTP try, failed or not, is reported to ``on_call`` as a :class:`CallRecord` (secrets
+redacted) and counted in the client's :class:`~ioa_synth.reports.activity.CallActivity`
+(calls in flight, failed, retried, timed out) for the progress line. On top,
+:meth:`LLMClient.complete_json` re-requests a reply that is not valid JSON, fails the
+caller's parser, or stopped on ``finish_reason == "length"`` (bounded by
+``content_retries``). None of these retries is a regeneration round.
 
 A leading ``<think>`` block is stripped and a null ``content`` falls back to
 ``reasoning_content``/``reasoning`` (:mod:`ioa_synth.llm.replies`; the record's
 ``reply_field`` says which field was used); setup problems raise
 :class:`~ioa_synth.llm.errors.SetupError` and latch (no further request to that
-endpoint); a 429 whose ``Retry-After`` outlasts the SDK's retries is waited out up to
-``max_wait`` seconds; with ``stop`` set no new request starts
-(:class:`~ioa_synth.llm.errors.CallCancelled`).
+endpoint); a provider's content filter or refusal raises
+:class:`~ioa_synth.llm.errors.ProviderRefusal` for that case only; with ``stop`` set no
+new request starts (:class:`~ioa_synth.llm.errors.CallCancelled`).
 """
 
 from __future__ import annotations
 
-import email.utils
+import copy
 import json
 import threading
 import time
@@ -30,10 +33,14 @@ import httpx
 import openai
 
 from ioa_synth.llm.config import ComponentConfig, StructuredOutput
-from ioa_synth.llm.errors import CallCancelled, LLMCallError, SetupError, StopRun, classify
-from ioa_synth.llm.replies import candidate_texts, reply_json
+from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, SetupError, StopRun, classify,
+                                  content_filter_message)
+from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
+from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
+from ioa_synth.reports.activity import CallActivity
 
-__all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "SetupError", "StopRun"]
+__all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "ProviderRefusal", "SetupError",
+           "StopRun", "retry_after"]
 
 T = TypeVar("T")
 
@@ -135,20 +142,25 @@ class LLMClient:
         http_client: optional ``httpx.Client`` (tests inject transports here).
         stop: when set, no new request starts (:class:`CallCancelled`); rate-limit
             waits end early.
-        on_wait: called with a one-line note (``"judge: HTTP 429, waiting 120 s ..."``)
-            when a rate-limit wait starts, for the progress line.
+        on_wait: called with a one-line note (``"judge: HTTP 429, waiting 30 s
+            (Retry-After; ...) before retry 1"``) before each wait for a retry, for the progress line.
+
+    ``activity`` (replaceable, e.g. by one shared with the progress display) counts the
+    client's tries in flight, failed, retried and timed out.
     """
 
     def __init__(self, endpoint: Endpoint, http_client: Any = None, stop: threading.Event | None = None,
                  on_wait: Callable[[str], None] | None = None) -> None:
         self.endpoint = endpoint
+        # max_retries=0: the SDK would wait out a Retry-After (up to 60-120 s) beyond max_wait, unseen
         self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key,
-                                     max_retries=endpoint.max_retries, timeout=endpoint.timeout,
-                                     http_client=http_client)
+                                     max_retries=0, timeout=endpoint.timeout, http_client=http_client)
         self._secrets = [endpoint.api_key]
         self.stop = stop or threading.Event()
         self.on_wait = on_wait or (lambda note: None)
         self.setup_error: SetupError | None = None
+        self.activity = CallActivity()
+        self.policy = RetryPolicy(endpoint.component, endpoint.max_retries, endpoint.max_wait)
 
     def request_body(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
                      seed: int | None = None) -> dict[str, Any]:
@@ -180,9 +192,12 @@ class LLMClient:
         Raises:
             SetupError: a setup problem (HTTP 400/401/403/404/422, server unreachable);
                 every later call of this client raises it again without a request.
+            ProviderRefusal: a content filter (HTTP 400 or ``finish_reason``) or a
+                ``refusal`` answered this request (not retried: the case fails).
             CallCancelled: ``stop`` is set.
-            LLMCallError: HTTP retries exhausted, or every content retry gave invalid
-                JSON / a rejected parse / a length stop.
+            LLMCallError: HTTP retries exhausted (or their waits would pass
+                ``max_wait``), or every content retry gave invalid JSON / a rejected
+                parse / a length stop.
         """
         last_error = "no attempt made"
         for try_index in range(self.endpoint.content_retries + 1):
@@ -193,48 +208,75 @@ class LLMClient:
             request_json = redact(payload, self._secrets)
             rec = CallRecord(model=self.endpoint.model, base_url=self.endpoint.base_url,
                              temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
-            start = time.perf_counter()
             try:
-                resp = self._post(payload)
+                resp = self._post(payload, rec, on_call)
             except openai.APIError as exc:
-                rec.latency_ms = (time.perf_counter() - start) * 1000
-                rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
+                refused, note = content_filter_message(exc), getattr(exc, STOP_NOTE, None)
+                if refused is not None:
+                    rec.error = redact(refused, self._secrets)
+                elif note:
+                    rec.error = f"{rec.error}; not retried: {note}"
                 on_call(rec)
+                if refused is not None:
+                    raise ProviderRefusal(rec.error) from exc
                 setup = classify(exc, self.endpoint.component, self.endpoint.base_url)
                 if setup is not None:
                     setup.args = (redact(str(setup), self._secrets),)
                     self.setup_error = setup
                     raise setup from exc
                 raise LLMCallError(rec.error) from exc
-            rec.latency_ms = (time.perf_counter() - start) * 1000
             value, last_error = self._read(resp, rec, parse)
             if last_error is None:
                 return value, rec
+            self.activity.rejected(self.endpoint.component)
             on_call(rec)
+            if rec.reply_field == "refusal":
+                raise ProviderRefusal(last_error)
+            if try_index < self.endpoint.content_retries:
+                self.activity.retrying(self.endpoint.component)
         raise LLMCallError(f"no usable reply after {self.endpoint.content_retries + 1} tries: {last_error}")
 
-    def _post(self, payload: str) -> httpx.Response:
-        """One POST with the SDK's own retries, sending the body encoded once (the reply is
-        read as plain JSON); then, while a 429 names a ``Retry-After`` that fits in what is
-        left of ``max_wait``, wait it out and send again."""
-        waited = 0.0
-        while True:
-            if self.setup_error is not None:
-                raise self.setup_error
-            if self.stop.is_set():
-                raise CallCancelled(f"{self.endpoint.component}: the run is stopping; request not sent")
-            try:
-                return self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
-                                         options={"headers": {"Content-Type": "application/json"}})
-            except openai.RateLimitError as exc:
-                delay = retry_after(exc.response)
-                if delay is None or waited + delay > self.endpoint.max_wait:
+    def _post(self, payload: str, rec: CallRecord, on_call: Callable[[CallRecord], None]) -> httpx.Response:
+        """Send the body (encoded once; the reply is read as plain JSON) until a try
+        succeeds or :class:`~ioa_synth.llm.retries.RetryPolicy` gives up. Each failed try
+        that is sent again is reported to ``on_call`` as a copy of ``rec``; the last one
+        is left in ``rec`` (``error``, ``latency_ms``) for the caller, with why the
+        retries stopped when their waits would pass ``max_wait``."""
+        component = self.endpoint.component
+
+        def on_retry(exc: BaseException, delay: float, note: str) -> None:
+            self.activity.retrying(component)
+            on_call(copy.copy(rec))
+            if delay >= 1:
+                self.on_wait(note)
+
+        def sleep(seconds: float) -> None:
+            if self.stop.wait(seconds):
+                raise CallCancelled(f"{component}: the run is stopping during a wait before a retry")
+
+        for attempt in self.policy.retrying(sleep, on_retry):
+            with attempt:
+                if self.setup_error is not None:
+                    raise self.setup_error
+                if self.stop.is_set():
+                    raise CallCancelled(f"{component}: the run is stopping; request not sent")
+                start, handle = time.perf_counter(), self.activity.begin(component)
+                rec.error = None
+                try:
+                    resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
+                                             options={"headers": {"Content-Type": "application/json"}})
+                except openai.APIError as exc:
+                    rec.latency_ms = (time.perf_counter() - start) * 1000
+                    rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
+                    self.activity.end(handle, exc, timed_out=isinstance(exc, openai.APITimeoutError))
                     raise
-                self.on_wait(f"{self.endpoint.component}: HTTP 429, waiting {delay:.0f} s (Retry-After; "
-                             f"{waited + delay:.0f} of max_wait {self.endpoint.max_wait:.0f} s)")
-                if self.stop.wait(delay):
-                    raise CallCancelled(f"{self.endpoint.component}: the run is stopping during a rate-limit wait")
-                waited += delay
+                except BaseException as exc:
+                    self.activity.end(handle, exc)
+                    raise
+                rec.latency_ms = (time.perf_counter() - start) * 1000
+                self.activity.end(handle)
+                return resp
+        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
     def _read(self, resp: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
         try:
@@ -253,6 +295,11 @@ class LLMClient:
         candidates = candidate_texts(message) if isinstance(message, dict) else []
         content = message.get("content") if isinstance(message, dict) else None
         rec.response_text = redact(content if isinstance(content, str) else None, self._secrets)
+        refused = provider_refusal(choice) if choice is not None else None
+        if refused is not None:
+            rec.error, text = (redact(t, self._secrets) for t in refused)
+            rec.reply_field, rec.response_text = "refusal", text
+            return None, rec.error
         if choice is None or not candidates:
             rec.error = "empty reply (no choices, no content and no reasoning field)"
             return None, rec.error
@@ -270,33 +317,13 @@ class LLMClient:
         return None, rec.error
 
     def list_models(self) -> list[str]:
-        """Model ids the endpoint serves (``GET /models``); raises ``openai.APIError``."""
-        return [m.id for m in self._client.models.list()]
+        """Model ids the endpoint serves (``GET /models``, with the SDK's retries);
+        raises ``openai.APIError``."""
+        return [m.id for m in self._client.with_options(max_retries=self.endpoint.max_retries).models.list()]
 
     def close(self) -> None:
         """Release the HTTP connection pool."""
         self._client.close()
-
-
-def retry_after(response: httpx.Response | None) -> float | None:
-    """Seconds a 429 asks to wait: ``Retry-After-Ms``, or ``Retry-After`` in seconds or
-    as an HTTP date; ``None`` when absent or unreadable."""
-    if response is None:
-        return None
-    headers = response.headers
-    try:
-        if headers.get("retry-after-ms"):
-            return max(0.0, float(headers["retry-after-ms"]) / 1000)
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError, OverflowError):
-        return None
 
 
 def _one_line(exc: Exception) -> str:

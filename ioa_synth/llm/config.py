@@ -63,12 +63,13 @@ class ComponentConfig(BaseModel):
     component's default. ``structured_output``: ``json_schema`` (OpenAI/vLLM),
     ``json_object_schema`` (llama-cpp-python) or ``none``; absent picks
     ``json_object_schema`` for the embedded model and ``json_schema`` otherwise.
-    ``max_retries``: HTTP retries (429, 5xx, timeouts, connection errors) done by the
-    ``openai`` client with exponential backoff and jitter. ``content_retries``:
-    re-requests of a reply that is not valid JSON, fails the schema or stopped on
-    ``length``. ``timeout``: seconds per request. ``max_wait``: seconds a request may
-    spend waiting out HTTP 429 ``Retry-After`` beyond the SDK's own retries (which
-    ignore waits over 60 s). ``seed``: a non-negative integer base of the
+    ``max_retries``: HTTP retries (408, 409, 429, 5xx, timeouts, connection errors),
+    after the server's ``Retry-After`` or exponential backoff with jitter
+    (:mod:`ioa_synth.llm.retries`). ``content_retries``: re-requests of a reply that is
+    not valid JSON, fails the schema or stopped on ``length``. ``timeout``: seconds per
+    request. ``max_wait``: seconds one request may spend waiting in all, over its
+    retries (a 429 with ``Retry-After`` is retried past ``max_retries`` while the waits
+    fit; a wait that would pass the bound is not made). ``seed``: a non-negative integer base of the
     per-call sampling seed (each call sends a stable hash of its key plus this base, see
     :func:`ioa_synth.store.calls.call_seed`), ``null`` to never send ``seed``, or absent
     for :data:`DEFAULT_SEED`.

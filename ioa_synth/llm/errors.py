@@ -5,6 +5,12 @@ A setup problem is one that every request of a component will hit again: HTTP 40
 ``/v1``, an unknown model), or a server that cannot be reached even after the HTTP
 retries. It stops the run instead of failing one case after another; its message
 quotes the server and names the config key or variable most likely at fault.
+
+A *provider refusal* is the opposite: a content filter (HTTP 400 whose error code or
+message names a content filter or usage policy, as Azure OpenAI and OpenAI answer for a
+flagged prompt; a 200 with ``finish_reason: "content_filter"``) or a model's refusal (a
+``refusal`` field) concerns one case's request. It fails that case only
+(:class:`ProviderRefusal`); the run goes on and a re-run asks again.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ class LLMCallError(RuntimeError):
     """A request that could not produce a usable reply after all retries."""
 
 
+class ProviderRefusal(LLMCallError):
+    """The provider filtered or refused one request (content filter, ``refusal``): the
+    case fails with this message, which starts with ``content filter`` or ``refusal`` and
+    quotes the provider's text; not a setup problem."""
+
+
 class StopRun(LLMCallError):
     """Base of the errors that stop a whole run rather than fail one case; a case that
     meets one keeps its status (``pending`` for a new case)."""
@@ -44,6 +56,17 @@ class SetupError(StopRun):
         self.component, self.hint = component, hint
 
 
+class StorageFull(StopRun):
+    """A file of the run could not be written because the disk (or the quota, or the file
+    size limit) is full: the run stops with one line naming ``path`` and what to do; what
+    was stored before stays valid and the next run resumes from it."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"cannot write {path}: {reason}; free space on that disk (or move the folder to "
+                         "another one) and run the same command again to resume (what was stored is kept)")
+        self.path = path
+
+
 class CallCancelled(StopRun):
     """The run is stopping (Ctrl-C or a setup error elsewhere): no new request is sent."""
 
@@ -58,6 +81,33 @@ def server_message(exc: openai.APIStatusError) -> str:
     else:
         text = (exc.response.text if exc.response is not None else "") or str(exc)
     return " ".join(str(text).split())[:300]
+
+
+#: Error codes a provider's content filter or usage-policy check answers with (Azure OpenAI:
+#: ``content_filter``; OpenAI: ``content_policy_violation``, ``invalid_prompt`` for a flagged prompt).
+FILTER_CODES = frozenset({"content_filter", "content_policy_violation", "invalid_prompt", "responsibleaipolicyviolation"})
+#: Phrases of an HTTP 400 message that mean the same.
+FILTER_PHRASES = ("content filter", "content_filter", "content management policy", "usage policy",
+                  "content policy", "safety system", "flagged as potentially")
+
+
+def content_filter_message(exc: openai.APIError) -> str | None:
+    """``content filter: HTTP 400 from the provider: "<its message>"`` when ``exc`` is a
+    provider's content filter or usage-policy refusal of one request, else ``None``."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 403, 422):
+        return None
+    body: Any = exc.body
+    inner = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else body
+    codes = set()
+    if isinstance(inner, dict):
+        codes = {str(inner.get(k) or "").lower() for k in ("code", "type")}
+        innererror = inner.get("innererror")
+        if isinstance(innererror, dict):
+            codes.add(str(innererror.get("code") or "").lower())
+    message = server_message(exc)
+    if not (codes & FILTER_CODES or any(p in message.lower() for p in FILTER_PHRASES)):
+        return None
+    return f'content filter: HTTP {exc.status_code} from the provider: "{message}"'
 
 
 def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
@@ -87,8 +137,11 @@ def classify(exc: openai.APIError, component: str, base_url: str) -> SetupError 
 
     ``exc`` is what the ``openai`` client raised after its own retries: an
     ``APIStatusError`` with a status in :data:`SETUP_STATUSES` (unless its message is
-    about one over-long request), or an ``APIConnectionError`` that is not a timeout.
+    about one over-long request or a content filter), or an ``APIConnectionError`` that
+    is not a timeout.
     """
+    if content_filter_message(exc) is not None:
+        return None
     if isinstance(exc, openai.APIStatusError) and exc.status_code in SETUP_STATUSES:
         message = server_message(exc)
         if any(p in message.lower() for p in CASE_PHRASES):

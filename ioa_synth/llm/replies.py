@@ -60,3 +60,33 @@ def candidate_texts(message: dict[str, Any]) -> list[tuple[str, str]]:
     if isinstance(content, str) and content.strip():
         return [("content", content)]
     return [(f, message[f]) for f in REASONING_FIELDS if isinstance(message.get(f), str) and message[f].strip()]
+
+
+def provider_refusal(choice: dict[str, Any]) -> tuple[str, str] | None:
+    """``(error, provider_text)`` when a chat-completions ``choice`` was filtered or refused
+    by the provider, else ``None``.
+
+    - a ``refusal`` string in the message (OpenAI's structured-output refusals):
+      ``refusal: "<text>"``;
+    - ``finish_reason == "content_filter"`` (OpenAI, Azure OpenAI, vLLM guardrails):
+      ``content filter: finish_reason content_filter ...`` naming the categories Azure
+      marks ``filtered`` in ``content_filter_results``, and quoting any partial content.
+    """
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return f'refusal: the provider refused the request: "{_quote(refusal)}"', refusal
+    if choice.get("finish_reason") != "content_filter":
+        return None
+    results = choice.get("content_filter_results")
+    filtered = sorted(k for k, v in results.items() if isinstance(v, dict) and v.get("filtered")) \
+        if isinstance(results, dict) else []
+    categories = f" ({', '.join(filtered)})" if filtered else ""
+    content = message.get("content") if isinstance(message.get("content"), str) else ""
+    partial = f': "{_quote(content)}"' if content.strip() else " (no content)"
+    return f"content filter: finish_reason content_filter{categories}; the reply was withheld{partial}", content
+
+
+def _quote(text: str, limit: int = 300) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit] + "..."

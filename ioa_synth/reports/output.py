@@ -1,6 +1,6 @@
-"""Report output shared by ``regenerate``, ``audit``, ``annotate`` and ``status``:
-consoles whose tables are not cut when piped, number formatting, and atomic report
-files under ``DIR/reports/`` (JSON, and CSV written by polars)."""
+"""Report output shared by every command: standard streams that print under any encoding,
+consoles whose tables are not cut when piped, number formatting, and atomic report files
+under ``DIR/reports/`` (JSON, and CSV written by polars), all written or none."""
 
 from __future__ import annotations
 
@@ -12,10 +12,25 @@ from typing import Any
 import polars as pl
 from rich.console import Console
 
-from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
+from ioa_synth.store.atomic import json_bytes, write_all_atomic
 
 #: Width used when stdout is not a terminal, so that ids and numbers are never cut.
 PIPE_WIDTH = 220
+
+
+def tolerant_streams() -> None:
+    """Make stdout and stderr replace what their encoding cannot show (``?``) instead of
+    raising ``UnicodeEncodeError``: a Windows console (cp1252), ``PYTHONIOENCODING``, or
+    ``LC_ALL=C`` with ``PYTHONUTF8=0`` (ASCII) must not crash a command after its files are
+    written because a line holds "−", "§" or a non-ASCII case id. Called once by the CLI
+    before any command runs."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):  # a closed or detached stream: nothing to print to anyway
+                pass
 
 
 def wide_console(stderr: bool = False) -> Console:
@@ -39,11 +54,17 @@ def reports_dir(out_dir: Path) -> Path:
     return Path(out_dir) / "reports"
 
 
-def write_report(out_dir: Path, name: str, report: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[Path]:
-    """Write ``DIR/reports/<name>.json`` (``report``) and, when ``rows`` is given,
-    ``DIR/reports/<name>.csv`` (one line per row), both atomically; return the paths."""
-    paths = [write_json_atomic(reports_dir(out_dir) / f"{name}.json", report)]
+def report_files(out_dir: Path, name: str, report: dict[str, Any], rows: list[dict[str, Any]] | None = None
+                 ) -> dict[Path, bytes]:
+    """The contents of ``DIR/reports/<name>.json`` (``report``) and, when ``rows`` is given,
+    ``DIR/reports/<name>.csv`` (one line per row), by path, not yet written."""
+    files = {reports_dir(out_dir) / f"{name}.json": json_bytes(report)}
     if rows is not None:
-        csv = pl.DataFrame(rows, infer_schema_length=None).write_csv()
-        paths.append(write_text_atomic(reports_dir(out_dir) / f"{name}.csv", csv))
-    return paths
+        files[reports_dir(out_dir) / f"{name}.csv"] = pl.DataFrame(rows, infer_schema_length=None).write_csv().encode()
+    return files
+
+
+def write_report(out_dir: Path, name: str, report: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[Path]:
+    """Write :func:`report_files` all or none (:func:`ioa_synth.store.atomic.write_all_atomic`);
+    return the paths."""
+    return write_all_atomic(report_files(out_dir, name, report, rows))

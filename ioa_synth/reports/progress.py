@@ -1,10 +1,14 @@
 """Progress of a run over cases: a rich bar on a terminal, plain log lines otherwise.
 
 On a terminal (stderr is a TTY): one bar with done/total, the per-status counts, tokens,
-elapsed time and the latest note (e.g. a rate-limit wait). Otherwise (CI, ``nohup``, a
-log file): one line per finished case (``[3/10] <case id> accepted, 4,210
-tokens``), each note on its own line, and a summary line every ``summary_every``
-seconds and at the end.
+elapsed time, the model calls in flight and the latest note (e.g. a rate-limit wait),
+refreshed every second. Otherwise (CI, ``nohup``, a log file): one line per finished
+case (``[3/10] <case id> accepted, 4,210 tokens``), each note on its own line, and a
+summary line every ``summary_every`` seconds and at the end. Both show that work is
+happening before any case finishes: the calls in flight and how long each has run,
+failed, timed-out and retried tries, and tokens streamed with their rate once a client
+reports streamed tokens (:class:`~ioa_synth.reports.activity.CallActivity`, shared with
+the run's clients by :meth:`BuildProgress.watch`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import time
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ioa_synth.reports.activity import CallActivity
 
 STATUS_COLOURS = {"accepted": "green", "discarded": "yellow", "failed": "red", "scored": "green"}
 
@@ -46,6 +52,7 @@ class BuildProgress:
         self._start = time.monotonic()
         self._stop_summaries = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.activity = CallActivity()
         self._progress = Progress(
             TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
             TimeElapsedColumn(), console=console, transient=False, disable=self.plain or total == 0)
@@ -54,16 +61,28 @@ class BuildProgress:
     def _stats(self) -> str:
         parts = [f"[{STATUS_COLOURS.get(s, 'white')}]{n} {s}[/]" for s, n in self.counts.items()]
         note = f" [dim]{escape(self._note)}[/]" if self._note else ""
-        return " ".join(parts) + f" {self._tokens:,} tokens" + note
+        activity = self.activity.describe()
+        activity = f" [cyan]{escape(activity)}[/]" if activity else ""
+        return " ".join(parts) + f" {self._tokens:,} tokens" + activity + note
 
     def _line(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def summary_line(self) -> str:
-        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``."""
+        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``,
+        then what the calls are doing (``; 2 calls in flight (generator 312 s, judge 45 s);
+        ...``, see :meth:`CallActivity.describe`)."""
         counts = ", ".join(f"{n} {s}" for s, n in self.counts.items())
+        activity = self.activity.describe()
         return (f"{self.label}: {self.done}/{self.total} done: {counts}; {self._tokens:,} tokens; "
-                f"{time.monotonic() - self._start:.0f} s elapsed")
+                f"{time.monotonic() - self._start:.0f} s elapsed" + (f"; {activity}" if activity else ""))
+
+    def watch(self, *clients: object) -> None:
+        """Show the waits and the calls of ``clients`` (LLM clients): their notes go to
+        :meth:`note`, their tries are counted in :attr:`activity`."""
+        for client in clients:
+            client.on_wait = self.note  # type: ignore[attr-defined]
+            client.activity = self.activity  # type: ignore[attr-defined]
 
     def advance(self, status: str, case_id: str | None = None, tokens: int | None = None) -> None:
         """Count one finished case with ``status`` (plain mode: one line naming
@@ -101,13 +120,17 @@ class BuildProgress:
                 self._progress.update(self._task, stats=self._stats())
 
     def _tick(self) -> None:
-        while not self._stop_summaries.wait(self.summary_every):
+        every = self.summary_every if self.plain else 1.0
+        while not self._stop_summaries.wait(every):
             with self._lock:
-                self._line(self.summary_line())
+                if self.plain:
+                    self._line(self.summary_line())
+                else:  # the seconds of the calls in flight move on
+                    self._progress.update(self._task, stats=self._stats())
 
     def __enter__(self) -> "BuildProgress":
         self._progress.__enter__()
-        if self.plain and self.total:
+        if self.total:
             self._ticker = threading.Thread(target=self._tick, name="progress-summary", daemon=True)
             self._ticker.start()
         return self

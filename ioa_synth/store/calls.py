@@ -93,10 +93,12 @@ class CallRecorder:
         run_id: id of the current run, stored with each call.
         replay: stored successful replies by key (see :func:`load_replay`); grows as
             calls succeed.
-        on_tokens: called with ``prompt + completion`` tokens of each fresh call.
+        on_tokens: called with ``prompt + completion`` tokens of each fresh request that
+            returned usage, the rejected tries (invalid JSON, a refusal...) included:
+            billed tokens are what the user pays, and what ``llm_calls`` holds.
 
-    ``tokens_by_case`` adds up the tokens of fresh calls per case id (for per-case
-    progress lines).
+    ``tokens_by_case`` adds up those tokens per case id (for per-case progress lines);
+    ``stored_calls`` counts the fresh successful calls stored (kept for a re-run).
     """
 
     catalog: Catalog
@@ -104,6 +106,7 @@ class CallRecorder:
     replay: dict[CallKey, str] = field(default_factory=dict)
     on_tokens: Callable[[int], None] = lambda n: None
     tokens_by_case: dict[str, int] = field(default_factory=dict)
+    stored_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
@@ -127,13 +130,11 @@ class CallRecorder:
 
         def store_failed(rec: CallRecord) -> None:
             self.catalog.record([("llm_calls", call_row(base, rec))])
+            self._bill(case_id, rec)
 
         seed = call_seed(client.endpoint.seed, key)  # a new attempt is a new draw; a re-run the same one
         value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed)
-        tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
-        with self._lock:
-            self.tokens_by_case[case_id] = self.tokens_by_case.get(case_id, 0) + tokens
-        self.on_tokens(tokens)
+        self._bill(case_id, rec, stored=True)
         row = call_row(base, rec)
         entries: list[Entry] = [("llm_calls", row)]
         if derive is not None:
@@ -142,3 +143,12 @@ class CallRecorder:
         with self._lock:
             self.replay[key] = rec.response_text or ""
         return value, True
+
+    def _bill(self, case_id: str, rec: CallRecord, stored: bool = False) -> None:
+        """Count the tokens of one fresh request (``stored``: a successful call)."""
+        tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
+        with self._lock:
+            self.tokens_by_case[case_id] = self.tokens_by_case.get(case_id, 0) + tokens
+            self.stored_calls += stored
+        if tokens or stored:
+            self.on_tokens(tokens)

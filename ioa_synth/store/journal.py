@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from ioa_synth.store.atomic import disk_full
+
 JOURNAL_FILE = "catalog.journal"
 
 #: ``(table, row)`` for an insert, ``(None, (sql, params))`` for a statement.
@@ -68,7 +70,13 @@ class Journal:
                 self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
                 self._writer = threading.Thread(target=self._write_loop, name="catalog-writer", daemon=True)
                 self._writer.start()
-            os.write(self._file.fileno(), blob)
+            try:
+                os.write(self._file.fileno(), blob)
+            except OSError as exc:
+                full = disk_full(exc, self.path)
+                if full is not None:
+                    raise full from exc
+                raise
             self._queue.extend(entries)
             self._cond.notify()
 
@@ -114,6 +122,9 @@ class Journal:
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
+            full = disk_full(self._error, self.path.with_name("catalog.duckdb"))
+            if full is not None:
+                raise full from self._error
             raise RuntimeError(f"catalog write failed: {self._error}") from self._error
 
 

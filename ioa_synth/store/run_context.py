@@ -45,7 +45,8 @@ Check = Callable[[Catalog, dict[str, Any]], Any]
 
 
 class ProgressSink(Protocol):
-    """What a run reports to a progress display (:class:`ioa_synth.reports.progress.BuildProgress`)."""
+    """What a run reports to a progress display (:class:`ioa_synth.reports.progress.BuildProgress`;
+    one with a ``watch(*clients)`` method is also shown the calls in flight)."""
 
     def note(self, text: str) -> None: ...
 
@@ -54,10 +55,11 @@ class ProgressSink(Protocol):
 
 @dataclass
 class TokenCount:
-    """Billed tokens (prompt + completion) of a run's fresh calls, safe across threads.
+    """Billed tokens (prompt + completion) of a run's fresh requests, safe across threads.
 
-    ``add(n)`` counts one successful fresh call of ``n`` tokens and returns the new total;
-    ``total`` and ``calls`` are read at any time."""
+    ``add(n)`` counts one fresh request of ``n`` tokens (a rejected try that returned usage
+    included: :class:`~ioa_synth.store.calls.CallRecorder` reports every one) and returns
+    the new total; ``total`` and ``calls`` are read at any time."""
 
     total: int = 0
     calls: int = 0
@@ -94,9 +96,13 @@ class RunContext:
     args: dict[str, Any] = field(default_factory=dict)
 
     def attach(self, progress: ProgressSink) -> None:
-        """Send every client's rate-limit notes and the run's token total to ``progress``."""
-        for client in self.clients.values():
-            client.on_wait = progress.note
+        """Send every client's wait notes and calls in flight, and the run's token total, to ``progress``."""
+        watch = getattr(progress, "watch", None)
+        if watch is not None:
+            watch(*self.clients.values())
+        else:  # a display that shows notes only
+            for client in self.clients.values():
+                client.on_wait = progress.note
         self.tokens.on_change = progress.tokens
 
     def start(self) -> str:

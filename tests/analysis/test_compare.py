@@ -40,7 +40,7 @@ def test_refuses_different_case_sets_naming_them(run_a, cli, tmp_path):
     assert res.exit_code == 0, res.output
     result = json.loads(res.stdout)
     assert result["pairing"] == {"paired": 2, "intersect": True, "only_a": ["medicine/design_review_001"],
-                                 "only_b": ["law/planning_002"]}
+                                 "only_b": ["law/planning_002"], "different_inputs": [], "unverified": []}
     assert result == json.loads((out / "compare.json").read_text())
 
 
@@ -80,7 +80,9 @@ def test_permuted_rerun_consistency_bootstrap_and_tables(run_a, cli, tmp_path, m
     rows = markdown_rows((tmp_path / "compare.md").read_text())
     assert ["divergent outcome unchanged", "90.9%"] in rows
     assert ["M2 answer unchanged", "90.9%"] in rows
-    assert ["f1", "0.463", "0.500", "+0.037", "[+0.000, +0.111]", f"{f1['p']:.3f}"] in rows
+    # sign flips of (0, 1/9, 0): every pattern is as far from 0 as the observed mean
+    assert f1["p_permutation"] == 1.0
+    assert ["f1", "0.463", "0.500", "+0.037", "[+0.000, +0.111]", f"{f1['p']:.3f}", "1.000"] in rows
     assert ["|B| (Category B)", "1.33", "1.00", "-0.33"] in rows
     assert "Outcome consistency" in res.stdout and "90.9%" in res.stdout
 
@@ -88,7 +90,7 @@ def test_permuted_rerun_consistency_bootstrap_and_tables(run_a, cli, tmp_path, m
 def test_type_recall_and_c_shares_side_by_side_without_rerun(run_a, cli, tmp_path):
     c1, c2, c3 = case_studies()
     c2 = replace(c2, questions=["A:MA4", "A:MA3", "B", "C:not_diverging", "C:not_diverging"])
-    run_b = write_results(tmp_path / "run_b", [c1, c2, c3], data="data/other")
+    run_b = write_results(tmp_path / "run_b", [c1, c2, c3])
     res = cli("compare", run_a, run_b, "--out", tmp_path / "cmp", "--resamples", "200", "--seed", "5")
     assert res.exit_code == 0, res.output
     result = json.loads((tmp_path / "cmp" / "compare.json").read_text())

@@ -105,7 +105,8 @@ def test_evaluate_rerun_compare_and_report(cli, trio, data, tmp_path):
     assert res.exit_code == 0, res.output
     c = json.loads(res.stdout)
     assert json.loads((tmp_path / "compare.json").read_text()) == c and (tmp_path / "compare.md").exists()
-    assert c["pairing"] == {"paired": 3, "intersect": False, "only_a": [], "only_b": []}
+    assert c["pairing"] == {"paired": 3, "intersect": False, "only_a": [], "only_b": [], "different_inputs": [],
+                            "unverified": []}  # evaluate stores each input file's sha256: pairs are verified
     assert c["rerun"] == {"kind": "permute_seed", "why": "same data, permute_seed none -> 7"}
     cons = c["consistency"]
     # 22 questions matched by key in both runs; 2 changed their divergent outcome (S1 q5, S2 q1)

@@ -98,6 +98,12 @@ def bar_chart(path: Path, title: str, labels: Sequence[str], values: Sequence[fl
               ylabel: str, counts: Sequence[int] | None = None) -> Path:
     """Write the PNG bar chart of :func:`bar_chart_figure` to ``path`` atomically; return
     ``path``. Raises ``OSError`` when the file cannot be written."""
+    return write_bytes_atomic(path, bar_chart_png(title, labels, values, ylabel, counts))
+
+
+def bar_chart_png(title: str, labels: Sequence[str], values: Sequence[float | None], ylabel: str,
+                  counts: Sequence[int] | None = None) -> bytes:
+    """The PNG bytes of :func:`bar_chart_figure`."""
     buf = io.BytesIO()
     bar_chart_figure(title, labels, values, ylabel, counts).savefig(buf, format="png")
-    return write_bytes_atomic(path, buf.getvalue())
+    return buf.getvalue()

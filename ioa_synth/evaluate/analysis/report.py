@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.evaluate.analysis import tables
-from ioa_synth.evaluate.analysis.render import Table, bar_chart, markdown_document
+from ioa_synth.evaluate.analysis.render import Table, bar_chart_png, markdown_document
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
-from ioa_synth.reports.output import fmt, reports_dir, write_report
-from ioa_synth.store.atomic import write_text_atomic
+from ioa_synth.reports.output import fmt, report_files, reports_dir
+from ioa_synth.store.atomic import write_all_atomic
 
 
 class ReportError(ValueError):
@@ -77,12 +77,13 @@ def intro_lines(report: dict[str, Any]) -> list[str]:
 
 
 def write_report_files(results: Results, report: dict[str, Any]) -> list[Path]:
-    """Write ``RESULTS/reports/report_<by>.{json,md,png}`` atomically; return the paths."""
+    """Write ``RESULTS/reports/report_<by>.{json,md,png}`` all or none (a failure, e.g. a
+    full disk, leaves the earlier files of every name as they were); return the paths."""
     by = report["by"]
     name = f"report_{by}"
-    paths = write_report(results.path, name, report)
+    files = report_files(results.path, name, report)
     doc = markdown_document(f"Evaluation report by {by.replace('_', ' ')}", intro_lines(report), report_tables(report))
-    paths.append(write_text_atomic(reports_dir(results.path) / f"{name}.md", doc))
+    files[reports_dir(results.path) / f"{name}.md"] = doc.encode("utf-8")
     groups = report["groups"]
     if by == "type":
         values, ylabel, counts = [g["recall"] for g in groups], "recall", [g["total"] for g in groups]
@@ -91,6 +92,6 @@ def write_report_files(results: Results, report: dict[str, Any]) -> list[Path]:
         values, ylabel, counts = [g["f1"] for g in groups], "F1 (mean over dialogues)", [g["cases"] for g in groups]
         title = f"F1 per {by.replace('_', ' ')} (n = dialogues"
     title += f")\n{report['results']['mode']}, access {report['results']['access']}"
-    paths.append(bar_chart(reports_dir(results.path) / f"{name}.png", title, [g["group"] for g in groups], values,
-                           ylabel, counts))
-    return paths
+    files[reports_dir(results.path) / f"{name}.png"] = bar_chart_png(title, [g["group"] for g in groups], values,
+                                                                     ylabel, counts)
+    return write_all_atomic(files)

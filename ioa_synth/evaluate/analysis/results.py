@@ -91,6 +91,7 @@ class Record(_Open):
     """One case's record; ``metrics`` and ``c_breakdown`` are present when ``status == "scored"``."""
 
     case_id: str = Field(min_length=1)
+    source_file: str | None = None
     domain: str = "unknown"
     task_type: str = "unknown"
     status: Literal["scored", "failed"]
