@@ -9,11 +9,11 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import fail, out_dir_option
+from ioa_synth.cli.common import PANEL_QUALITY, fail, out_dir_option
 
 annotate_app = typer.Typer(help="Human annotation: export a sample, import scores, report agreement.",
                            no_args_is_help=True)
-app.add_typer(annotate_app, name="annotate")
+app.add_typer(annotate_app, name="annotate", rich_help_panel=PANEL_QUALITY)
 
 FORMATS = ("label-studio", "csv")
 

@@ -8,10 +8,11 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, folder_kind, llm_command_errors
+from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, embedded_workers, fail,
+                                  folder_kind, llm_command_errors)
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_EVALUATE)
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Folder of cases (*.json, searched recursively), e.g. DIR/test"),
     out: Path = typer.Option(..., "--out", help="Results folder (records/, run.json, summary.json, catalog.duckdb)"),
@@ -58,6 +59,9 @@ def evaluate(
     if questions_from is not None and questions_from.resolve() == out.resolve():
         fail("--questions-from must name another results folder than --out")
     cfg = config_or_fail(config)
+    workers = embedded_workers([c for c in ("prober", "simulator", "validity_filter")
+                                if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")],
+                               workers)
     try:
         cases = load_cases(data)
         todo = cases[:limit] if limit else cases

@@ -32,6 +32,7 @@ import openai
 from ioa_synth.llm.config import ComponentConfig, StructuredOutput
 from ioa_synth.llm.errors import CallCancelled, LLMCallError, SetupError, StopRun, classify
 from ioa_synth.llm.replies import candidate_texts, reply_json
+from ioa_synth.llm.serving import ServerSlots, stream_completion
 
 __all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "SetupError", "StopRun"]
 
@@ -41,6 +42,11 @@ T = TypeVar("T")
 #: does not guarantee that a small model's output ends.
 EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
                        "prober": 1536, "simulator": 512, "validity_filter": 1024}
+
+#: Seconds per request to the embedded model when the config sets no ``timeout``: counted
+#: from when the server starts on the request (:mod:`ioa_synth.llm.serving`), long enough
+#: for a ``max_tokens`` reply on a slow or busy CPU.
+EMBEDDED_TIMEOUT = 3600.0
 
 
 @dataclass
@@ -61,6 +67,9 @@ class Endpoint:
     embedded: bool = False
     max_wait: float = 300.0
     seed: int | None = None
+    #: Requests the server decodes at once, shared by every client of that server
+    #: (``None``: no limit known); replies from such a server are streamed.
+    slots: ServerSlots | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
@@ -70,10 +79,11 @@ class Endpoint:
         options = dict(cfg.request_options)
         if embedded and not {"max_tokens", "max_completion_tokens"} & set(options):
             options["max_tokens"] = EMBEDDED_MAX_TOKENS.get(component, 2048)
+        timeout = cfg.timeout if "timeout" in cfg.model_fields_set or not embedded else EMBEDDED_TIMEOUT
         return cls(component=component, base_url=base_url, model=model, api_key=api_key or "no-key",
                    temperature=cfg.effective_temperature(component), structured_output=so,
                    json_schema_strict=cfg.json_schema_strict, request_options=options,
-                   max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=cfg.timeout,
+                   max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=timeout,
                    embedded=embedded, max_wait=cfg.max_wait, seed=cfg.effective_seed())
 
     def identity(self) -> dict[str, Any]:
@@ -164,6 +174,8 @@ class LLMClient:
         if fmt is not None:
             body["response_format"] = fmt
         body.update(ep.request_options)
+        if ep.slots is not None:
+            body["stream"] = True  # closing a streamed reply stops the server decoding it
         return body
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
@@ -195,7 +207,7 @@ class LLMClient:
                              temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
             start = time.perf_counter()
             try:
-                resp = self._post(payload)
+                reply = self._post(payload)
             except openai.APIError as exc:
                 rec.latency_ms = (time.perf_counter() - start) * 1000
                 rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
@@ -207,16 +219,16 @@ class LLMClient:
                     raise setup from exc
                 raise LLMCallError(rec.error) from exc
             rec.latency_ms = (time.perf_counter() - start) * 1000
-            value, last_error = self._read(resp, rec, parse)
+            value, last_error = self._read(reply, rec, parse)
             if last_error is None:
                 return value, rec
             on_call(rec)
         raise LLMCallError(f"no usable reply after {self.endpoint.content_retries + 1} tries: {last_error}")
 
-    def _post(self, payload: str) -> httpx.Response:
-        """One POST with the SDK's own retries, sending the body encoded once (the reply is
-        read as plain JSON); then, while a 429 names a ``Retry-After`` that fits in what is
-        left of ``max_wait``, wait it out and send again."""
+    def _post(self, payload: str) -> Any:
+        """One POST with the SDK's own retries, sending the body encoded once; the reply as
+        decoded JSON (``None`` when it is not JSON). Then, while a 429 names a
+        ``Retry-After`` that fits in what is left of ``max_wait``, wait it out and send again."""
         waited = 0.0
         while True:
             if self.setup_error is not None:
@@ -224,8 +236,14 @@ class LLMClient:
             if self.stop.is_set():
                 raise CallCancelled(f"{self.endpoint.component}: the run is stopping; request not sent")
             try:
-                return self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
+                if self.endpoint.slots is not None:
+                    return self._post_streamed(payload)
+                resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
                                          options={"headers": {"Content-Type": "application/json"}})
+                try:
+                    return resp.json()
+                except ValueError:
+                    return None
             except openai.RateLimitError as exc:
                 delay = retry_after(exc.response)
                 if delay is None or waited + delay > self.endpoint.max_wait:
@@ -236,11 +254,22 @@ class LLMClient:
                     raise CallCancelled(f"{self.endpoint.component}: the run is stopping during a rate-limit wait")
                 waited += delay
 
-    def _read(self, resp: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
+    def _post_streamed(self, payload: str) -> Any:
+        """One request to a server of limited parallelism: sent once a slot is free, its
+        timeout counted from then (:func:`ioa_synth.llm.serving.stream_completion`)."""
+        slots = self.endpoint.slots
+        assert slots is not None
+        if not slots.acquire(self.stop):
+            raise CallCancelled(f"{self.endpoint.component}: the run is stopping; request not sent")
         try:
-            data = resp.json()
-        except ValueError:
-            data = None
+            data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop)
+        finally:
+            slots.release()
+        if data is None:
+            raise CallCancelled(f"{self.endpoint.component}: the run is stopping; reply abandoned")
+        return data
+
+    def _read(self, data: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
         if not isinstance(data, dict):
             rec.error = "reply is not a chat-completions JSON object"
             return None, rec.error
