@@ -56,8 +56,10 @@ def read_only(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["inside", "itself"])
-def test_build_into_a_read_only_folder(cli, endpoint, seeds_file, read_only, where):
-    endpoint()
+@pytest.mark.parametrize("remote", [True, False])
+def test_build_into_a_read_only_folder(cli, endpoint, seeds_file, read_only, where, remote):
+    if remote:
+        endpoint()
     ro = read_only()
     out = ro / "demo" if where == "inside" else ro
     res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out)
@@ -65,8 +67,10 @@ def test_build_into_a_read_only_folder(cli, endpoint, seeds_file, read_only, whe
     assert list(ro.iterdir()) == []
 
 
-def test_evaluate_into_a_read_only_folder(cli, endpoint, read_only):
-    endpoint()
+@pytest.mark.parametrize("remote", [True, False])  # False: refused before the embedded model would start
+def test_evaluate_into_a_read_only_folder(cli, endpoint, read_only, remote):
+    if remote:
+        endpoint()
     ro = read_only()
     res = cli("evaluate", "--data", SAMPLE, "--out", ro / "ev", "--limit", "1")
     _exit2(res, str(ro / "ev"))
@@ -150,8 +154,10 @@ def test_a_bom_is_accepted_in_every_input_file(cli, endpoint, seeds_file, tmp_pa
 
 
 @pytest.mark.parametrize("config, needles", [
-    ({"generator": {"temprature": 0.5}}, ['"temprature"', 'did you mean "temperature"', "valid: model, temperature"]),
-    ({"genrator": {"temperature": 0.5}}, ['"genrator"', 'did you mean "generator"', "valid: generator, judge"]),
+    ({"generator": {"temprature": 0.5}}, ['generator: unknown key "temprature"', 'did you mean "temperature"',
+                                          "valid keys: model, temperature"]),
+    ({"genrator": {"temperature": 0.5}}, ['unknown component "genrator"', 'did you mean "generator"',
+                                          "valid components: generator, judge"]),
 ])
 def test_config_typos_list_the_valid_names(cli, seeds_file, tmp_path, config, needles):
     path = tmp_path / "config.json"

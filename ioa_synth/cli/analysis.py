@@ -36,8 +36,8 @@ def _write_errors() -> Iterator[None]:
 
 @app.command("compare", rich_help_panel=PANEL_EVALUATE)
 def compare_cmd(
-    results_a: Path = typer.Argument(..., help="Results folder of run A (written by 'ioa-synth evaluate')"),
-    results_b: Path = typer.Argument(..., help="Results folder of run B"),
+    results_a: Path = typer.Argument(..., metavar="RESULTS_A", help="Results folder of run A (written by 'ioa-synth evaluate')"),
+    results_b: Path = typer.Argument(..., metavar="RESULTS_B", help="Results folder of run B"),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap RNG"),
     intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
@@ -78,7 +78,7 @@ def compare_cmd(
 
 @app.command("report", rich_help_panel=PANEL_EVALUATE)
 def report_cmd(
-    results: Path = typer.Argument(..., help="Results folder (written by 'ioa-synth evaluate')"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder (written by 'ioa-synth evaluate')"),
     by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
     as_json: bool = typer.Option(False, "--json", help="Print the report JSON to stdout instead of the tables"),
 ) -> None:

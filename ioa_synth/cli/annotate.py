@@ -64,7 +64,7 @@ def export_cmd(
 
 @annotate_app.command("import")
 def import_cmd(
-    file: Path = typer.Argument(..., help="A Label Studio JSON export or a filled CSV"),
+    file: Path = typer.Argument(..., metavar="FILE", help="A Label Studio JSON export or a filled CSV"),
     out: Path = out_dir_option(),
     annotator: str = typer.Option(..., "--annotator", help="Name of the annotator whose scores these are"),
 ) -> None:

@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_BUILD, check_choice, embedded_workers, fail, llm_command_errors, out_dir_option
+from ioa_synth.cli.common import (PANEL_BUILD, check_choice, embedded_workers, fail, llm_command_errors, out_dir_option,
+                                  writable_out)
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 
@@ -39,6 +40,7 @@ def build(
     check_choice("--local-model", local_model, LOCAL_MODELS)
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
+    writable_out(out)
     try:
         cfg = load_config(config)
         if seeds is not None:

@@ -92,6 +92,18 @@ def out_dir_option() -> Path:
     return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)", callback=build_dir_callback)
 
 
+def writable_out(path: Path, option: str = "--out") -> Path:
+    """Exit 2 with one line, before any work, when ``path`` could not be written (see
+    :func:`ioa_synth.store.catalog.check_writable`); return ``path``."""
+    from ioa_synth.store.catalog import CatalogUnusable, check_writable
+
+    try:
+        check_writable(path)
+    except CatalogUnusable as exc:
+        fail(f"{option}: {exc}")
+    return path
+
+
 def check_choice(option: str, value: object, choices: tuple | list) -> None:
     """Exit 2 with ``--option must be one of ...`` unless ``value`` is ``None`` or in ``choices``."""
     if value is not None and value not in choices:

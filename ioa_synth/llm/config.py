@@ -189,12 +189,12 @@ def _unknown_name(loc: tuple) -> str:
 
     name = str(loc[-1])
     if len(loc) == 1:
-        what, valid = "component", list(COMPONENTS)
+        where, what, valid = "", "component", list(COMPONENTS)
     else:
-        what, valid = f"key in {'.'.join(map(str, loc[:-1]))}", list(ComponentConfig.model_fields)
+        where, what, valid = ".".join(map(str, loc[:-1])) + ": ", "key", list(ComponentConfig.model_fields)
     close = difflib.get_close_matches(name, valid, n=1)
     guess = f' (did you mean "{close[0]}"?)' if close else ""
-    return f'unknown {what} "{name}"{guess}; valid: ' + ", ".join(valid)
+    return f'{where}unknown {what} "{name}"{guess}; valid {what}s: ' + ", ".join(valid)
 
 
 def env_endpoint(component: str) -> tuple[str | None, str | None]:
@@ -209,7 +209,7 @@ def env_endpoint(component: str) -> tuple[str | None, str | None]:
     var = next((n for n in names if os.environ.get(n)), None)
     base = os.environ[var].strip() if var else None
     if var and not base:
-        raise ConfigError(f"{var} is blank ({os.environ[var]!r}): set it to a server URL ending in /v1, "
+        raise ConfigError(f"{var} is blank (only whitespace): set it to a server URL ending in /v1, "
                           "or unset it to use the embedded model")
     key = (os.environ.get(f"{up}_API_KEY") or os.environ.get("OPENAI_API_KEY") or "").strip() or None
     return base, key
