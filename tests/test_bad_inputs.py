@@ -154,9 +154,9 @@ def test_a_bom_is_accepted_in_every_input_file(cli, endpoint, seeds_file, tmp_pa
 
 
 @pytest.mark.parametrize("config, needles", [
-    ({"generator": {"temprature": 0.5}}, ['generator: unknown key "temprature"', 'did you mean "temperature"',
+    ({"generator": {"temprature": 0.5}}, ['generator.temprature: unknown key', 'did you mean "temperature"',
                                           "valid keys: model, temperature"]),
-    ({"genrator": {"temperature": 0.5}}, ['unknown component "genrator"', 'did you mean "generator"',
+    ({"genrator": {"temperature": 0.5}}, ['genrator: unknown component', 'did you mean "generator"',
                                           "valid components: generator, judge"]),
 ])
 def test_config_typos_list_the_valid_names(cli, seeds_file, tmp_path, config, needles):

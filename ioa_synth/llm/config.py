@@ -184,17 +184,15 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
 
 
 def _unknown_name(loc: tuple) -> str:
-    """``unknown component "genrator" (did you mean "generator"?); valid: ...`` for a typo at ``loc``."""
+    """``generatr: unknown component (did you mean "generator"?); valid components: ...``
+    for a name at ``loc`` that the config does not know."""
     import difflib
 
     name = str(loc[-1])
-    if len(loc) == 1:
-        where, what, valid = "", "component", list(COMPONENTS)
-    else:
-        where, what, valid = ".".join(map(str, loc[:-1])) + ": ", "key", list(ComponentConfig.model_fields)
+    what, valid = ("component", list(COMPONENTS)) if len(loc) == 1 else ("key", list(ComponentConfig.model_fields))
     close = difflib.get_close_matches(name, valid, n=1)
     guess = f' (did you mean "{close[0]}"?)' if close else ""
-    return f'{where}unknown {what} "{name}"{guess}; valid {what}s: ' + ", ".join(valid)
+    return f'{".".join(map(str, loc))}: unknown {what}{guess}; valid {what}s: ' + ", ".join(valid)
 
 
 def env_endpoint(component: str) -> tuple[str | None, str | None]:

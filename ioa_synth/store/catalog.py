@@ -123,7 +123,8 @@ class Catalog:
         out_dir: the build directory; created if missing.
         read_only: open for reading only (for ``status``).
         external_access: with ``False`` the connection reads and writes no file but the
-            catalog (DuckDB's ``enable_external_access``; for user-given SQL).
+            catalog (DuckDB's ``enable_external_access``); default: ``False`` when
+            ``read_only``.
 
     A catalog this handle created is removed again on :meth:`close` when nothing was
     stored in it (a run that stopped at its setup leaves no empty catalog), and so are the
@@ -135,7 +136,7 @@ class Catalog:
         CatalogUnusable: the folder cannot be written or the path is not valid UTF-8.
     """
 
-    def __init__(self, out_dir: str | Path, read_only: bool = False, external_access: bool = True) -> None:
+    def __init__(self, out_dir: str | Path, read_only: bool = False, external_access: bool | None = None) -> None:
         self.out_dir = Path(out_dir)
         path = self.out_dir / CATALOG_FILE
         check_utf8(path)
@@ -149,7 +150,7 @@ class Catalog:
                 self._made.append(path)
         self.path = path
         self.read_only = read_only
-        self._external_access = external_access
+        self._external_access = external_access = not read_only if external_access is None else external_access
         self._lock = threading.RLock()
         config = {} if external_access else {"enable_external_access": False}
         try:
