@@ -186,13 +186,6 @@ def test_evaluate_refuses_a_case_without_turns(cli, endpoint, tmp_path):
     assert not (tmp_path / "ev").exists()
 
 
-def test_compare_refuses_a_run_with_itself(cli, tmp_path):
-    run = tmp_path / "ev"
-    run.mkdir()
-    _exit2(cli("compare", run, run), "itself")
-    _exit2(cli("compare", run, tmp_path / "." / "ev"), "itself")
-
-
 def test_a_setup_error_leaves_no_empty_catalog(cli, seeds_file, tmp_path, monkeypatch):
     import socket
 

@@ -51,10 +51,11 @@ def compare_cmd(
     from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
 
     folder = check_out_folder(out) or Path(".")
-    if results_a.exists() and results_b.exists() and results_a.resolve() == results_b.resolve():
+    a = _load(results_a)
+    if results_b.exists() and results_a.resolve() == results_b.resolve():
         fail(f"{results_a} and {results_b} are the same results folder: compare would compare a run with itself; "
              "name two evaluate runs")
-    a, b = _load(results_a), _load(results_b)
+    b = _load(results_b)
     try:
         result = compare(a, b, intersect=intersect, resamples=resamples, seed=seed)
     except CompareError as exc:
