@@ -36,7 +36,8 @@ def _write_errors() -> Iterator[None]:
 
 @app.command("compare", rich_help_panel=PANEL_EVALUATE)
 def compare_cmd(
-    results_a: Path = typer.Argument(..., metavar="RESULTS_A", help="Results folder of run A (written by 'ioa-synth evaluate')"),
+    results_a: Path = typer.Argument(..., metavar="RESULTS_A",
+                                     help="Results folder of run A (written by 'ioa-synth evaluate')"),
     results_b: Path = typer.Argument(..., metavar="RESULTS_B", help="Results folder of run B"),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap RNG"),

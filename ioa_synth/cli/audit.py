@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, embedded_workers, fail, llm_command_errors,
-                                  out_dir_option)
+from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, embedded_workers, fail,
+                                  llm_command_errors, out_dir_option)
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)

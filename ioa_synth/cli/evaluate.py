@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, embedded_workers, fail,
-                                  folder_kind, llm_command_errors, writable_out)
+from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, embedded_workers,
+                                  fail, folder_kind, llm_command_errors, writable_out)
 
 
 @app.command(rich_help_panel=PANEL_EVALUATE)
@@ -66,9 +66,9 @@ def evaluate(
         stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
     except (InputError, QuestionsFromError) as exc:
         fail(str(exc))
-    workers = embedded_workers([c for c in ("prober", "simulator", "validity_filter")
-                                if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")],
-                               workers)
+    needed = [c for c in ("prober", "simulator", "validity_filter")
+              if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")]
+    workers = embedded_workers(needed, workers)
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_BUILD, check_choice, config_or_fail, embedded_workers, fail, llm_command_errors,
-                                  out_dir_option)
+from ioa_synth.cli.common import (PANEL_BUILD, check_choice, config_or_fail, embedded_workers, fail,
+                                  llm_command_errors, out_dir_option)
 
 
 @app.command(rich_help_panel=PANEL_BUILD)

@@ -24,8 +24,9 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
 
     Components without ``<X>_BASE_URL``/``OPENAI_BASE_URL`` share one embedded
     llama-cpp-python server (model ``local_model`` or the best one installed), started
-    here and stopped on exit; their endpoints share its :class:`~ioa_synth.llm.serving.ServerSlots`
-    (requests beyond what it decodes at once wait in the client, not in the server). A remote component without ``model`` in the config uses
+    here and stopped on exit; their endpoints share its
+    :class:`~ioa_synth.llm.serving.ServerSlots` (requests beyond what it decodes at once wait
+    in the client, not in the server). A remote component without ``model`` in the config uses
     the first model its endpoint lists.
 
     Raises:
@@ -33,6 +34,7 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
         SetupError: listing its models was refused or the server could not be reached
             (the message names the URL and the setting to check).
         ioa_synth.llm.local_model.LocalModelError: the embedded model cannot be started.
+        ConfigError: a base URL variable is blank.
     """
     resolved = {c: env_endpoint(c) for c in components}
     with contextlib.ExitStack() as stack:
