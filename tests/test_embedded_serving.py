@@ -160,3 +160,12 @@ def test_llama_server_stops_a_closed_stream(tmp_path):
         small = {"model": srv.model, "max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}]}
         assert httpx.post(srv.base_url + "/chat/completions", json=small, timeout=300).status_code == 200
     assert "Disconnected from client" in log.read_text()
+
+
+def test_the_server_has_no_setting_for_parallel_decoding():
+    """SERVER_PARALLEL = 1 rests on llama-cpp-python's server having no such setting (0.3.36);
+    a version that adds one should make this fail and the value be revisited."""
+    settings = pytest.importorskip("llama_cpp.server.settings")
+    names = {*settings.ServerSettings.model_fields, *settings.ModelSettings.model_fields}
+    assert not {n for n in names if "parallel" in n or "slot" in n or "concurren" in n}
+    assert "interrupt_requests" in names  # started with --interrupt_requests False
