@@ -60,7 +60,7 @@ def test_sql_queries_the_catalog(cli, endpoint, seeds_file, tmp_path):
     res = cli("sql", out, "SELECT status FROM cases ORDER BY 1")
     assert res.exit_code == 0 and "accepted" in res.stdout and "discarded" in res.stdout
     bad = cli("sql", out, "DELETE FROM cases")  # read-only
-    assert bad.exit_code == 2 and bad.stderr.startswith("error: query failed")
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: only queries are allowed")
     assert cli("sql", out, "SELECT count(*) FROM cases", "--csv").stdout == "count_star()\n2\n"
     assert cli("sql", tmp_path / "none", "SELECT 1").exit_code == 2
 

@@ -53,7 +53,7 @@ def read_scores(path: Path) -> list[RawScore]:
     try:
         if suffix == ".csv":
             return _from_csv(pl.read_csv(path, infer_schema=False), path)
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
         raise AnnotationError(f"{path}: cannot read ({exc})") from exc
     except json.JSONDecodeError as exc:

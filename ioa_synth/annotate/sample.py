@@ -124,7 +124,7 @@ def load_manifest(out_dir: Path, split: str) -> Manifest:
     missing or malformed."""
     path = manifest_path(out_dir, split)
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8-sig"))
         data["cases"] = [SampledCase(**c) for c in data["cases"]]
         return Manifest(**data)
     except FileNotFoundError:

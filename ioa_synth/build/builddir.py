@@ -72,7 +72,7 @@ def load_accepted(row: dict[str, Any]) -> AcceptedCase:
     task_type, path``). Raises :class:`BuildDirError` for a missing or malformed record."""
     path = Path(row["path"] or "")
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8-sig"))
         quality = record["quality"]
         profiles = Stage1Output.model_validate(record["profiles"])
         dialogue = Stage2Output.model_validate({"turns": record["dialogue"]["turns"]})

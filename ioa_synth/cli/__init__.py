@@ -23,9 +23,15 @@ class OneLineErrors(TyperGroup):
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         from ioa_synth.reports.output import tolerant_streams
-        from ioa_synth.store.catalog import CatalogLocked
+        from ioa_synth.store.catalog import CatalogLocked, CatalogUnusable, shown_path
 
         tolerant_streams()
+
+        for arg in sys.argv[1:] if args is None else args:
+            if isinstance(arg, str) and not _utf8(arg):  # DuckDB and the JSON stores take UTF-8 only
+                typer.echo(f"error: {shown_path(arg)}: not valid UTF-8; rename it (names of files and "
+                           "folders given to ioa-synth must be UTF-8)", err=True)
+                sys.exit(2)
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
@@ -42,7 +48,7 @@ class OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("error: interrupted", err=True)
             sys.exit(130)
-        except CatalogLocked as exc:
+        except (CatalogLocked, CatalogUnusable) as exc:
             typer.echo(f"error: {exc}", err=True)
             sys.exit(2)
         except RuntimeError as exc:  # a full disk while writing, in any command: one line, exit 1
@@ -55,6 +61,42 @@ class OneLineErrors(TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """Commands in pipeline order: by panel (:data:`ioa_synth.cli.common.PANELS`), then
+        :data:`~ioa_synth.cli.common.COMMAND_ORDER`, then registration order."""
+        from ioa_synth.cli.common import COMMAND_ORDER, PANELS
+
+        names = list(self.commands)
+
+        def key(name: str) -> tuple:
+            panel = getattr(self.commands[name], "rich_help_panel", None)
+            at = PANELS.index(panel) if panel in PANELS else len(PANELS) + (panel is None)
+            return (at, COMMAND_ORDER.index(name) if name in COMMAND_ORDER else len(COMMAND_ORDER), names.index(name))
+
+        return sorted(names, key=key)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """One help section per panel, in :meth:`list_commands` order."""
+        shown = [(n, c) for n in self.list_commands(ctx) if (c := self.get_command(ctx, n)) and not c.hidden]
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(len(n) for n, _ in shown)
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for name, cmd in shown:
+            panel = getattr(cmd, "rich_help_panel", None) or "Other commands"
+            sections.setdefault(panel, []).append((name, cmd.get_short_help_str(limit)))
+        for panel, rows in sections.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 app = typer.Typer(
@@ -85,9 +127,11 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 def _register() -> None:
     """Import the command modules; each registers its commands on ``app``."""
     from ioa_synth.cli import analysis, annotate, audit, build, evaluate, regenerate, show, sql  # noqa: F401
+    from ioa_synth.cli.common import PANEL_SEEDS
     from ioa_synth.cli.seeds import seeds_app
 
-    app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")
+    app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.",
+                  rich_help_panel=PANEL_SEEDS)
 
 
 _register()

@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.cli.common import PANEL_EVALUATE, check_choice, check_out_folder, fail
 from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
@@ -34,10 +34,11 @@ def _write_errors() -> Iterator[None]:
         fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
 
 
-@app.command("compare")
+@app.command("compare", rich_help_panel=PANEL_EVALUATE)
 def compare_cmd(
-    results_a: Path = typer.Argument(..., help="Results folder of run A (written by 'ioa-synth evaluate')"),
-    results_b: Path = typer.Argument(..., help="Results folder of run B"),
+    results_a: Path = typer.Argument(..., metavar="RESULTS_A",
+                                     help="Results folder of run A (written by 'ioa-synth evaluate')"),
+    results_b: Path = typer.Argument(..., metavar="RESULTS_B", help="Results folder of run B"),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap RNG"),
     intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
@@ -51,7 +52,11 @@ def compare_cmd(
     from ioa_synth.store.atomic import json_bytes, write_all_atomic
 
     folder = check_out_folder(out) or Path(".")
-    a, b = _load(results_a), _load(results_b)
+    a = _load(results_a)
+    if results_b.exists() and results_a.resolve() == results_b.resolve():
+        fail(f"{results_a} and {results_b} are the same results folder: compare would compare a run with itself; "
+             "name two evaluate runs")
+    b = _load(results_b)
     try:
         result = compare(a, b, intersect=intersect, resamples=resamples, seed=seed)
     except CompareError as exc:
@@ -72,9 +77,9 @@ def compare_cmd(
         console.print(f"wrote {p}", soft_wrap=True)
 
 
-@app.command("report")
+@app.command("report", rich_help_panel=PANEL_EVALUATE)
 def report_cmd(
-    results: Path = typer.Argument(..., help="Results folder (written by 'ioa-synth evaluate')"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder (written by 'ioa-synth evaluate')"),
     by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
     as_json: bool = typer.Option(False, "--json", help="Print the report JSON to stdout instead of the tables"),
 ) -> None:

@@ -9,11 +9,11 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import fail, out_dir_option
+from ioa_synth.cli.common import PANEL_QUALITY, fail, out_dir_option
 
 annotate_app = typer.Typer(help="Human annotation: export a sample, import scores, report agreement.",
                            no_args_is_help=True)
-app.add_typer(annotate_app, name="annotate")
+app.add_typer(annotate_app, name="annotate", rich_help_panel=PANEL_QUALITY)
 
 FORMATS = ("label-studio", "csv")
 
@@ -64,7 +64,7 @@ def export_cmd(
 
 @annotate_app.command("import")
 def import_cmd(
-    file: Path = typer.Argument(..., help="A Label Studio JSON export or a filled CSV"),
+    file: Path = typer.Argument(..., metavar="FILE", help="A Label Studio JSON export or a filled CSV"),
     out: Path = out_dir_option(),
     annotator: str = typer.Option(..., "--annotator", help="Name of the annotator whose scores these are"),
 ) -> None:

@@ -9,10 +9,11 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, config_or_fail, fail, llm_command_errors, out_dir_option
+from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, embedded_workers, fail,
+                                  llm_command_errors, out_dir_option)
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_QUALITY)
 def audit(
     out: Path = out_dir_option(),
     split: str = typer.Option(..., "--split", help="train, val or test"),
@@ -36,6 +37,7 @@ def audit(
     check_choice("--split", split, SPLITS)
     check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(judge_config)
+    workers = embedded_workers(["audit_judge"], workers)
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
             "workers": workers, "local_model": local_model}
     try:

@@ -10,12 +10,13 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, fail, llm_command_errors, out_dir_option
+from ioa_synth.cli.common import (PANEL_BUILD, check_choice, embedded_workers, fail, llm_command_errors, out_dir_option,
+                                  writable_out)
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_BUILD)
 def build(
     split: str = typer.Option(..., "--split", help="train, val or test"),
     out: Path = out_dir_option(),
@@ -39,6 +40,7 @@ def build(
     check_choice("--local-model", local_model, LOCAL_MODELS)
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
+    writable_out(out)
     try:
         cfg = load_config(config)
         if seeds is not None:
@@ -48,6 +50,7 @@ def build(
             plans = _pool_plans(out, split, limit, CellPlan)
     except (SeedError, ConfigError, ValueError) as exc:
         fail(str(exc))
+    workers = embedded_workers(["generator", "judge"], workers)
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None}
@@ -97,7 +100,7 @@ def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
     return plans
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_BUILD)
 def status(
     out: Path = out_dir_option(),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),

@@ -11,6 +11,24 @@ from typing import Iterator, NoReturn
 import typer
 
 
+# Help panels of ``ioa-synth --help``, in pipeline order: register a command with
+# ``@app.command(rich_help_panel=PANEL_...)`` (or ``app.add_typer(..., rich_help_panel=...)``).
+# A panel not listed in PANELS comes after these; a command without one under "Other commands".
+PANEL_SEEDS = "Seed papers"
+PANEL_BUILD = "Build a benchmark"
+PANEL_QUALITY = "Check its quality"
+PANEL_EVALUATE = "Evaluate probers"
+PANEL_TRAIN = "Train"
+PANEL_MEETINGS = "Live meetings"
+PANEL_BELIEF = "Belief study"
+PANEL_SHARE = "Export and inspect"
+PANELS = (PANEL_SEEDS, PANEL_BUILD, PANEL_QUALITY, PANEL_EVALUATE, PANEL_TRAIN, PANEL_MEETINGS, PANEL_BELIEF,
+          PANEL_SHARE)
+#: Order of commands inside a panel (commands not named here follow, in registration order).
+COMMAND_ORDER = ("seeds", "build", "status", "show", "regenerate", "audit", "annotate", "evaluate", "report",
+                 "compare", "sql")
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``error: <message>`` on one line to stderr and exit with ``code``."""
     typer.echo(f"error: {' '.join(str(message).split())}", err=True)
@@ -37,8 +55,9 @@ def _evaluate_run_json(path: Path) -> bool:
 
 def folder_kind(path: Path) -> str | None:
     """What ``path`` holds: ``"evaluate"`` (a ``run.json`` written by ``ioa-synth evaluate``),
-    ``"build"`` (a ``catalog.duckdb`` holding build cases, seeds or runs of another command
-    than evaluate), or ``None`` (missing, empty or not recognised). Never writes.
+    ``"build"`` (a ``catalog.duckdb`` holding build cases, seed tuples, imported or assigned
+    seed papers, or runs of another command than evaluate), or ``None`` (missing, empty or
+    not recognised). Never writes.
 
     Raises:
         ioa_synth.store.catalog.CatalogLocked: the catalog is open in another process.
@@ -51,7 +70,8 @@ def folder_kind(path: Path) -> str | None:
 
     with Catalog(path, read_only=True) as cat:
         tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
-        cases = sum(cat.execute(f"SELECT count(*) FROM {t}")[0][0] for t in ("cases", "seeds") if t in tables)
+        cases = sum(cat.execute(f"SELECT count(*) FROM {t}")[0][0]
+                    for t in ("cases", "seeds", "papers", "seed_pool") if t in tables)
         others = (cat.execute("SELECT count(*) FROM runs WHERE command <> 'evaluate'")[0][0]
                   if "runs" in tables else 0)
     return "build" if cases or others else None
@@ -72,6 +92,18 @@ def out_dir_option() -> Path:
     return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)", callback=build_dir_callback)
 
 
+def writable_out(path: Path, option: str = "--out") -> Path:
+    """Exit 2 with one line, before any work, when ``path`` could not be written (see
+    :func:`ioa_synth.store.catalog.check_writable`); return ``path``."""
+    from ioa_synth.store.catalog import CatalogUnusable, check_writable
+
+    try:
+        check_writable(path)
+    except CatalogUnusable as exc:
+        fail(f"{option}: {exc}")
+    return path
+
+
 def check_choice(option: str, value: object, choices: tuple | list) -> None:
     """Exit 2 with ``--option must be one of ...`` unless ``value`` is ``None`` or in ``choices``."""
     if value is not None and value not in choices:
@@ -88,6 +120,26 @@ def config_or_fail(path: Path | None):
         fail(str(exc))
 
 
+def embedded_workers(components: list[str], workers: int) -> int:
+    """``--workers`` for a command whose LLM ``components`` all run on the embedded model:
+    at most the requests its server decodes at once (more would only queue there), said
+    once on stderr; unchanged when some component has a base URL. Exit 2 on a blank
+    ``<X>_BASE_URL``."""
+    from ioa_synth.llm.config import ConfigError, env_endpoint
+    from ioa_synth.llm.local_model import SERVER_PARALLEL
+
+    try:
+        embedded = all(env_endpoint(c)[0] is None for c in components)
+    except ConfigError as exc:
+        fail(str(exc))
+    if not embedded or workers <= SERVER_PARALLEL:
+        return workers
+    typer.echo(f"note: --workers {workers} lowered to {SERVER_PARALLEL}: the embedded model answers "
+               f"{SERVER_PARALLEL} request at a time (a server of your own, set with OPENAI_BASE_URL, "
+               "can take more)", err=True)
+    return SERVER_PARALLEL
+
+
 @contextmanager
 def llm_command_errors() -> Iterator[None]:
     """Wrap the LLM work of a command (build, regenerate, audit, evaluate): each way a
@@ -100,6 +152,7 @@ def llm_command_errors() -> Iterator[None]:
     - Ctrl-C: exit 130 with how to resume (the process ends at once when calls were
       still running after the grace period; the journal keeps what was stored).
     """
+    from ioa_synth.llm.config import ConfigError
     from ioa_synth.llm.endpoints import EndpointError
     from ioa_synth.llm.errors import SetupError, StorageFull
     from ioa_synth.llm.local_model import LocalModelError
@@ -108,7 +161,7 @@ def llm_command_errors() -> Iterator[None]:
 
     try:
         yield
-    except (SetupError, FingerprintMismatch, EndpointError) as exc:
+    except (SetupError, FingerprintMismatch, EndpointError, ConfigError) as exc:
         fail(str(exc), code=2)
     except (LocalModelError, StorageFull) as exc:
         fail(str(exc), code=1)

@@ -8,10 +8,11 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, folder_kind, llm_command_errors
+from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, embedded_workers,
+                                  fail, folder_kind, llm_command_errors, writable_out)
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_EVALUATE)
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Folder of cases (*.json, searched recursively), e.g. DIR/test"),
     out: Path = typer.Option(..., "--out", help="Results folder (records/, run.json, summary.json, catalog.duckdb)"),
@@ -57,6 +58,7 @@ def evaluate(
     check_out_folder(questions_from, "--questions-from")
     if questions_from is not None and questions_from.resolve() == out.resolve():
         fail("--questions-from must name another results folder than --out")
+    writable_out(out)
     cfg = config_or_fail(config)
     try:
         cases = load_cases(data)
@@ -64,6 +66,9 @@ def evaluate(
         stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
     except (InputError, QuestionsFromError) as exc:
         fail(str(exc))
+    needed = [c for c in ("prober", "simulator", "validity_filter")
+              if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")]
+    workers = embedded_workers(needed, workers)
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)

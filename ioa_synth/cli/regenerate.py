@@ -10,10 +10,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_choice, config_or_fail, fail, llm_command_errors, out_dir_option
+from ioa_synth.cli.common import (PANEL_BUILD, check_choice, config_or_fail, embedded_workers, fail,
+                                  llm_command_errors, out_dir_option)
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_BUILD)
 def regenerate(
     case_ids: Optional[list[str]] = typer.Argument(None, metavar="CASE_ID",
                                                    help="More case ids (same as --case; '--case A B' works too)"),
@@ -44,6 +45,7 @@ def regenerate(
         fail(f"--stage must be 1 or 2 (got {stage})")
     check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(config)
+    workers = embedded_workers(["generator", "judge"], workers)
     args = {"case": case or [], "status": status, "split": split, "stage": stage, "workers": workers,
             "local_model": local_model, "config": str(config) if config else None}
     console = Console(stderr=True)

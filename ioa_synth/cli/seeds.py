@@ -98,7 +98,7 @@ def fetch_cmd(
 
 @seeds_app.command("import")
 def import_cmd(
-    file: Path = typer.Argument(..., help="JSONL of paper records (e.g. seeds/snapshot.jsonl)"),
+    file: Path = typer.Argument(..., metavar="FILE", help="JSONL of paper records (e.g. seeds/snapshot.jsonl)"),
     out: Path = typer.Option(..., "--out", help="build directory holding the catalog", callback=build_dir_callback),
 ) -> None:
     """Load a snapshot of paper records into the catalog (licences and origins kept)."""

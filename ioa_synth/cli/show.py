@@ -9,12 +9,12 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import fail, out_dir_option
+from ioa_synth.cli.common import PANEL_BUILD, fail, out_dir_option
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_BUILD)
 def show(
-    case_id: Optional[str] = typer.Argument(None, metavar="[CASE_ID]",
+    case_id: Optional[str] = typer.Argument(None, metavar="CASE_ID",
                                             help="e.g. test/business/planning_000 (default: the case that got furthest)"),
     out: Path = out_dir_option(),
     attempt: Optional[int] = typer.Option(None, "--attempt", min=1, help="Attempt number (default: the latest)"),

@@ -11,18 +11,18 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_out_folder, fail
+from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_SHARE)
 def sql(
     out: Path = typer.Argument(..., metavar="DIR", help="Build directory holding catalog.duckdb"),
     query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT status, count(*) FROM cases GROUP BY 1"'),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array of row objects instead of a table"),
 ) -> None:
-    """Run one read-only SQL query on DIR/catalog.duckdb and print the result (one
-    statement: several separated by ';' are refused)."""
+    """Run one read-only SQL query on DIR/catalog.duckdb and print the result (one SELECT
+    statement; no other file is read or written: COPY, ATTACH, INSTALL, LOAD are refused)."""
     import duckdb
 
     from ioa_synth.store.catalog import Catalog
@@ -31,12 +31,12 @@ def sql(
         fail("--csv and --json exclude each other")
     check_out_folder(out, "DIR")
     try:
-        cat = Catalog(out, read_only=True)
+        cat = Catalog(out, read_only=True, external_access=False)
     except FileNotFoundError:
         fail(f"{out}: no catalog.duckdb here (not a build directory nor an evaluate results folder)")
     with cat:
         try:
-            columns, rows = cat.read_query(query)  # read-only connection: writes are refused by DuckDB
+            columns, rows = cat.read_query(query)  # queries only, on a read-only connection without file access
         except ValueError as exc:
             fail(str(exc))
         except duckdb.Error as exc:

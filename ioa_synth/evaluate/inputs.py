@@ -147,7 +147,7 @@ def read_case(path: Path, rel: Path) -> EvalCase:
 
     Raises (the message starts with ``path``):
         InputError: not JSON, not an object, a missing or malformed field, members other
-            than M1/M2, repeated MA ids, or a turn by an unknown speaker.
+            than M1/M2, repeated MA ids, no turn, or a turn by an unknown speaker.
     """
     try:
         raw = path.read_bytes()
@@ -172,6 +172,8 @@ def read_case(path: Path, rel: Path) -> EvalCase:
     ma_ids = [p.id for p in parsed.profiles.misalignment_points]
     if len(set(ma_ids)) != len(ma_ids):
         raise InputError(f"{path}: field profiles.misalignment_points: ids repeat ({ma_ids})")
+    if not parsed.dialogue.turns:
+        raise InputError(f"{path}: field dialogue.turns: the dialogue has no turns (nothing to evaluate)")
     names = {m.id: m.name for m in parsed.profiles.members}
     for i, t in enumerate(parsed.dialogue.turns):
         if t.speaker_id not in names:

@@ -111,7 +111,7 @@ def read_json_file(path: Path) -> Any:
         RunJsonError: the file is missing, unreadable or not valid JSON.
     """
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise RunJsonError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -22,12 +22,13 @@ new request starts (:class:`~ioa_synth.llm.errors.CallCancelled`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import httpx
 import openai
@@ -37,6 +38,7 @@ from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, 
                                   content_filter_message)
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
+from ioa_synth.llm.serving import ServerSlots, stream_completion
 from ioa_synth.reports.activity import CallActivity
 
 __all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "ProviderRefusal", "SetupError",
@@ -48,6 +50,11 @@ T = TypeVar("T")
 #: does not guarantee that a small model's output ends.
 EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
                        "prober": 1536, "simulator": 512, "validity_filter": 1024}
+
+#: Seconds per request to the embedded model when the config sets no ``timeout``: counted
+#: from when the server starts on the request (:mod:`ioa_synth.llm.serving`), long enough
+#: for a ``max_tokens`` reply on a slow or busy CPU.
+EMBEDDED_TIMEOUT = 3600.0
 
 
 @dataclass
@@ -68,6 +75,9 @@ class Endpoint:
     embedded: bool = False
     max_wait: float = 300.0
     seed: int | None = None
+    #: Requests the server decodes at once, shared by every client of that server
+    #: (``None``: no limit known); replies from such a server are streamed.
+    slots: ServerSlots | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
@@ -77,10 +87,11 @@ class Endpoint:
         options = dict(cfg.request_options)
         if embedded and not {"max_tokens", "max_completion_tokens"} & set(options):
             options["max_tokens"] = EMBEDDED_MAX_TOKENS.get(component, 2048)
+        timeout = cfg.timeout if "timeout" in cfg.model_fields_set or not embedded else EMBEDDED_TIMEOUT
         return cls(component=component, base_url=base_url, model=model, api_key=api_key or "no-key",
                    temperature=cfg.effective_temperature(component), structured_output=so,
                    json_schema_strict=cfg.json_schema_strict, request_options=options,
-                   max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=cfg.timeout,
+                   max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=timeout,
                    embedded=embedded, max_wait=cfg.max_wait, seed=cfg.effective_seed())
 
     def identity(self) -> dict[str, Any]:
@@ -176,6 +187,8 @@ class LLMClient:
         if fmt is not None:
             body["response_format"] = fmt
         body.update(ep.request_options)
+        if ep.slots is not None:
+            body["stream"] = True  # closing a streamed reply stops the server decoding it
         return body
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
@@ -209,7 +222,7 @@ class LLMClient:
             rec = CallRecord(model=self.endpoint.model, base_url=self.endpoint.base_url,
                              temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
             try:
-                resp = self._post(payload, rec, on_call)
+                reply = self._post(payload, rec, on_call)
             except openai.APIError as exc:
                 refused, note = content_filter_message(exc), getattr(exc, STOP_NOTE, None)
                 if refused is not None:
@@ -225,7 +238,7 @@ class LLMClient:
                     self.setup_error = setup
                     raise setup from exc
                 raise LLMCallError(rec.error) from exc
-            value, last_error = self._read(resp, rec, parse)
+            value, last_error = self._read(reply, rec, parse)
             if last_error is None:
                 return value, rec
             self.activity.rejected(self.endpoint.component)
@@ -236,12 +249,14 @@ class LLMClient:
                 self.activity.retrying(self.endpoint.component)
         raise LLMCallError(f"no usable reply after {self.endpoint.content_retries + 1} tries: {last_error}")
 
-    def _post(self, payload: str, rec: CallRecord, on_call: Callable[[CallRecord], None]) -> httpx.Response:
-        """Send the body (encoded once; the reply is read as plain JSON) until a try
-        succeeds or :class:`~ioa_synth.llm.retries.RetryPolicy` gives up. Each failed try
-        that is sent again is reported to ``on_call`` as a copy of ``rec``; the last one
-        is left in ``rec`` (``error``, ``latency_ms``) for the caller, with why the
-        retries stopped when their waits would pass ``max_wait``."""
+    def _post(self, payload: str, rec: CallRecord, on_call: Callable[[CallRecord], None]) -> Any:
+        """Send the body (encoded once) until a try succeeds or
+        :class:`~ioa_synth.llm.retries.RetryPolicy` gives up, and return the reply as decoded
+        JSON (``None`` when it is not JSON). Each failed try that is sent again is reported
+        to ``on_call`` as a copy of ``rec``; the last one is left in ``rec`` (``error``,
+        ``latency_ms``) for the caller, with why the retries stopped when their waits would
+        pass ``max_wait``. On a server of limited parallelism (``endpoint.slots``) a try
+        waits for a free slot first; its timeout and latency count from then."""
         component = self.endpoint.component
 
         def on_retry(exc: BaseException, delay: float, note: str) -> None:
@@ -260,29 +275,55 @@ class LLMClient:
                     raise self.setup_error
                 if self.stop.is_set():
                     raise CallCancelled(f"{component}: the run is stopping; request not sent")
-                start, handle = time.perf_counter(), self.activity.begin(component)
-                rec.error = None
-                try:
-                    resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
-                                             options={"headers": {"Content-Type": "application/json"}})
-                except openai.APIError as exc:
+                with self._slot():
+                    start, handle = time.perf_counter(), self.activity.begin(component)
+                    rec.error = None
+                    try:
+                        data = self._send(payload)
+                    except openai.APIError as exc:
+                        rec.latency_ms = (time.perf_counter() - start) * 1000
+                        rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
+                        self.activity.end(handle, exc, timed_out=isinstance(exc, openai.APITimeoutError))
+                        raise
+                    except BaseException as exc:
+                        self.activity.end(handle, exc)
+                        raise
                     rec.latency_ms = (time.perf_counter() - start) * 1000
-                    rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-                    self.activity.end(handle, exc, timed_out=isinstance(exc, openai.APITimeoutError))
-                    raise
-                except BaseException as exc:
-                    self.activity.end(handle, exc)
-                    raise
-                rec.latency_ms = (time.perf_counter() - start) * 1000
-                self.activity.end(handle)
-                return resp
+                    self.activity.end(handle)
+                    return data
         raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
-    def _read(self, resp: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
+    @contextlib.contextmanager
+    def _slot(self) -> Iterator[None]:
+        """Hold one of the server's decoding slots (no-op for a server without a known limit)."""
+        slots = self.endpoint.slots
+        if slots is None:
+            yield
+            return
+        if not slots.acquire(self.stop):
+            raise CallCancelled(f"{self.endpoint.component}: the run is stopping; request not sent")
         try:
-            data = resp.json()
+            yield
+        finally:
+            slots.release()
+
+    def _send(self, payload: str) -> Any:
+        """One request; the reply decoded (``None`` when not JSON). Streamed on a server of
+        limited parallelism (closing the stream stops its decoding,
+        :func:`ioa_synth.llm.serving.stream_completion`)."""
+        if self.endpoint.slots is not None:
+            data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop)
+            if data is None:
+                raise CallCancelled(f"{self.endpoint.component}: the run is stopping; reply abandoned")
+            return data
+        resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
+                                 options={"headers": {"Content-Type": "application/json"}})
+        try:
+            return resp.json()
         except ValueError:
-            data = None
+            return None
+
+    def _read(self, data: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
         if not isinstance(data, dict):
             rec.error = "reply is not a chat-completions JSON object"
             return None, rec.error

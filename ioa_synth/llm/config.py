@@ -165,9 +165,11 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
         return ToolkitConfig()
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8-sig"))  # a BOM (Windows editors) is allowed
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
     if not isinstance(data, dict):
@@ -178,13 +180,36 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise ConfigError(f"{p}: {_unknown_name(err['loc'])}") from exc
         raise ConfigError(f"{p}: {where}: {err['msg'].removeprefix('Value error, ')}") from exc
+
+
+def _unknown_name(loc: tuple) -> str:
+    """``generatr: unknown component (did you mean "generator"?); valid components: ...``
+    for a name at ``loc`` that the config does not know."""
+    import difflib
+
+    name = str(loc[-1])
+    what, valid = ("component", list(COMPONENTS)) if len(loc) == 1 else ("key", list(ComponentConfig.model_fields))
+    close = difflib.get_close_matches(name, valid, n=1)
+    guess = f' (did you mean "{close[0]}"?)' if close else ""
+    return f'{".".join(map(str, loc))}: unknown {what}{guess}; valid {what}s: ' + ", ".join(valid)
 
 
 def env_endpoint(component: str) -> tuple[str | None, str | None]:
     """(base_url, api_key) of ``component`` from the environment, with the
-    ``OPENAI_*`` fallbacks; empty strings count as unset."""
+    ``OPENAI_*`` fallbacks; empty strings count as unset, spaces around a value are dropped.
+
+    Raises:
+        ConfigError: the base URL variable in effect holds only spaces (named as blank).
+    """
     up = component.upper()
-    base = os.environ.get(f"{up}_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or None
-    key = os.environ.get(f"{up}_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
+    names = (f"{up}_BASE_URL", "OPENAI_BASE_URL")
+    var = next((n for n in names if os.environ.get(n)), None)
+    base = os.environ[var].strip() if var else None
+    if var and not base:
+        raise ConfigError(f"{var} is blank (only whitespace): set it to a server URL ending in /v1, "
+                          "or unset it to use the embedded model")
+    key = (os.environ.get(f"{up}_API_KEY") or os.environ.get("OPENAI_API_KEY") or "").strip() or None
     return base, key

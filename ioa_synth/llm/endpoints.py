@@ -10,6 +10,7 @@ from typing import Iterator
 from ioa_synth.llm.config import ToolkitConfig, env_endpoint
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.errors import classify
+from ioa_synth.llm.serving import ServerSlots
 
 
 class EndpointError(RuntimeError):
@@ -23,7 +24,9 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
 
     Components without ``<X>_BASE_URL``/``OPENAI_BASE_URL`` share one embedded
     llama-cpp-python server (model ``local_model`` or the best one installed), started
-    here and stopped on exit. A remote component without ``model`` in the config uses
+    here and stopped on exit; their endpoints share its
+    :class:`~ioa_synth.llm.serving.ServerSlots` (requests beyond what it decodes at once wait
+    in the client, not in the server). A remote component without ``model`` in the config uses
     the first model its endpoint lists.
 
     Raises:
@@ -31,6 +34,7 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
         SetupError: listing its models was refused or the server could not be reached
             (the message names the URL and the setting to check).
         ioa_synth.llm.local_model.LocalModelError: the embedded model cannot be started.
+        ConfigError: a base URL variable is blank.
     """
     resolved = {c: env_endpoint(c) for c in components}
     with contextlib.ExitStack() as stack:
@@ -44,10 +48,12 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
                 log_dir.mkdir(parents=True, exist_ok=True)
             server = stack.enter_context(EmbeddedServer(name, log_path=log_path))
         out: dict[str, Endpoint] = {}
+        slots = ServerSlots(server.parallel) if server is not None else None
         for comp, (base, key) in resolved.items():
             cfg = config.component(comp)
             if base is None:
                 out[comp] = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
+                out[comp].slots = slots
                 continue
             model = cfg.model or _first_model(comp, base, key)
             out[comp] = Endpoint.from_config(comp, cfg, base, model, key, embedded=False)

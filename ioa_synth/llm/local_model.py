@@ -42,6 +42,12 @@ _INSTALL_HINT = {
 }
 
 
+#: Requests llama-cpp-python's server (0.3.36) decodes at once: one. Every completion runs
+#: under one global lock (``llama_cpp.server.app``) and no setting changes that; more
+#: requests only queue inside the server.
+SERVER_PARALLEL = 1
+
+
 class LocalModelError(RuntimeError):
     """A local model is missing, corrupt, or its embedded server failed to start."""
 
@@ -238,7 +244,9 @@ class EmbeddedServer:
     ``with EmbeddedServer("smollm2-135m") as srv:`` starts ``python -m llama_cpp.server`` on a
     free 127.0.0.1 port with ``n_ctx`` tokens of context and one thread per usable core, and
     waits until ``GET /v1/models`` answers. Attributes: ``name``, ``model`` (served model id,
-    equal to ``name``), ``base_url`` (``http://127.0.0.1:PORT/v1``), ``port``, ``pid``.
+    equal to ``name``), ``base_url`` (``http://127.0.0.1:PORT/v1``), ``port``, ``pid``,
+    ``parallel`` (requests decoded at once, :data:`SERVER_PARALLEL`). A streamed reply is
+    never cut short because another request arrives (``--interrupt_requests False``).
     Server output goes to ``log_path`` (appended) or to an unnamed temporary file; either way
     it never reaches the terminal, and its tail is quoted in startup errors.
     On exit (also on ``KeyboardInterrupt``) the server gets SIGTERM, then SIGKILL after
@@ -253,6 +261,7 @@ class EmbeddedServer:
         if name not in LOCAL_MODELS:
             raise LocalModelError(f"unknown local model {name!r}; choose one of {', '.join(LOCAL_MODELS)}")
         self.name = self.model = name
+        self.parallel = SERVER_PARALLEL
         self.log_path = Path(log_path) if log_path is not None else None
         self.n_ctx, self.startup_timeout, self.grace = n_ctx, startup_timeout, grace
         self.port: int | None = None
@@ -298,6 +307,8 @@ class EmbeddedServer:
                "--model", str(gguf), "--model_alias", self.name,
                "--host", "127.0.0.1", "--port", str(self.port),
                "--n_ctx", str(self.n_ctx), "--n_threads", str(_cores()),
+               # the server's default ends a stream as soon as another request waits
+               "--interrupt_requests", "False",
                # penalties over the whole reply, as OpenAI's presence/frequency_penalty (llama.cpp: last 64 tokens)
                "--last_n_tokens_size", str(self.n_ctx)]
         self._log.write(f"\n=== ioa-synth: {' '.join(cmd[3:])}\n".encode())

@@ -136,12 +136,25 @@ class ScriptedServer:
     ``responder(body, headers) -> Reply`` answers chat completions; every request
     (path, headers, body) is kept in ``requests``. Use as a context manager; the
     API base URL is ``base_url`` (ending in ``/v1``).
+
+    A request with ``"stream": true`` gets its 200 reply as server-sent events, the content
+    in a few chunks spread over the reply's ``delay``; a client that goes away mid-stream
+    ends it (counted in ``abandoned``), as llama-cpp-python's server does. With
+    ``parallel=n`` at most n chat requests are answered at once, the others wait inside
+    the server (llama-cpp-python's server answers one). ``busiest`` is the most chat
+    requests seen inside the server at once (waiting or answered).
     """
 
-    def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], models: list[str] | None = None) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], models: list[str] | None = None,
+                 parallel: int | None = None) -> None:
         self.responder = responder
         self.models = models or ["scripted"]
         self.requests: list[dict[str, Any]] = []
+        self.abandoned = 0
+        self.busiest = 0
+        self._inside = 0
+        self._count_lock = threading.Lock()
+        self._decoding = threading.BoundedSemaphore(parallel) if parallel else None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -163,6 +176,34 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _stream(self, reply: Reply) -> None:
+                choice = reply.body["choices"][0]
+                text = choice["message"].get("content") or ""
+                pieces = [text[i:i + max(1, len(text) // 8)] for i in range(0, len(text), max(1, len(text) // 8))]
+                events = [{"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]}]
+                events += [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+                events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for event in events:
+                        time.sleep(reply.delay / len(events))
+                        self.wfile.write(f"data: {json.dumps({'model': outer.models[0], **event})}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except OSError:  # the client closed the connection: stop "decoding"
+                    with outer._count_lock:
+                        outer.abandoned += 1
+
+            def _chat(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+                reply = outer.responder(body, headers)
+                if body.get("stream") and reply.status == 200 and reply.raw is None:
+                    self._stream(reply)
+                else:
+                    self._send(reply)
+
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(Reply(body={"object": "list", "data": [
@@ -178,7 +219,18 @@ class ScriptedServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(Reply(status=404, body={"error": {"message": "not found"}}))
                     return
-                self._send(outer.responder(body, headers))
+                with outer._count_lock:
+                    outer._inside += 1
+                    outer.busiest = max(outer.busiest, outer._inside)
+                try:
+                    if outer._decoding is None:
+                        self._chat(body, headers)
+                    else:
+                        with outer._decoding:
+                            self._chat(body, headers)
+                finally:
+                    with outer._count_lock:
+                        outer._inside -= 1
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # bursts of new connections from many workers

@@ -100,7 +100,7 @@ def read_doi_file(path: str | Path) -> list[str]:
     Raises ``ValueError`` naming ``path:line`` for a line that is not a DOI, ``OSError`` if unreadable.
     """
     out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue

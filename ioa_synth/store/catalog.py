@@ -24,6 +24,7 @@ Tables (columns beyond these may be added by later modules with ``ensure_table``
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -65,6 +66,9 @@ SCHEMA: dict[str, str] = {
     """,
 }
 
+#: DuckDB statement types :meth:`Catalog.read_query` runs (``SHOW``/``DESCRIBE`` parse as SELECT).
+READ_STATEMENTS = ("SELECT", "EXPLAIN")
+
 #: Columns added after a table was first released: ``(table, "name TYPE")``.
 ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("llm_calls", "reply_field VARCHAR"),)
 
@@ -73,34 +77,89 @@ class CatalogLocked(RuntimeError):
     """Another process holds the catalog open (DuckDB allows one writer process)."""
 
 
+class CatalogUnusable(RuntimeError):
+    """The catalog cannot be created or opened there: a folder that cannot be written, a
+    path that is not valid UTF-8 (DuckDB takes UTF-8 paths only); the message names it."""
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` printable: bytes that are not UTF-8 as ``\\xNN``."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def check_utf8(path: str | Path) -> None:
+    """Raise :class:`CatalogUnusable` when ``path`` is not valid UTF-8 (DuckDB would fail)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise CatalogUnusable(f"{shown_path(path)}: the path is not valid UTF-8; "
+                              "use a folder whose name is UTF-8") from None
+
+
+def check_writable(folder: str | Path) -> None:
+    """Refuse a folder that could not hold a catalog, without creating anything: a path
+    that is not valid UTF-8, or a folder (or, when missing, its nearest existing parent)
+    that is not a writable folder (permissions, an immutable folder, a read-only file system).
+
+    Raises:
+        CatalogUnusable: naming the path.
+    """
+    folder = Path(folder)
+    check_utf8(folder)
+    existing = next((p for p in (folder, *folder.absolute().parents) if p.exists()), None)
+    if existing is None:
+        return
+    if not existing.is_dir():
+        raise CatalogUnusable(f"cannot create {folder}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "read-only" if existing == folder else f"inside the read-only folder {existing}"
+        raise CatalogUnusable(f"cannot write {folder}: {what}")
+
+
 class Catalog:
     """Thread-safe handle on ``DIR/catalog.duckdb``.
 
     Args:
         out_dir: the build directory; created if missing.
         read_only: open for reading only (for ``status``).
+        external_access: with ``False`` the connection reads and writes no file but the
+            catalog (DuckDB's ``enable_external_access``); default: ``False`` when
+            ``read_only``.
+
+    A catalog this handle created is removed again on :meth:`close` when nothing was
+    stored in it (a run that stopped at its setup leaves no empty catalog), and so are the
+    folders it created for it, when left empty.
 
     Raises:
         FileNotFoundError: ``read_only`` and no catalog exists there.
         CatalogLocked: another process has the catalog open.
+        CatalogUnusable: the folder cannot be written or the path is not valid UTF-8.
     """
 
-    def __init__(self, out_dir: str | Path, read_only: bool = False) -> None:
+    def __init__(self, out_dir: str | Path, read_only: bool = False, external_access: bool | None = None) -> None:
         self.out_dir = Path(out_dir)
         path = self.out_dir / CATALOG_FILE
+        check_utf8(path)
         if read_only and not path.exists():
             raise FileNotFoundError(f"no catalog at {path}")
+        self._made: list[Path] = []  # what this handle created: folders, then the catalog
         if not read_only:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
+            check_writable(self.out_dir)
+            self._make_folder()
+            if not path.exists():
+                self._made.append(path)
         self.path = path
         self.read_only = read_only
+        self._external_access = external_access = not read_only if external_access is None else external_access
         self._lock = threading.RLock()
+        config = {} if external_access else {"enable_external_access": False}
         try:
-            self._con = duckdb.connect(str(path), read_only=read_only)
+            self._con = duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
                 raise CatalogLocked(f"{path} is in use by another ioa-synth process; wait for it to finish") from exc
-            raise
+            self._remove_made()
+            raise CatalogUnusable(f"cannot write {path}: {' '.join(str(exc).split())[:200]}") from exc
         self._journal: Journal | None = None
         self._in_tx = False
         if not read_only:
@@ -171,19 +230,26 @@ class Catalog:
 
     def read_query(self, sql: str) -> tuple[list[str], list[tuple]]:
         """Run one user-given SQL statement on a catalog opened ``read_only`` (DuckDB then
-        refuses writes): ``(column names, rows)``, both empty for a statement without a result.
+        refuses writes to the catalog) without external access (no other file is read or
+        written): ``(column names, rows)``, both empty for a statement without a result.
+        Only queries run (:data:`READ_STATEMENTS`); COPY, EXPORT, ATTACH, INSTALL, LOAD,
+        SET and the like are refused before DuckDB sees them.
 
         Raises:
-            ValueError: the catalog is writable, or ``sql`` is not exactly one statement
-                (the message gives the count).
+            ValueError: the catalog is writable or has external access, ``sql`` is not
+                exactly one statement (the message gives the count) or not a query.
             duckdb.Error: DuckDB refused or failed the statement.
         """
-        if not self.read_only:
-            raise ValueError("read_query needs a catalog opened read_only")
+        if not self.read_only or self._external_access:
+            raise ValueError("read_query needs a catalog opened read_only without external access")
         with self._lock:
-            count = len(self._con.extract_statements(sql))
-            if count != 1:
-                raise ValueError(f"give exactly one SQL statement (got {count})")
+            statements = self._con.extract_statements(sql)
+            if len(statements) != 1:
+                raise ValueError(f"give exactly one SQL statement (got {len(statements)})")
+            kind = statements[0].type.name
+            if kind not in READ_STATEMENTS:
+                raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
+                                 f"this is a {kind} statement")
             cur = self._con.execute(sql)
             columns = [d[0] for d in cur.description or []]
             return columns, cur.fetchall() if columns else []
@@ -210,15 +276,52 @@ class Catalog:
         return _Transaction(self)
 
     def close(self) -> None:
-        """Commit what is queued, remove the journal, close the connection (idempotent)."""
+        """Commit what is queued, remove the journal, close the connection (idempotent);
+        remove the catalog again if this handle created it and nothing was stored."""
         journal, self._journal = self._journal, None
         if journal is not None:
             journal.close()  # not under self._lock: the writer thread may be waiting for it
         with self._lock:
+            empty = bool(self._made) and self._is_empty()
             try:
                 self._con.close()
             except duckdb.Error:
                 pass
+            if empty:
+                self._remove_made()
+            self._made = []
+
+    def _make_folder(self) -> None:
+        """Create ``out_dir`` (and missing parents), noting what was created; a folder that
+        cannot be created or written raises :class:`CatalogUnusable`."""
+        missing = [p for p in (self.out_dir, *self.out_dir.parents) if not p.exists()]
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._made += sorted(missing, key=lambda p: len(p.parts))
+        except OSError as exc:
+            self._remove_made()
+            where = shown_path(exc.filename or self.out_dir)
+            raise CatalogUnusable(f"cannot write in {where}: {exc.strerror or exc}") from None
+
+    def _is_empty(self) -> bool:
+        try:
+            tables = [t for (t,) in self._con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            return not any(self._con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchall() for t in tables)
+        except duckdb.Error:
+            return False
+
+    def _remove_made(self) -> None:
+        """Remove what this handle created, newest first; folders only when empty."""
+        for p in reversed(self._made):
+            try:
+                if p.is_dir():
+                    p.rmdir()
+                else:
+                    for extra in (p, p.with_name(p.name + ".wal")):
+                        extra.unlink(missing_ok=True)
+            except OSError:
+                break
+        self._made = []
 
     def __enter__(self) -> "Catalog":
         return self

@@ -8,7 +8,8 @@ from typing import Any, Iterator
 
 
 def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, decoded_object)`` for each non-blank line of ``path``.
+    """Yield ``(line_number, decoded_object)`` for each non-blank line of ``path`` (UTF-8,
+    with or without a byte-order mark).
 
     Raises:
         error: the file cannot be read (``"<path>: cannot read ..."``) or a line is not
@@ -16,7 +17,7 @@ def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterat
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is allowed
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
     for n, line in enumerate(text.splitlines(), 1):

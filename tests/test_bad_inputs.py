@@ -1,0 +1,200 @@
+"""Bad input a new user meets, black-box through the CLI: each gets one ``error:`` line that
+names the path or value, exit 2, and leaves nothing half-written (no empty catalog, no
+stranded folder); a UTF-8 byte-order mark is accepted in every input file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ioa_helpers import one_line_error
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "evaluate" / "test"
+BOM = "\ufeff"
+
+
+def _exit2(res, *needles: str) -> str:
+    assert res.exit_code == 2, (res.exit_code, res.stderr)
+    line = one_line_error(res, *needles)
+    assert "Traceback" not in res.stderr
+    return line
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """Factory: make a folder that cannot be written (chmod 555 for a normal user; for root,
+    which ignores permission bits, the immutable attribute); skips where neither works."""
+    made: list[Path] = []
+
+    def make(name: str = "ro") -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        if os.geteuid() == 0:
+            if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
+                                                                capture_output=True).returncode:
+                pytest.skip("no way to make a read-only folder here (root, no chattr +i)")
+        else:
+            folder.chmod(0o555)
+        made.append(folder)
+        try:
+            (folder / "probe").touch()
+        except OSError:
+            return folder
+        pytest.skip("the folder stayed writable")
+
+    yield make
+    for folder in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("where", ["inside", "itself"])
+@pytest.mark.parametrize("remote", [True, False])
+def test_build_into_a_read_only_folder(cli, endpoint, seeds_file, read_only, where, remote):
+    if remote:
+        endpoint()
+    ro = read_only()
+    out = ro / "demo" if where == "inside" else ro
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out)
+    _exit2(res, str(out))
+    assert list(ro.iterdir()) == []
+
+
+@pytest.mark.parametrize("remote", [True, False])  # False: refused before the embedded model would start
+def test_evaluate_into_a_read_only_folder(cli, endpoint, read_only, remote):
+    if remote:
+        endpoint()
+    ro = read_only()
+    res = cli("evaluate", "--data", SAMPLE, "--out", ro / "ev", "--limit", "1")
+    _exit2(res, str(ro / "ev"))
+    assert list(ro.iterdir()) == []
+
+
+def test_folder_names_that_are_not_utf8(tmp_path, seeds_file):
+    folder = os.fsencode(tmp_path) + b"/lat\xe9"
+    os.mkdir(folder)
+    seeds = folder + b"/s.jsonl"
+    shutil.copy(seeds_file(1), seeds)
+    out = folder + b"/o"
+    res = subprocess.run([sys.executable, "-m", "ioa_synth", "build", "--seeds", seeds, "--split", "test",
+                          "--out", out], capture_output=True, timeout=120, cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 2 and err.count("\n") == 1 and err.startswith("error: "), err
+    assert "lat\\xe9" in err and "UTF-8" in err
+    assert sorted(os.listdir(folder)) == [b"s.jsonl"]  # no folder left behind
+
+
+def test_evaluate_refuses_a_folder_of_imported_seeds(cli, tmp_path):
+    out = tmp_path / "pool"
+    assert cli("seeds", "import", ROOT / "seeds" / "snapshot.jsonl", "--out", out).exit_code == 0
+    res = cli("evaluate", "--data", SAMPLE, "--out", out)
+    _exit2(res, str(out), "build")
+    assert not (out / "run.json").exists()
+    assert cli("status", "--out", out).exit_code == 0  # the folder is still a build directory
+
+
+@pytest.fixture
+def built(cli, endpoint, seeds_file, tmp_path) -> Path:
+    endpoint()
+    out = tmp_path / "b"
+    assert cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out, "--workers", "1").exit_code == 0
+    return out
+
+
+@pytest.mark.parametrize("sql", [
+    "COPY cases TO '{x}.csv'",
+    "COPY (SELECT 1) TO '{x}.parquet' (FORMAT parquet)",
+    "EXPORT DATABASE '{x}'",
+    "ATTACH '{x}.duckdb' AS other",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET enable_external_access = true",
+    "SELECT * FROM read_csv('{seeds}')",
+    "SELECT * FROM '{seeds}'",
+])
+def test_sql_reads_only_the_catalog(cli, built, tmp_path, sql):
+    target = tmp_path / "leak"
+    query = sql.format(x=target, seeds=ROOT / "seeds" / "demo.jsonl")
+    res = cli("sql", built, query)
+    _exit2(res)
+    assert not any(p.name.startswith("leak") for p in tmp_path.iterdir())
+
+
+def test_sql_still_answers_queries(cli, built):
+    res = cli("sql", built, "SELECT count(*) AS n FROM cases", "--csv")
+    assert res.exit_code == 0 and res.stdout == "n\n1\n"
+    assert cli("sql", built, "DESCRIBE cases").exit_code == 0
+
+
+def test_a_bom_is_accepted_in_every_input_file(cli, endpoint, seeds_file, tmp_path):
+    endpoint()
+    seeds = seeds_file(1)
+    seeds.write_text(BOM + seeds.read_text(encoding="utf-8"), encoding="utf-8")
+    config = tmp_path / "config.json"
+    config.write_text(BOM + json.dumps({"generator": {"temperature": 0.5}}), encoding="utf-8")
+    res = cli("build", "--seeds", seeds, "--split", "test", "--out", tmp_path / "b", "--config", config)
+    assert res.exit_code == 0, res.stderr
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(BOM + (ROOT / "seeds" / "snapshot.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    assert cli("seeds", "import", papers, "--out", tmp_path / "pool").exit_code == 0
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    case = next(data.rglob("*.json"))
+    case.write_text(BOM + case.read_text(encoding="utf-8"), encoding="utf-8")
+    from ioa_synth.evaluate.inputs import load_cases
+
+    assert len(load_cases(data)) == 1
+
+
+@pytest.mark.parametrize("config, needles", [
+    ({"generator": {"temprature": 0.5}}, ['generator.temprature: unknown key', 'did you mean "temperature"',
+                                          "valid keys: model, temperature"]),
+    ({"genrator": {"temperature": 0.5}}, ['genrator: unknown component', 'did you mean "generator"',
+                                          "valid components: generator, judge"]),
+])
+def test_config_typos_list_the_valid_names(cli, seeds_file, tmp_path, config, needles):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", tmp_path / "b", "--config", path)
+    _exit2(res, str(path), *needles)
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_blank_url_is_called_blank(cli, seeds_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("GENERATOR_BASE_URL", "   ")
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", tmp_path / "b")
+    _exit2(res, "GENERATOR_BASE_URL", "blank")
+    assert not (tmp_path / "b").exists()
+
+
+def test_evaluate_refuses_a_case_without_turns(cli, endpoint, tmp_path):
+    endpoint()
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    case = next(data.rglob("*.json"))
+    record = json.loads(case.read_text(encoding="utf-8"))
+    record["dialogue"]["turns"] = []
+    case.write_text(json.dumps(record), encoding="utf-8")
+    _exit2(cli("evaluate", "--data", data, "--out", tmp_path / "ev"), str(case), "dialogue.turns", "no turns")
+    assert not (tmp_path / "ev").exists()
+
+
+def test_a_setup_error_leaves_no_empty_catalog(cli, seeds_file, tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused-0000")
+    out = tmp_path / "new" / "b"
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out)
+    _exit2(res, "cannot reach")
+    assert not (tmp_path / "new").exists()
