@@ -30,7 +30,9 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.store.fingerprint import setup_description
 from ioa_synth.llm.client import LLMClient
+from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
+from ioa_synth.build.planted import plant_split
 from ioa_synth.reports.interrupt import InterruptGuard, run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
@@ -61,9 +63,12 @@ def plan_from_seeds(seeds: list[SeedTuple]) -> dict[Cell, CellPlan]:
 
 
 def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: ToolkitConfig, workers: int = 4,
-              local_model: str | None = None, console: Console | None = None, args: dict | None = None) -> dict:
+              local_model: str | None = None, console: Console | None = None, args: dict | None = None,
+              type_mix: str | None = None, dedup: float | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
+    New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
+    ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -77,7 +82,8 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         with generation_run(catalog, "build", config, local_model, args) as (run_id, gen, judge, summary), \
                 InterruptGuard() as guard:
             gen.stop = judge.stop = guard.stop
-            summary |= _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console, guard).run()
+            summary |= _Scheduler(catalog, out_dir, split, plans, workers, run_id, gen, judge, console, guard,
+                                  type_mix=type_mix, dedup=dedup).run()
         return summary
     finally:
         catalog.close()
@@ -113,13 +119,18 @@ def generation_run(catalog: Catalog, command: str, config: ToolkitConfig, local_
 
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
-                 run_id: str, gen: LLMClient, judge: LLMClient, console: Console, guard: InterruptGuard) -> None:
+                 run_id: str, gen: LLMClient, judge: LLMClient, console: Console, guard: InterruptGuard,
+                 type_mix: str | None = None, dedup: float | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.guard, self.clients = console, guard, (gen, judge)
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self._tok_lock = threading.Lock()
-        self.pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id, on_tokens=self._add_tokens)
+        self.pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id, on_tokens=self._add_tokens,
+                                 plan_mode=gen.endpoint.plan or "scaffold")
+        self.type_mix = type_mix
+        if dedup is not None:
+            self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
 
     def _add_tokens(self, n: int) -> None:
         with self._tok_lock:
@@ -127,7 +138,9 @@ class _Scheduler:
         self.progress.tokens(self.summary["tokens"])
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
-        return register_cases(self.catalog, self.out_dir, self.split, seeds)
+        cases = register_cases(self.catalog, self.out_dir, self.split, seeds)
+        plant_split(self.catalog, self.split, cases, self.type_mix)
+        return cases
 
     def run(self) -> dict:
         # reserve tuples drawn in an earlier run are part of their cell again
