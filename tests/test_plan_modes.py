@@ -123,6 +123,37 @@ def test_bad_plan_value_is_one_error_line(cli, seeds_file, tmp_path):
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and "generator.plan" in res.stderr
 
 
+#: A ten-turn dialogue voicing the four gold surface forms, for :func:`gold_case`'s outline.
+GOLD_TURNS = [
+    ("So for the comparison we first strip the redundant output from the nightly logs, as agreed in March.",
+     "Redundant output means the duplicated retrieval traces; the 2,400 March questions stay as they are."),
+    ("Sure, the redundant output filter is already part of the loader, so that costs nothing.",
+     "The loader drops every repeated answer string; that is what the filter was written for."),
+    ("Good. After that we refresh the graph before anyone reads the new numbers.",
+     "Refreshing means rebuilding the citation graph from the 2023 dump with the current tokenizer; two days."),
+    ("Fine, I will refresh the graph on Thursday and we look at the clusters next.",
+     "I will reload the cached January snapshot into the dashboard; an hour at most."),
+    ("The clusters are where it gets tricky; we need to handle the dense clusters carefully.",
+     "Handling them means splitting every cluster above 500 nodes by venue before scoring."),
+    ("Agreed, we handle the dense clusters the usual way and keep the sparse ones untouched.",
+     "The usual way is down-weighting them by 0.5 in the loss; nothing gets split."),
+    ("Then the results go into the internal pilot with the Lisbon team.",
+     "The internal pilot is the four-week study with the twelve Lisbon annotators and their sign-off."),
+    ("Yes, the internal pilot can start once the dashboard shows the new scores.",
+     "The internal pilot is our own team clicking through the dashboard for a day."),
+    ("I will write the summary tonight and share it with Kofi before the review.",
+     "Kofi needs the summary before Friday; the board meets on Monday."),
+    ("Then we are set: filter, refresh, handle the dense clusters and the internal pilot, in that order.",
+     "All four are clear; I can block out next week and be done by the 20th."),
+]
+
+
+def gold_dialogue() -> dict:
+    names = ("Ada Okafor", "Ben Lindqvist")
+    return {"turns": [{"turn_idx": i + 1, "speaker_id": f"M{1 + i % 2}", "speaker_name": names[i % 2],
+                       "inner_thought": thought, "utterance": said} for i, (said, thought) in enumerate(GOLD_TURNS)]}
+
+
 class GoldGenerator:
     """A scripted generator that writes :func:`gold_case` (with the planned types of the
     request schema), and answers every other request like :class:`ProtocolResponder`."""
@@ -131,13 +162,17 @@ class GoldGenerator:
         self.base = ProtocolResponder()
 
     def __call__(self, body, headers):
-        if request_kind(body) != "stage1_generator":
+        kind = request_kind(body)
+        if kind == "stage2_generator":
+            return chat_reply(json.dumps(gold_dialogue()))
+        if kind != "stage1_generator":
             return self.base(body, headers)
         schema = body["response_format"]["json_schema"]["schema"]
         types = [p["properties"]["type"]["const"] for p in schema["properties"]["misalignment_points"]["prefixItems"]]
-        case = gold_case("", n_turns=6)
-        for p, kind in zip(case["misalignment_points"], types):
-            p["type"] = kind
+        case = gold_case("", n_turns=len(GOLD_TURNS))
+        for p, planned in zip(case["misalignment_points"], types):
+            p["type"] = planned
+        _validator(schema).validate(case)  # the reply keeps to the protocol-mode request schema
         return chat_reply(json.dumps(case))
 
 

@@ -90,8 +90,8 @@ def plant_types(cases: Iterable[tuple[str, int]], target: dict[str, float],
         for _ in range(n - 1):
             planted += 1
             aim = attainable_counts(planted, n_cases, target)
-            # furthest below the attainable mix; a type already in this case only when no other is left
-            best = max(MA_TYPES, key=lambda t: (t not in types, aim[t] - counts[t], -MA_TYPES.index(t)))
+            # furthest below the attainable mix; a type already in this case counts a quarter point less behind
+            best = max(MA_TYPES, key=lambda t: (aim[t] - counts[t] - 0.25 * types.count(t), -MA_TYPES.index(t)))
             types.append(best)
             counts[best] += 1
         out[key] = tuple(types)
