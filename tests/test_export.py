@@ -111,10 +111,17 @@ def test_croissant_file_validates(exported):
     _, to, _, _ = exported
     meta = json.loads((to / "croissant.json").read_text())
     assert meta["conformsTo"] == "http://mlcommons.org/croissant/1.0"
-    dataset = mlc.Dataset(jsonld=str(to / "croissant.json"))
+    dataset = mlc.Dataset(jsonld=str(to / "croissant.json"))  # raises on a validation error
+    assert not dataset.metadata.ctx.issues.errors and not dataset.metadata.ctx.issues.warnings
     assert {rs.name for rs in dataset.metadata.record_sets} == {"train", "validation", "test"}
     records = list(dataset.records(record_set="test"))
     assert len(records) == 2
+    assert {r["test/case_id"].decode() for r in records} == {f"test/{c}" for c in _case_ids(to, "test")}
+    assert all(r["test/dialogue"]["test/dialogue/num_turns"] == 4 for r in records)
+
+
+def _case_ids(to, split):
+    return [json.loads(line)["case_id"].split("/", 1)[1] for line in (to / "data" / f"{split}.jsonl").open()]
 
 
 def test_export_refuses_a_folder_with_other_files_and_bad_splits(exported, cli, tmp_path):

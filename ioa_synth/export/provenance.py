@@ -45,7 +45,7 @@ def component_settings(catalog: Catalog) -> list[dict[str, Any]]:
             "SELECT command, fingerprint_json FROM runs WHERE fingerprint_json IS NOT NULL ORDER BY started_at"):
         for name, comp in (json.loads(fp_json).get("components") or {}).items():
             out[(command, name)] = {"command": command, "component": name,
-                                    **{k: comp.get(k) for k in SETTINGS if k in comp}}
+                                    **{k: comp.get(k) for k in SETTINGS}}
     return [out[k] for k in sorted(out)]
 
 

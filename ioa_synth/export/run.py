@@ -47,7 +47,7 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
             destination that holds something other than an earlier export.
         BuildDirError: ``out_dir`` is not a build directory.
     """
-    from datasets import Dataset
+    from datasets import Dataset, disable_progress_bars
 
     from ioa_synth.export.card import dataset_card
     from ioa_synth.export.croissant import croissant_metadata
@@ -64,6 +64,7 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
             raise ExportError(f"{out_dir}: no accepted case in split(s) {', '.join(splits)}")
         prov = provenance(cat, kept, threshold)
     pretty = name or f"IoA cases built with ioa-synth ({', '.join(SPLIT_NAMES[s] for s in kept)})"
+    disable_progress_bars()  # one summary line, no bars, on the command line
     to.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.", dir=to.parent))
     try:

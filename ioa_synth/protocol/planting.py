@@ -7,7 +7,8 @@ shares, :data:`~ioa_synth.protocol.cells.PAPER_MA_TYPE_DISTRIBUTION`), ``uniform
 JSON file ``{"type": share, ...}``. :func:`plant_types` walks the split's seed tuples in a
 fixed order; each case's first point is ``definitional`` (the protocol asks for at least
 one per case) and every further point takes the type furthest below its target count so
-far (ties in taxonomy order, and a type already in the case only when no other is left),
+far (ties in taxonomy order; a type the case already has counts a quarter point less
+behind, so a case repeats a type only when the target needs it),
 so every prefix of the split stays close to the target. The one-definitional rule bounds
 the definitional share from below (one point in three at 2-4 points per case, above
 Table 10's 24.2%): :func:`attainable_counts` is the closest mix that rule allows, the mix
