@@ -21,9 +21,11 @@ def size_category(n: int) -> str:
     return next((label for bound, label in _SIZES if n < bound), "n>1M")
 
 
-def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str, pretty_name: str):
+def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str, pretty_name: str,
+                num_bytes: dict[str, int] | None = None):
     """The card's metadata (``huggingface_hub.DatasetCardData``) with the ``default``
-    config's data files and the features of :func:`ioa_synth.export.records.features`."""
+    config's data files, split sizes (``num_bytes``: bytes per split file) and the features
+    of :func:`ioa_synth.export.records.features`."""
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
@@ -37,7 +39,7 @@ def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str
                   "data_files": [{"split": name, "path": path} for name, path in split_files.items()]}])
     splits = SplitDict()
     for name, n in sizes.items():
-        splits.add(SplitInfo(name=name, num_examples=n))
+        splits.add(SplitInfo(name=name, num_examples=n, num_bytes=(num_bytes or {}).get(name, 0)))
     DatasetInfosDict({"default": DatasetInfo(features=features(), splits=splits)}).to_dataset_card_data(data)
     return data
 
@@ -62,7 +64,7 @@ def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: 
 
 
 def dataset_card(provenance: dict[str, Any], split_files: dict[str, str], sizes: dict[str, int], license: str,
-                 pretty_name: str) -> str:
+                 pretty_name: str, num_bytes: dict[str, int] | None = None) -> str:
     """The whole ``README.md``: YAML header between ``---`` lines, then the body."""
-    header = card_header(split_files, sizes, license, pretty_name)
+    header = card_header(split_files, sizes, license, pretty_name, num_bytes)
     return f"---\n{header.to_yaml()}\n---\n\n{card_body(provenance, sizes, license, pretty_name)}"

@@ -74,7 +74,8 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
             (tmp / "data").mkdir(exist_ok=True)
             Dataset.from_list(records[s], features=features()).to_json(tmp / rel, lines=True, force_ascii=False)
             files[SPLIT_NAMES[s]], sizes[SPLIT_NAMES[s]] = rel, len(records[s])
-        (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty), encoding="utf-8")
+        num_bytes = {name: (tmp / rel).stat().st_size for name, rel in files.items()}
+        (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty, num_bytes), encoding="utf-8")
         meta = croissant_metadata(tmp, files, pretty, license, prov)
         (tmp / "croissant.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         if to.exists():
