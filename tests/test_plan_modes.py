@@ -225,3 +225,23 @@ def test_gold_case_is_not_mutated_by_schema_building():
     b = copy.deepcopy(a)
     stage1_request_schema("protocol", seed)["properties"]["members"]["prefixItems"].clear()
     assert stage1_request_schema("protocol", seed) == b
+
+
+def test_scaffold_with_types_leaves_the_plan_schema_untouched():
+    from ioa_synth.protocol.plan import CasePlan
+
+    seed = _seed_with(3)["seed_id"]
+    plan = CasePlan.for_seed(seed)
+    before = plan.stage1_schema()
+    typed = stage1_request_schema("scaffold", seed, ("definitional", "scopal", "other"))
+    points = typed["properties"]["misalignment_points"]["prefixItems"]
+    assert [p["properties"]["type"]["const"] for p in points] == ["definitional", "scopal", "other"]
+    assert plan.stage1_schema() == before
+
+
+def test_both_plan_schemas_compile_to_llama_cpp_grammars():
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    seed = _seed_with(4)["seed_id"]
+    for mode in ("scaffold", "protocol"):
+        grammar = llama_grammar.json_schema_to_gbnf(json.dumps(stage1_request_schema(mode, seed, TYPES4)))
+        assert "scopal" in grammar

@@ -108,8 +108,8 @@ class Pipeline:
     run_id: str
     on_tokens: Callable[[int], None] = lambda n: None
     judge_role: str = "judge"
-    #: the generator's plan strictness, ``scaffold`` or ``protocol``
-    plan_mode: str = "scaffold"
+    #: the generator's plan strictness, ``scaffold`` or ``protocol`` (default: its endpoint's)
+    plan_mode: str | None = None
     #: near-duplicate index of accepted cases (``build --dedup``), or ``None``
     dedup: Any = None
     calls: CallRecorder = field(init=False)
@@ -117,6 +117,7 @@ class Pipeline:
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
+        self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,

@@ -126,8 +126,7 @@ class _Scheduler:
         self.console, self.guard, self.clients = console, guard, (gen, judge)
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self._tok_lock = threading.Lock()
-        self.pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id, on_tokens=self._add_tokens,
-                                 plan_mode=gen.endpoint.plan or "scaffold")
+        self.pipeline = Pipeline(catalog, gen, judge, load_rubric(), run_id, on_tokens=self._add_tokens)
         self.type_mix = type_mix
         if dedup is not None:
             self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)

@@ -48,10 +48,14 @@ def scaffold_stage1_schema(plan: CasePlan, types: Sequence[str] | None = None) -
     """The scaffold request schema (:meth:`CasePlan.stage1_schema`) with each point's
     planned type as a constant (``types`` ``None``: MA1 definitional, the rest free)."""
     schema = plan.stage1_schema()
-    if types:
-        for point, kind in zip(schema["properties"]["misalignment_points"]["prefixItems"], types):
-            point["properties"]["type"] = {"type": "string", "const": kind}
-    return schema
+    if not types:
+        return schema
+    # copy only the path that changes: the plan's schema may be cached and shared
+    points = dict(schema["properties"]["misalignment_points"])
+    points["prefixItems"] = [
+        {**point, "properties": {**point["properties"], "type": {"type": "string", "const": kind}}}
+        for point, kind in zip(points["prefixItems"], types)] + points["prefixItems"][len(types):]
+    return {**schema, "properties": {**schema["properties"], "misalignment_points": points}}
 
 
 def protocol_stage1_schema(plan: CasePlan, types: Sequence[str] | None = None) -> dict[str, Any]:
