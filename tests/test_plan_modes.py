@@ -245,3 +245,10 @@ def test_both_plan_schemas_compile_to_llama_cpp_grammars():
     for mode in ("scaffold", "protocol"):
         grammar = llama_grammar.json_schema_to_gbnf(json.dumps(stage1_request_schema(mode, seed, TYPES4)))
         assert "scopal" in grammar
+
+
+def test_without_planting_the_protocol_schema_leaves_every_type_open():
+    seed = _seed_with(4)["seed_id"]
+    case = gold_case(seed)
+    case["misalignment_points"][0]["type"], case["misalignment_points"][2]["type"] = "criterial", "definitional"
+    _validator(stage1_request_schema("protocol", seed)).validate(case)  # the definitional point is MA3 here

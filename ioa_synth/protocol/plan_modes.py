@@ -24,7 +24,7 @@ import copy
 from typing import Any, Sequence
 
 from ioa_synth.protocol.plan import CasePlan
-from ioa_synth.protocol.planting import REQUIRED_TYPE, TYPE_DEFINITIONS
+from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, SURFACE, Stage1Output, request_schema
 
 PLAN_MODES = ("scaffold", "protocol")
@@ -59,16 +59,16 @@ def scaffold_stage1_schema(plan: CasePlan, types: Sequence[str] | None = None) -
 
 
 def protocol_stage1_schema(plan: CasePlan, types: Sequence[str] | None = None) -> dict[str, Any]:
-    """The protocol-mode request schema of a case: MA count and ids (and planned types, or
-    MA1 ``definitional`` when ``types`` is ``None``) and member ids fixed; names and
-    surface forms free; an outline of :func:`outline_bounds` turns whose ``ma_ids`` list
-    any of the case's ids."""
+    """The protocol-mode request schema of a case: MA count and ids (and the planned
+    ``types``; without them every type is the model's, the one-definitional rule being
+    checked after parsing) and member ids fixed; names and surface forms free; an outline
+    of :func:`outline_bounds` turns whose ``ma_ids`` list any of the case's ids."""
     schema = copy.deepcopy(request_schema(Stage1Output))
     props = schema["properties"]
     member = props["members"].pop("items")
     props["members"]["prefixItems"] = [_const(member, id=mid) for mid in ("M1", "M2")]
     ids = list(plan.ma_ids)
-    kinds = list(types) if types else [REQUIRED_TYPE]
+    kinds = list(types or ())
     point = props["misalignment_points"].pop("items")
     point["properties"]["surface_form"] = {"type": "string", "minLength": 2, "maxLength": SURFACE}
     points = []
