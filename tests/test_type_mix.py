@@ -142,3 +142,20 @@ def test_a_second_mismatch_discards_the_case_with_that_reason(cli, endpoint, see
     assert status == "discarded" and "judged type differs from plan: MA2 planned" in reason and "judged other" in reason
     report = json.loads(cli("status", "--out", out, "--json").stdout)
     assert report["discards"]["test"]["discarded"] == {"stage 1: judged type differs from plan": 1}
+
+
+def test_regenerate_asks_again_for_the_planted_types_in_the_same_plan_mode(cli, endpoint, seeds_file, tmp_path):
+    server = endpoint({"stage1_judge": ["low", "low"]})
+    out = tmp_path / "out"
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out, "--workers", "1")
+    assert res.exit_code == 0 and q(out, "SELECT status FROM cases") == [("discarded",)]
+    (planned,), = q(out, "SELECT types_json FROM planned_types")
+    start = len(server.requests)
+    res = cli("regenerate", "--out", out, "--workers", "1")
+    assert res.exit_code == 0, res.output
+    assert q(out, "SELECT status FROM cases") == [("accepted",)]
+    body = next(r["body"] for r in server.requests[start:] if request_kind(r["body"]) == "stage1_generator")
+    schema = body["response_format"]["json_schema"]["schema"]["properties"]
+    consts = [p["properties"]["type"]["const"] for p in schema["misalignment_points"]["prefixItems"]]
+    assert consts == json.loads(planned)
+    assert "pattern" not in schema["misalignment_points"]["prefixItems"][0]["properties"]["surface_form"]
