@@ -165,6 +165,8 @@ class Pipeline:
         Raises:
             LLMCallError: the judge gave no usable reply after all retries.
         """
+        if case.planned_types is None:  # the same prompt as the build judge's, type reading included
+            case.planned_types = stored_types(self.catalog, case.case_id)
         return self._judge(case, stage, attempt, profiles, generated)
 
     # -- stages --------------------------------------------------------------------
