@@ -138,3 +138,19 @@ def test_export_refuses_a_folder_with_other_files_and_bad_splits(exported, cli, 
     assert res.exit_code == 0
     assert json.loads((tmp_path / "t" / "croissant.json").read_text())["name"]
     assert sorted(p.name for p in (tmp_path / "t" / "data").iterdir()) == ["test.jsonl"]
+
+
+def test_the_card_reports_the_audit_when_there_is_one(cli, endpoint, seeds_file, tmp_path):
+    from ioa_helpers import rescoring
+
+    endpoint()
+    out = tmp_path / "out"
+    assert cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out).exit_code == 0
+    endpoint(responder=rescoring("audit-model", lambda kind, data: None), models=["audit-model"], env="AUDIT_JUDGE")
+    assert cli("audit", "--out", out, "--split", "test").exit_code == 0
+    res = cli("export", "--out", out, "--to", tmp_path / "hub", "--splits", "test")
+    assert res.exit_code == 0, res.output
+    body = (tmp_path / "hub" / "README.md").read_text()
+    assert "## Audit by a second judge" in body and "re-scored by audit-model" in body
+    assert "| 1 | subtlety | 4 | 3.00 | 3.00 | 100.0% | 100.0% |" in body
+    assert "## Human annotation" not in body
