@@ -8,7 +8,7 @@ ids before shingling (word 3-grams, lower case), so a name swap changes nothing.
 similarity is the exact Jaccard index of the two shingle sets.
 
 Used by ``ioa-synth check`` (pairs within and across splits; a pair spanning two splits
-breaks the disjointness of the splits, PROTOCOL §2) and by ``build --dedup``
+breaks the disjointness of the splits, which draw from disjoint seed pools) and by ``build --dedup``
 (:class:`NearDuplicateIndex`: an accepted case that nearly copies an earlier one is
 discarded with that reason).
 """

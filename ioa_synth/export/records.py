@@ -1,4 +1,4 @@
-"""Export records: the paper's record shape (``profiles`` and ``dialogue``, PROTOCOL §2)
+"""Export records: the paper's record shape (``profiles`` and ``dialogue``, the released data files)
 plus ``case_id``, ``domain``, ``task_type`` and ``seed``, with the features
 ``datasets.load_dataset`` reads them with.
 
