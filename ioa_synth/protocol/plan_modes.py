@@ -8,7 +8,7 @@ capable model held to it writes every surface form as "the ..." and every case o
 same outline skeleton, while the paper's own cases (App. E.1) say "redundant output" or
 "refresh the graph" and close on all four commitments in one turn.
 
-``protocol`` fixes only what the paper's stage-1 protocol (§3, App. B.4) and the split's type mix fix: the number
+``protocol`` fixes only what the paper's stage-1 protocol (App. B.4) and the split's type mix fix: the number
 of misalignment points and their ids, each point's planned type, two members M1 and M2,
 an outline of 2n+2 to 2n+8 turns whose ``ma_ids`` may list any of the case's ids. Names,
 surface forms, the outline's length within those bounds and which turns carry which ids
