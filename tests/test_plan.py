@@ -97,7 +97,9 @@ def test_plan_schemas_compile_to_llama_cpp_grammars():
 def test_build_sends_each_case_its_plan(endpoint, cli, seeds_file, tmp_path):
     server = endpoint()
     seeds = seeds_file(2)
-    build(cli, seeds, tmp_path / "out")
+    config = tmp_path / "scaffold.json"  # a remote generator defaults to the protocol plan
+    config.write_text(json.dumps({"generator": {"plan": "scaffold"}}))
+    build(cli, seeds, tmp_path / "out", "--config", config)
     by_seed = {json.loads(line)["seed_id"] for line in seeds.read_text().splitlines()}
     sent = [r["body"] for r in server.requests if request_kind(r["body"]) == "stage1_generator"]
     assert len(sent) == 2

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
-from ioa_synth.protocol.plan import CasePlan
+from ioa_synth.protocol.plan_modes import plan_context
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
@@ -36,11 +36,14 @@ def _seed(seed: SeedTuple) -> dict[str, Any]:
 
 
 def generator_context(stage: int, seed: SeedTuple, profiles: Stage1Output | None, previous: str | None,
-                      feedback: str | None) -> dict[str, Any]:
-    """Context of the stage-``stage`` generator template; ``profiles`` is required for stage 2."""
+                      feedback: str | None, plan_mode: str = "scaffold",
+                      planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Context of the stage-``stage`` generator template; ``profiles`` is required for stage 2.
+    Stage 1 gets the case plan under ``plan_mode`` with the ``planned_types``
+    (:func:`ioa_synth.protocol.plan_modes.plan_context`)."""
     ctx: dict[str, Any] = {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS}
     if stage == 1:
-        return ctx | _seed(seed) | {"ma_types": MA_TYPES} | CasePlan.for_seed(seed.seed_id).describe()
+        return ctx | _seed(seed) | {"ma_types": MA_TYPES} | plan_context(plan_mode, seed.seed_id, planned_types)
     assert profiles is not None
     return ctx | {"profiles": profiles.model_dump()}
 

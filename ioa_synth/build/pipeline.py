@@ -8,7 +8,12 @@ A stage that fails its rules, its gates or its θ gets exactly one regeneration 
 request says what failed (broken rules, gate failures, or every dimension below θ with
 score/max followed by the judge's text); a second failure discards the case with the
 reasons. Stage 2 regenerates the dialogue only; the accepted profiles stay. Each
-generator request carries the case's plan (:mod:`ioa_synth.protocol.plan`) in its schema.
+generator request carries the case's plan (:mod:`ioa_synth.protocol.plan`) in its schema,
+as strict as the generator's plan mode (:mod:`ioa_synth.protocol.plan_modes`) and with the
+case's planted types (:mod:`ioa_synth.build.planted`); the stage-1 judge also reads each
+point's type, and a type that differs from the plan fails the stage like a score below θ1.
+With near-duplicate checking on (``build --dedup``), an accepted case that nearly copies
+an earlier one is discarded instead (:mod:`ioa_synth.build.dedup`).
 
 Every successful LLM call is stored (with the scores it produced) in one catalog
 transaction, and a re-run replays stored calls instead of paying for them again: a
@@ -23,6 +28,10 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
+from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_feedback, mismatch_reason, stored_types,
+                                     type_mismatches, with_type_field)
+from ioa_synth.protocol.plan_modes import stage1_request_schema
+from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.build.contexts import generator_context, judge_context
@@ -31,7 +40,7 @@ from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgemen
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.prompts import render
 from ioa_synth.protocol.rubric import Rubric
-from ioa_synth.protocol.plan import CasePlan, stage2_schema
+from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.store.calls import CallRecorder, now_utc
@@ -48,6 +57,8 @@ class Case:
     split: str
     seed: SeedTuple
     path: Path
+    #: planned type of MA1, MA2, ... (``None``: built without type planting)
+    planned_types: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -97,11 +108,16 @@ class Pipeline:
     run_id: str
     on_tokens: Callable[[int], None] = lambda n: None
     judge_role: str = "judge"
+    #: the generator's plan strictness, ``scaffold`` or ``protocol`` (default: its endpoint's)
+    plan_mode: str | None = None
+    #: near-duplicate index of accepted cases (``build --dedup``), or ``None``
+    dedup: Any = None
     calls: CallRecorder = field(init=False)
 
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
+        self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -115,6 +131,8 @@ class Pipeline:
         and leaves the case's status as it was (``pending`` for a new case).
         """
         out = Outcome(case.case_id, "failed")
+        if case.planned_types is None:
+            case.planned_types = stored_types(self.catalog, case.case_id)
         try:
             if profiles is None:
                 s1 = self._stage(case, 1, first_attempt, out, profiles=None)
@@ -130,8 +148,12 @@ class Pipeline:
             out.status, out.reason = "failed", f"internal error: {type(exc).__name__}: {exc}"
         else:
             quality = {"stage1": stage1, "stage2": {"attempt": s2.attempt, **s2.judgement.as_quality()}}
-            self._write_record(case, profiles, s2.output, quality)
-            out.status = "accepted"
+            near = self.dedup.near_copy(case.case_id, profiles, s2.output) if self.dedup is not None else None
+            if near:
+                out.status, out.reason = "discarded", near
+            else:
+                self._write_record(case, profiles, s2.output, quality)
+                out.status = "accepted"
         self._set_status(case, out, first_attempt)
         return out
 
@@ -143,6 +165,8 @@ class Pipeline:
         Raises:
             LLMCallError: the judge gave no usable reply after all retries.
         """
+        if case.planned_types is None:  # the same prompt as the build judge's, type reading included
+            case.planned_types = stored_types(self.catalog, case.case_id)
         return self._judge(case, stage, attempt, profiles, generated)
 
     # -- stages --------------------------------------------------------------------
@@ -170,21 +194,27 @@ class Pipeline:
                 reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
                 continue
             verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
-            if verdict.passed:
+            wrong = type_mismatches(case.planned_types, [p.id for p in gen.misalignment_points],
+                                    verdict.judged_types) if stage == 1 else []
+            if verdict.passed and not wrong:
                 return StageResult(gen, attempt, verdict)
-            feedback = verdict.feedback_text()
+            feedback = verdict.feedback_text() + mismatch_feedback(wrong)
             theta = self.rubric.stage(stage).theta
             below = "; ".join(f"{item} ({', '.join(f'{d} {s}/{m}' for d, s, m in verdict.below[item])})"
                               for item in verdict.failed_items)
-            reasons.append(f"attempt {attempt}: below {theta} on {below}")
+            failed = ([f"below {theta} on {below}"] if verdict.failed_items else []) + \
+                ([mismatch_reason(wrong)] if wrong else [])
+            reasons.append(f"attempt {attempt}: " + "; ".join(failed))
         raise Discard(f"stage {stage} failed twice ({' | '.join(reasons)})")
 
     def _generate(self, case: Case, stage: int, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
         model = Stage1Output if stage == 1 else Stage2Output
-        prompt = render(stage, "generator", **generator_context(stage, case.seed, profiles, previous, feedback))
+        ctx = generator_context(stage, case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
+        prompt = render(stage, "generator", **ctx)
         name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
-        schema = CasePlan.for_seed(case.seed.seed_id).stage1_schema() if stage == 1 else stage2_schema(profiles)
+        schema = (stage1_request_schema(self.plan_mode, case.seed.seed_id, case.planned_types) if stage == 1
+                  else stage2_schema(profiles))
         value, _ = self.calls.call(self.generator, (case.case_id, stage, "generator", attempt), prompt,
                                    schema, name, model.model_validate)
         return value
@@ -193,15 +223,26 @@ class Pipeline:
         srub = self.rubric.stage(stage)
         ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
         ctx = judge_context(stage, case.seed, profiles, gen if stage == 2 else None, self.rubric)
-        prompt = render(stage, "judge", **ctx)
+        read_types = stage == 1 and bool(case.planned_types)  # the build judge reads each point's type
+        prompt = render(stage, "judge", **ctx, judge_types=read_types, type_definitions=TYPE_DEFINITIONS)
         role, model = self.judge_role, self.judge.endpoint.model
+        schema = judge_schema(srub, ma_ids)
+        if read_types:
+            schema = with_type_field(schema, ma_ids)
 
         def score_rows(call_id: str, verdict: Judgement) -> list:  # stored with the call, one journal write
-            return [("scores", r) for r in _score_rows(call_id, case.case_id, stage, attempt, role, model, verdict)]
+            rows = _score_rows(call_id, case.case_id, stage, attempt, role, model, verdict)
+            base = {"case_id": case.case_id, "stage": stage, "attempt": attempt, "judge_role": role,
+                    "judge_model": model, "created_at": now_utc(), "call_id": call_id}
+            return [("scores", r) for r in rows + judged_type_rows(base, verdict.judged_types)]
 
-        value, _ = self.calls.call(self.judge, (case.case_id, stage, role, attempt), prompt, judge_schema(srub, ma_ids),
-                                   f"stage{stage}_scores", lambda d: parse_judgement(self.rubric, stage, d, ma_ids),
-                                   score_rows)
+        def parse(data: Any) -> Judgement:
+            verdict = parse_judgement(self.rubric, stage, data, ma_ids)
+            verdict.judged_types = judged_types(data, ma_ids) if read_types else {}
+            return verdict
+
+        value, _ = self.calls.call(self.judge, (case.case_id, stage, role, attempt), prompt, schema,
+                                   f"stage{stage}_scores", parse, score_rows)
         return value
 
     # -- storage -----------------------------------------------------------------------

@@ -24,7 +24,9 @@ from rich.console import Console
 from ioa_synth.build.cases import case_status, register_cases
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
+from ioa_synth.build.planted import plant_split
 from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
@@ -54,9 +56,12 @@ def plan_from_seeds(seeds: list[SeedTuple]) -> dict[Cell, CellPlan]:
 
 
 def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: ToolkitConfig, workers: int = 4,
-              local_model: str | None = None, console: Console | None = None, args: dict | None = None) -> dict:
+              local_model: str | None = None, console: Console | None = None, args: dict | None = None,
+              type_mix: str | None = None, dedup: float | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
+    New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
+    ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -68,7 +73,8 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     catalog = Catalog(out_dir)
     try:
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:
-            run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console).run()
+            run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
+                                      type_mix=type_mix, dedup=dedup).run()
         return run.summary
     finally:
         catalog.close()
@@ -76,15 +82,20 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
 
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
-                 run: RunContext, console: Console) -> None:
+                 run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
+        self.type_mix = type_mix
+        if dedup is not None:
+            self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
-        return register_cases(self.catalog, self.out_dir, self.split, seeds)
+        cases = register_cases(self.catalog, self.out_dir, self.split, seeds)
+        plant_split(self.catalog, self.split, cases, self.type_mix)
+        return cases
 
     def run(self) -> dict:
         # reserve tuples drawn in an earlier run are part of their cell again

@@ -23,6 +23,8 @@ from rich.table import Table
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.build.passrates import judge_health, pass_rates
+from ioa_synth.build.planted import type_mix_report
+from ioa_synth.reports.mixtable import type_mix_table
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
 
@@ -82,12 +84,16 @@ def reason_kind(reason: str | None) -> str:
     ``stage N: invalid output``, ``stage N: content gates`` or ``other``."""
     m = _STAGE.search(reason or "")
     if not m:
-        return "other"
+        return "near-duplicate" if (reason or "").startswith("near-duplicate of") else "other"
     last = (reason or "").rsplit("|", 1)[-1]
     if "invalid output" in last:
         return f"stage {m.group(1)}: invalid output"
     if "gate failures" in last:
         return f"stage {m.group(1)}: content gates"
+    if "judged type differs" in last and "below" not in last:
+        return f"stage {m.group(1)}: judged type differs from plan"
+    if "near-duplicate of" in last:
+        return "near-duplicate"
     theta = re.search(r"below (\S+)", last)
     return f"stage {m.group(1)}: below {theta.group(1)}" if theta else f"stage {m.group(1)}: other"
 
@@ -132,7 +138,8 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
     cells = cell_counts(catalog)
     totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
     return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
-            "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog)}
+            "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog),
+            "type_mix": type_mix_report(catalog)}
 
 
 def _pct(value: float | None) -> str:
@@ -184,6 +191,7 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         for r in dist["types"]:
             t.add_row(r["type"], str(r["count"]), _pct(r["share"]), _pct(r["paper_share"]))
         tables.append(t)
+    tables += [type_mix_table(split, mix) for split, mix in report.get("type_mix", {}).items()]
     return tables
 
 

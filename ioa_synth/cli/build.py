@@ -25,6 +25,11 @@ def build(
     workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Build at most N seed tuples"),
     local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+    type_mix: str = typer.Option("paper", "--type-mix", help="Target mix of disagreement types: paper (Table 10), "
+                                 "uniform, or a JSON file of shares per type"),
+    dedup: bool = typer.Option(False, "--dedup", help="Discard an accepted case that nearly copies an earlier one"),
+    threshold: float = typer.Option(0.7, "--threshold", min=0.01, max=1.0,
+                                    help="Jaccard similarity of a near-copy (with --dedup)"),
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
@@ -41,6 +46,12 @@ def build(
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
     writable_out(out)
+    from ioa_synth.protocol.planting import TypeMixError, load_type_mix
+
+    try:
+        load_type_mix(type_mix)
+    except TypeMixError as exc:
+        fail(str(exc))
     try:
         cfg = load_config(config)
         if seeds is not None:
@@ -53,10 +64,11 @@ def build(
     workers = embedded_workers(["generator", "judge"], workers)
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
-            "local_model": local_model, "config": str(config) if config else None}
+            "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
+            "dedup": threshold if dedup else None}
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
-                            args=args)
+                            args=args, type_mix=type_mix, dedup=threshold if dedup else None)
     from ioa_synth.store.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console

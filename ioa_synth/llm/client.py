@@ -78,6 +78,7 @@ class Endpoint:
     #: Requests the server decodes at once, shared by every client of that server
     #: (``None``: no limit known); replies from such a server are streamed.
     slots: ServerSlots | None = field(default=None, repr=False, compare=False)
+    plan: str | None = None  # the generator's plan strictness (ioa_synth.protocol.plan_modes)
 
     @classmethod
     def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
@@ -92,15 +93,17 @@ class Endpoint:
                    temperature=cfg.effective_temperature(component), structured_output=so,
                    json_schema_strict=cfg.json_schema_strict, request_options=options,
                    max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=timeout,
-                   embedded=embedded, max_wait=cfg.max_wait, seed=cfg.effective_seed())
+                   embedded=embedded, max_wait=cfg.max_wait, seed=cfg.effective_seed(),
+                   plan=(cfg.plan or ("scaffold" if embedded else "protocol")) if component == "generator" else None)
 
     def identity(self) -> dict[str, Any]:
         """What defines this endpoint's replies, for the fingerprint: model and request
         settings; not the base URL nor the key (the same model on another host or port
         resumes)."""
+        plan = {"plan": self.plan} if self.plan else {}  # the generator's plan strictness
         return {"model": self.model, "seed": self.seed,
                 "temperature": self.temperature, "structured_output": self.structured_output,
-                "json_schema_strict": self.json_schema_strict, "request_options": self.request_options}
+                "json_schema_strict": self.json_schema_strict, "request_options": self.request_options, **plan}
 
 
 @dataclass

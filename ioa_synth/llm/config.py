@@ -87,6 +87,9 @@ class ComponentConfig(BaseModel):
     timeout: float = Field(default=600.0, gt=0)
     max_wait: float = Field(default=300.0, ge=0)
     seed: int | None | str = _UNSET
+    #: generator only: ``scaffold`` | ``protocol`` (ioa_synth.protocol.plan_modes); absent picks
+    #: ``scaffold`` for the embedded model and ``protocol`` for a remote endpoint
+    plan: Literal["scaffold", "protocol"] | None = None
 
     @field_validator("request_options")
     @classmethod

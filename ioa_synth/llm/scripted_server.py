@@ -75,6 +75,19 @@ def judge_scores(kind: str, body: dict[str, Any], passing: bool = True) -> dict[
                                 "feedback": "No changes needed." if passing else "Stilted: rewrite turn 2."}}
 
 
+def follow_planned_types(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """Stage-1 JSON whose points take the types the request schema fixes as constants (as a
+    server with constrained decoding would write them); other points keep theirs."""
+    fmt = body.get("response_format") or {}
+    schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema") or {}
+    planned = (schema.get("properties", {}).get("misalignment_points") or {}).get("prefixItems") or []
+    for point, item in zip(data.get("misalignment_points", []), planned):
+        const = ((item.get("properties") or {}).get("type") or {}).get("const")
+        if const:
+            point["type"] = const
+    return data
+
+
 class ProtocolResponder:
     """Answers every request kind with valid JSON, unless a scripted action is queued.
 
@@ -114,7 +127,7 @@ class ProtocolResponder:
         if kind in ("stage1_generator", "stage2_generator") and action in GATE_ACTIONS:
             data = gate_breaking(kind, action)
         elif kind == "stage1_generator":
-            data = valid_stage1()
+            data = follow_planned_types(valid_stage1(), body)
             if action == "invalid":
                 data["misalignment_points"] = data["misalignment_points"][:1]
                 data["misalignment_points"][0]["type"] = "procedural"

@@ -53,6 +53,8 @@ class Judgement:
     below: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
     #: items whose feedback claims no change while a score is below its maximum
     inconsistent: list[str] = field(default_factory=list)
+    #: stage 1, type planting: the disagreement type the judge read per MA id
+    judged_types: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -1,0 +1,169 @@
+"""Near-duplicate cases by content: MinHash signatures and LSH (``datasketch``) over a
+case's scenario, misalignment-point texts and utterances.
+
+``seeds check`` catches a paper used twice; this catches two cases that say the same
+thing, e.g. one case copied with the members renamed. Member names are replaced by their
+ids before shingling (word 3-grams, lower case), so a name swap changes nothing. LSH
+(:class:`datasketch.MinHashLSH` at the threshold) proposes candidate pairs; the reported
+similarity is the exact Jaccard index of the two shingle sets.
+
+Used by ``ioa-synth check`` (pairs within and across splits; a pair spanning two splits
+breaks the disjointness of the splits, which draw from disjoint seed pools) and by ``build --dedup``
+(:class:`NearDuplicateIndex`: an accepted case that nearly copies an earlier one is
+discarded with that reason).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from datasketch import MinHash, MinHashLSH
+
+from ioa_synth.store.catalog import Catalog
+
+#: Default Jaccard threshold of a near-duplicate pair.
+DEFAULT_THRESHOLD = 0.7
+NUM_PERM = 128
+SHINGLE = 3
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def case_text(profiles: dict[str, Any], turns: list[dict[str, Any]]) -> str:
+    """The compared text of a case: scenario, every MA's topic, surface form, readings and
+    reason, and the utterances, with each member's name (and its parts) replaced by the id."""
+    parts = [str(profiles.get("meeting_scenario") or "")]
+    for p in profiles.get("misalignment_points") or []:
+        parts += [str(p.get(k) or "") for k in ("topic", "surface_form", "member_a_understanding",
+                                                 "member_b_understanding", "why_undetected")]
+    parts += [str(t.get("utterance") or "") for t in turns]
+    text = "\n".join(parts)
+    names = [(str(m.get("name") or ""), str(m.get("id") or "")) for m in profiles.get("members") or []]
+    for name, mid in sorted(names, key=lambda nm: -len(nm[0])):
+        for token in [name, *name.split()]:
+            if len(token) > 1:
+                text = re.sub(rf"\b{re.escape(token)}\b", mid, text)
+    return text
+
+
+def shingles(text: str) -> set[str]:
+    """Word :data:`SHINGLE`-grams of ``text`` in lower case (the words themselves when shorter)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    if len(words) < SHINGLE:
+        return set(words)
+    return {" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def signature(grams: set[str]) -> MinHash:
+    mh = MinHash(num_perm=NUM_PERM, seed=1)
+    mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
+    return mh
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+@dataclass
+class Pair:
+    """Two near-duplicate cases (``a`` the earlier) and their Jaccard ``similarity``."""
+
+    a: str
+    b: str
+    split_a: str
+    split_b: str
+    similarity: float
+
+    @property
+    def cross_split(self) -> bool:
+        return self.split_a != self.split_b
+
+
+class NearDuplicateIndex:
+    """Cases seen so far (thread-safe): :meth:`add` one and get the earlier case it nearly copies."""
+
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD) -> None:
+        if not 0 < threshold <= 1:
+            raise ValueError(f"threshold {threshold} must be in (0, 1]")
+        self.threshold = threshold
+        self._lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+        self._grams: dict[str, tuple[str, set[str]]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_build(cls, catalog: Catalog, threshold: float) -> NearDuplicateIndex:
+        """An index holding every accepted case of the build directory, in case-id order."""
+        index = cls(threshold)
+        for case_id, split, record in accepted_records(catalog):
+            index.add(case_id, split, record["profiles"], record["dialogue"]["turns"])
+        return index
+
+    def add(self, case_id: str, split: str, profiles: dict[str, Any], turns: list[dict[str, Any]],
+            keep_duplicate: bool = True) -> Pair | None:
+        """Index a case; return its most similar earlier case at or above the threshold
+        (``None`` when there is none). With ``keep_duplicate`` false a near-copy is not indexed."""
+        grams = shingles(case_text(profiles, turns))
+        mh = signature(grams)
+        with self._lock:
+            best: Pair | None = None
+            for other in self._lsh.query(mh):
+                other_split, other_grams = self._grams[other]
+                sim = jaccard(grams, other_grams)
+                if sim >= self.threshold and (best is None or sim > best.similarity):
+                    best = Pair(other, case_id, other_split, split, sim)
+            if best is None or keep_duplicate:
+                if case_id not in self._grams:
+                    self._lsh.insert(case_id, mh)
+                self._grams[case_id] = (split, grams)
+            return best
+
+    def near_copy(self, case_id: str, profiles: Any, dialogue: Any) -> str | None:
+        """``build --dedup``: the discard reason when the accepted case ``case_id`` (pydantic
+        stage outputs) nearly copies an earlier case, else ``None`` (and the case is indexed)."""
+        split = case_id.split("/", 1)[0]
+        pair = self.add(case_id, split, profiles.model_dump(), [t.model_dump() for t in dialogue.turns],
+                        keep_duplicate=False)
+        if pair is None:
+            return None
+        return f"near-duplicate of {pair.a} (Jaccard {pair.similarity:.2f} >= {self.threshold})"
+
+
+def accepted_records(catalog: Catalog) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(case_id, split, record)`` of every readable accepted record, in split and case-id order."""
+    out = []
+    for case_id, split, path in catalog.execute(
+            "SELECT case_id, split, path FROM cases WHERE status = 'accepted' ORDER BY split, case_id"):
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            record["profiles"], record["dialogue"]["turns"]
+        except (OSError, TypeError, ValueError, KeyError):
+            continue
+        out.append((case_id, split, record))
+    return out
+
+
+def near_duplicates(catalog: Catalog, threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
+    """Every pair of accepted cases at or above ``threshold``, within and across splits,
+    most similar first."""
+    index = NearDuplicateIndex(threshold)
+    records = accepted_records(catalog)
+    pairs: list[Pair] = []
+    for case_id, split, record in records:
+        index.add(case_id, split, record["profiles"], record["dialogue"]["turns"])
+    for case_id, split, record in records:  # every pair once: against the cases indexed before it
+        grams = index._grams[case_id][1]
+        for other in index._lsh.query(signature(grams)):
+            other_split, other_grams = index._grams[other]
+            if (other_split, other) < (split, case_id):
+                sim = jaccard(grams, other_grams)
+                if sim >= threshold:
+                    pairs.append(Pair(other, case_id, other_split, split, sim))
+    return sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b))
+
+
+__all__ = ["DEFAULT_THRESHOLD", "NearDuplicateIndex", "Pair", "accepted_records", "case_text", "near_duplicates",
+           "shingles"]

@@ -1,0 +1,103 @@
+"""The provenance of a build, read from its catalog, for the dataset card: seed sources
+and licences, models and settings per component, θ1/θ2, pass rates, discard reasons,
+judge health, the type mix next to the paper's (Table 10), audit (App. B.3) and human
+annotation agreement when present, and the near-duplicate check.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from ioa_synth.build.builddir import accepted_cases
+from ioa_synth.build.dedup import DEFAULT_THRESHOLD, near_duplicates
+from ioa_synth.build.passrates import judge_health, pass_rates
+from ioa_synth.build.planted import type_mix_report
+from ioa_synth.build.status import discards, ma_types
+from ioa_synth.export.records import redistributable
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.store.catalog import Catalog
+
+#: What the card reports per component, from the fingerprinted setup of the runs.
+SETTINGS = ("model", "temperature", "seed", "structured_output", "plan")
+
+
+def seed_sources(catalog: Catalog, splits: list[str]) -> list[dict[str, Any]]:
+    """Accepted cases per seed source and licence: ``[{source, license, cases, text}]``
+    (``text``: title and abstract published, or referenced by id only)."""
+    rows = catalog.execute(
+        "SELECT s.source, s.seed_json FROM cases c JOIN seeds s ON s.seed_id = c.seed_id AND s.split = c.split "
+        "WHERE c.status = 'accepted' AND list_contains(?, c.split)", [splits])
+    counts: Counter = Counter()
+    for source, seed_json in rows:
+        licence = (json.loads(seed_json or "{}") or {}).get("license")
+        counts[(source, licence)] += 1
+    return [{"source": s, "license": lic or "unknown", "cases": n,
+             "text": "title and abstract" if redistributable(lic) else "id only"}
+            for (s, lic), n in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
+
+
+def component_settings(catalog: Catalog) -> list[dict[str, Any]]:
+    """Per command and component, the settings of its latest run: ``[{command, component, model, ...}]``."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for command, fp_json in catalog.execute(
+            "SELECT command, fingerprint_json FROM runs WHERE fingerprint_json IS NOT NULL ORDER BY started_at"):
+        for name, comp in (json.loads(fp_json).get("components") or {}).items():
+            out[(command, name)] = {"command": command, "component": name,
+                                    **{k: comp.get(k) for k in SETTINGS}}
+    return [out[k] for k in sorted(out)]
+
+
+def build_arguments(catalog: Catalog) -> dict[str, Any]:
+    """The ``--type-mix`` values and dedup thresholds the build runs used."""
+    mixes, dedup = set(), set()
+    for (args_json,) in catalog.execute("SELECT args_json FROM runs WHERE command = 'build'"):
+        args = json.loads(args_json or "{}")
+        mixes.add(args.get("type_mix") or "paper")
+        if args.get("dedup"):
+            dedup.add(args["dedup"])
+    return {"type_mix": sorted(mixes), "dedup_thresholds": sorted(dedup)}
+
+
+def _audits(catalog: Catalog, splits: list[str]) -> list[dict[str, Any]]:
+    from ioa_synth.build.audit import ROLE, audit_report
+
+    out = []
+    for split in splits:
+        models = [m for m, in catalog.execute(
+            "SELECT DISTINCT s.judge_model FROM scores s JOIN cases c USING (case_id) WHERE s.judge_role = ? "
+            "AND c.split = ? ORDER BY 1", [ROLE, split])]
+        if models:
+            cases = accepted_cases(catalog, split)
+            out += [audit_report(catalog, split, m, cases) for m in models]
+    return out
+
+
+def _annotations(catalog: Catalog, splits: list[str]) -> list[dict[str, Any]]:
+    from ioa_synth.annotate.report import annotated_splits, annotation_report
+
+    return [annotation_report(catalog, s) for s in annotated_splits(catalog) if s in splits]
+
+
+def provenance(catalog: Catalog, splits: list[str], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    """Everything the card states about the build of ``splits`` (build split names)."""
+    rubric = load_rubric()
+    pairs = near_duplicates(catalog, threshold)
+    mine = [p for p in pairs if p.split_a in splits and p.split_b in splits]
+    return {
+        "seed_sources": seed_sources(catalog, splits),
+        "components": component_settings(catalog),
+        "build_arguments": build_arguments(catalog),
+        "theta": {f"theta_{s}": rubric.threshold(s) for s in (1, 2)},
+        "pass_rates": {s: v for s, v in pass_rates(catalog).items() if s in splits},
+        "discards": {s: v for s, v in discards(catalog).items() if s in splits},
+        "judge_health": judge_health(catalog),
+        "ma_types": {s: v for s, v in ma_types(catalog).items() if s in splits},
+        "type_mix": {s: v for s, v in type_mix_report(catalog).items() if s in splits},
+        "audit": _audits(catalog, splits),
+        "annotation": _annotations(catalog, splits),
+        "near_duplicates": {"threshold": threshold, "pairs": len(mine),
+                            "cross_split": sum(p.cross_split for p in mine),
+                            "examples": [{"a": p.a, "b": p.b, "similarity": round(p.similarity, 3)} for p in mine[:10]]},
+    }

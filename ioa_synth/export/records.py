@@ -1,0 +1,92 @@
+"""Export records: the paper's record shape (``profiles`` and ``dialogue``, the released data files)
+plus ``case_id``, ``domain``, ``task_type`` and ``seed``, with the features
+``datasets.load_dataset`` reads them with.
+
+A seed paper's title and abstract are published only when its licence allows
+redistribution (:func:`redistributable`); otherwise the record names the paper by
+``seed_id`` (and source, licence, DOI or URL when known) alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Export split names of the build's splits (Hugging Face's conventional names).
+SPLIT_NAMES = {"train": "train", "val": "validation", "test": "test"}
+
+#: Licences whose text may be redistributed: CC0, public domain, CC BY and CC BY-SA. A
+#: non-commercial or unknown licence (and arXiv's non-exclusive distribution licence when
+#: it is the only one named) keeps the text out. arXiv's metadata, abstracts included, is
+#: CC0, which the seed records state.
+_OPEN = re.compile(r"\bCC0\b|public[- ]domain|publicdomain|\bCC[- ]BY\b(?![- ]?(NC|ND))|creativecommons\.org/licenses/by/"
+                   r"|creativecommons\.org/licenses/by-sa/|\bCC[- ]BY[- ]SA\b", re.IGNORECASE)
+_CLOSED = re.compile(r"\bNC\b|non-?commercial|by-nc", re.IGNORECASE)
+
+
+def redistributable(licence: str | None) -> bool:
+    """True when a seed's ``license`` lets the export publish its title and abstract."""
+    text = licence or ""
+    if _CLOSED.search(text) and not re.search(r"\bCC0\b", text):
+        return False
+    return bool(_OPEN.search(text))
+
+
+def seed_record(seed: dict[str, Any]) -> dict[str, Any]:
+    """The ``seed`` field of an export record (same keys in every record)."""
+    licence = seed.get("license")
+    text_ok = redistributable(licence)
+    return {"seed_id": str(seed.get("seed_id") or ""), "source": str(seed.get("source") or ""),
+            "license": None if licence is None else str(licence),
+            "doi": seed.get("doi") if isinstance(seed.get("doi"), str) else None,
+            "url": seed.get("url") if isinstance(seed.get("url"), str) else None,
+            "title": seed.get("title") if text_ok else None,
+            "abstract": seed.get("abstract") if text_ok else None,
+            "text_redistributed": text_ok}
+
+
+def export_record(case_id: str, domain: str, task_type: str, record: dict[str, Any]) -> dict[str, Any]:
+    """One export line from an accepted build record."""
+    profiles = record["profiles"]
+    return {
+        "case_id": case_id, "domain": domain, "task_type": task_type,
+        "seed": seed_record(record.get("seed") or {}),
+        "profiles": {
+            "meeting_scenario": profiles["meeting_scenario"],
+            "members": [{k: m[k] for k in ("id", "name", "role", "expertise", "background", "private_state",
+                                           "hidden_assumptions")} for m in profiles["members"]],
+            "misalignment_points": [{k: p[k] for k in ("id", "type", "topic", "surface_form", "member_a_understanding",
+                                                       "member_b_understanding", "why_undetected")}
+                                    for p in profiles["misalignment_points"]],
+            "conversation_outline": [{k: t[k] for k in ("turn", "speaker", "description", "ma_ids")}
+                                     for t in profiles["conversation_outline"]],
+        },
+        "dialogue": {"num_turns": record["dialogue"]["num_turns"],
+                     "turns": [{k: t[k] for k in ("turn_idx", "speaker_id", "speaker_name", "inner_thought", "utterance")}
+                               for t in record["dialogue"]["turns"]]},
+    }
+
+
+def features():
+    """The ``datasets.Features`` of an export record."""
+    from datasets import Features, Sequence, Value
+
+    text = Value("string")
+    return Features({
+        "case_id": text, "domain": text, "task_type": text,
+        "seed": {"seed_id": text, "source": text, "license": text, "doi": text, "url": text, "title": text,
+                 "abstract": text, "text_redistributed": Value("bool")},
+        "profiles": {
+            "meeting_scenario": text,
+            "members": [{"id": text, "name": text, "role": text, "expertise": text, "background": text,
+                         "private_state": text, "hidden_assumptions": Sequence(text)}],
+            "misalignment_points": [{"id": text, "type": text, "topic": text, "surface_form": text,
+                                     "member_a_understanding": text, "member_b_understanding": text,
+                                     "why_undetected": text}],
+            "conversation_outline": [{"turn": Value("int32"), "speaker": text, "description": text,
+                                      "ma_ids": Sequence(text)}],
+        },
+        "dialogue": {"num_turns": Value("int32"),
+                     "turns": [{"turn_idx": Value("int32"), "speaker_id": text, "speaker_name": text,
+                                "inner_thought": text, "utterance": text}]},
+    })

@@ -1,0 +1,93 @@
+"""``ioa-synth export``: write accepted cases of a build as a Hugging Face dataset folder:
+``data/<split>.jsonl`` (train, validation, test), ``README.md`` (dataset card) and
+``croissant.json``. The folder is written next to its destination and moved into place
+when complete, so a failed export leaves no half-written folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.dedup import DEFAULT_THRESHOLD
+from ioa_synth.export.records import SPLIT_NAMES, export_record
+
+#: Files an export folder holds; a destination with other files is refused.
+EXPORT_FILES = {"README.md", "croissant.json", "data"}
+
+
+class ExportError(ValueError):
+    """An export that cannot be written; the message says why."""
+
+
+def split_records(catalog, split: str) -> list[dict[str, Any]]:
+    """The export records of the accepted cases of ``split`` (build split name), by case id."""
+    out = []
+    for case_id, domain, task_type, path in catalog.execute(
+            "SELECT case_id, domain, task_type, path FROM cases WHERE split = ? AND status = 'accepted' "
+            "ORDER BY case_id", [split]):
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            out.append(export_record(case_id, domain, task_type, record))
+        except (OSError, TypeError, ValueError, KeyError) as exc:
+            raise ExportError(f"{case_id}: cannot read its record {path} ({type(exc).__name__}: {exc})") from exc
+    return out
+
+
+def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-by-4.0",
+                 threshold: float = DEFAULT_THRESHOLD, name: str | None = None) -> dict[str, Any]:
+    """Export ``splits`` (build names: train, val, test) of the build in ``out_dir`` to the
+    folder ``to``; return ``{"splits": {export name: cases}, "skipped": [empty splits], "path"}``.
+
+    Raises:
+        ExportError: no accepted case in the chosen splits, an unreadable record, or a
+            destination that holds something other than an earlier export.
+        BuildDirError: ``out_dir`` is not a build directory.
+    """
+    from datasets import Dataset, disable_progress_bars
+
+    from ioa_synth.export.card import dataset_card
+    from ioa_synth.export.croissant import croissant_metadata
+    from ioa_synth.export.provenance import provenance
+    from ioa_synth.export.records import features
+
+    to = Path(to)
+    if to.exists() and (not to.is_dir() or set(p.name for p in to.iterdir()) - EXPORT_FILES):
+        raise ExportError(f"--to {to} exists and is not an earlier export (it holds other files); choose a new folder")
+    with open_catalog(out_dir, read_only=True) as cat:
+        records = {s: split_records(cat, s) for s in splits}
+        kept = [s for s in splits if records[s]]
+        if not kept:
+            raise ExportError(f"{out_dir}: no accepted case in split(s) {', '.join(splits)}")
+        prov = provenance(cat, kept, threshold)
+    pretty = name or f"IoA cases built with ioa-synth ({', '.join(SPLIT_NAMES[s] for s in kept)})"
+    disable_progress_bars()  # one summary line, no bars, on the command line
+    to.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.", dir=to.parent))
+    try:
+        files, sizes = {}, {}
+        for s in kept:
+            rel = f"data/{SPLIT_NAMES[s]}.jsonl"
+            (tmp / "data").mkdir(exist_ok=True)
+            Dataset.from_list(records[s], features=features()).to_json(tmp / rel, lines=True, force_ascii=False)
+            files[SPLIT_NAMES[s]], sizes[SPLIT_NAMES[s]] = rel, len(records[s])
+        num_bytes = {name: (tmp / rel).stat().st_size for name, rel in files.items()}
+        (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty, num_bytes), encoding="utf-8")
+        meta = croissant_metadata(tmp, files, pretty, license, prov)
+        (tmp / "croissant.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if to.exists():
+            old = to.with_name(f".{to.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            to.rename(old)
+            tmp.rename(to)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(to)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"splits": sizes, "skipped": [s for s in splits if s not in kept], "path": str(to),
+            "near_duplicates": prov["near_duplicates"]}

@@ -1,0 +1,105 @@
+"""Near-duplicate cases: ``check`` finds a copy of a case with the members renamed (within
+and across splits; exit 1 across), ``build --dedup`` discards a near-copy of an earlier
+case with that reason, and a case rewritten in other words is not a near-duplicate."""
+
+from __future__ import annotations
+
+import json
+
+from ioa_helpers import q
+
+from ioa_synth.build.dedup import case_text, jaccard, shingles
+from ioa_synth.llm.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1, valid_stage2
+
+SWAP = {"Ada Okafor": "Malin Achterberg", "Ben Lindqvist": "Tomasz Wierzbicki"}
+
+
+def _swap_names(text: str) -> str:
+    for old, new in SWAP.items():
+        text = text.replace(old, new).replace(old.split()[0], new.split()[0])
+    return text
+
+
+class NameSwapped:
+    """Answers like :class:`ProtocolResponder`, with both members renamed everywhere."""
+
+    def __init__(self) -> None:
+        self.base = ProtocolResponder()
+
+    def __call__(self, body, headers):
+        reply = self.base(body, headers)
+        if request_kind(body) in ("stage1_generator", "stage2_generator") and reply.status == 200:
+            return chat_reply(_swap_names(reply.body["choices"][0]["message"]["content"]))
+        return reply
+
+
+def test_a_renamed_copy_has_the_same_content_and_a_rewrite_does_not():
+    profiles, turns = valid_stage1(4), valid_stage2(6)["turns"]
+    copy = json.loads(_swap_names(json.dumps({"p": profiles, "t": turns})))
+    assert case_text(copy["p"], copy["t"]) == case_text(profiles, turns)
+    other = json.loads(json.dumps({"p": profiles, "t": turns}))
+    other["p"]["meeting_scenario"] = "A hospital pharmacist and a ward nurse review the new dosing chart."
+    for p in other["p"]["misalignment_points"]:
+        p["member_a_understanding"] = "a paediatric dose per kilogram as printed on the March chart"
+        p["member_b_understanding"] = "the adult flat dose the pharmacy has dispensed since 2019"
+        p["why_undetected"] = "both read the chart every day"
+    for i, t in enumerate(other["t"]):
+        t["utterance"] = f"Point {i}: the chart goes to the ward on Monday and we check it after the round."
+    sim = jaccard(shingles(case_text(profiles, turns)), shingles(case_text(other["p"], other["t"])))
+    assert sim < 0.3
+
+
+def test_check_finds_a_renamed_copy_across_splits(cli, endpoint, seeds_file, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    endpoint()
+    seeds = [json.loads(line) for line in seeds_file(2).read_text().splitlines()]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps(seeds[0]) + "\n")
+    b.write_text(json.dumps(seeds[1]) + "\n")
+    assert cli("build", "--seeds", a, "--split", "test", "--out", out).exit_code == 0
+    res = cli("check", "--out", out)
+    assert res.exit_code == 0 and "0 pair(s)" in res.stdout
+    endpoint(responder=NameSwapped())  # the train case: the same case with the members renamed
+    assert cli("build", "--seeds", b, "--split", "train", "--out", out).exit_code == 0
+    names = {n for (n,) in q(out, "SELECT path FROM cases")}
+    assert any("Malin" in open(p).read() for p in names)
+    res = cli("check", "--out", out, "--json")
+    assert res.exit_code == 1
+    report = json.loads(res.stdout)
+    (pair,) = report["pairs"]
+    assert {pair["a"].split("/")[0], pair["b"].split("/")[0]} == {"test", "train"}
+    assert pair["similarity"] == 1.0 and pair["cross_split"] and report["cross_split"] == 1
+    table = cli("check", "--out", out)
+    assert table.exit_code == 1 and "ACROSS" in table.stdout
+
+
+def test_check_within_one_split_exits_zero(cli, endpoint, seeds_file, tmp_path):
+    out = tmp_path / "out"
+    endpoint()
+    assert cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out).exit_code == 0
+    res = cli("check", "--out", out, "--json")
+    assert res.exit_code == 0
+    (pair,) = json.loads(res.stdout)["pairs"]
+    assert not pair["cross_split"]
+
+
+def test_check_of_a_missing_build_is_one_error_line(cli, tmp_path):
+    res = cli("check", "--out", tmp_path / "nothing")
+    assert res.exit_code == 2 and res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
+
+
+def test_build_dedup_discards_a_near_copy_of_an_earlier_case(cli, endpoint, seeds_file, tmp_path):
+    out = tmp_path / "out"
+    endpoint(responder=NameSwapped())
+    res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out, "--workers", "1", "--dedup")
+    assert res.exit_code == 0, res.output
+    rows = q(out, "SELECT case_id, status, discard_reason, path FROM cases ORDER BY case_id")
+    statuses = sorted(r[1] for r in rows)
+    assert statuses == ["accepted", "discarded"]
+    first = next(r for r in rows if r[1] == "accepted")
+    dup = next(r for r in rows if r[1] == "discarded")
+    assert dup[2].startswith(f"near-duplicate of {first[0]} (Jaccard 1.00") and dup[3] is None
+    report = json.loads(cli("status", "--out", out, "--json").stdout)
+    assert report["discards"]["test"]["discarded"] == {"near-duplicate": 1}
+    # a re-run keeps the decision and an export-free check sees one accepted case only
+    assert cli("check", "--out", out).exit_code == 0
