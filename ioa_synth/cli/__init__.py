@@ -79,6 +79,9 @@ def _register() -> None:
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")
+    from ioa_synth.cli.train import train_app
+
+    app.add_typer(train_app, name="train", help="Training data for a prober (SFT warm-start, GRPO prompts).")
 
 
 _register()
