@@ -33,6 +33,8 @@ def test_f1_equals_evaluate_questions_from(cli, teacher, tmp_path):
         assert (r.precision, r.recall, r.f1) == prf(m["a"], m["c"], len(m["mas_hit"]), m["num_mas"])
         assert (r.k, r.a, r.b, r.c) == (m["k"], m["a"], m["b"], m["c"])
     assert results[0].f1 == 2 * 0.8 * 1.0 / 1.8  # App. E.1 case 1, unrounded
+    reward_requests = [r["body"] for s in (teacher.trio.simulator, teacher.trio.validity_filter) for r in s.requests]
+    assert {b["temperature"] for b in reward_requests} == {0.2}  # simulator and filter at T 0.2 (App. D.1)
     assert [r.f1 for r in results[1:]] == [0.5, 0.0, 0.0]
 
 

@@ -3,9 +3,9 @@
 download). The simulator and filter are scripted servers; the rewards TRL logs for each
 completion equal the F1 that the scripted answers imply for the question set it holds.
 
-The tokenizer's vocabulary holds, besides the chat markers, three whole question sets as
-single tokens, so a one-token completion of the random policy is either one of those sets
-(a real protocol reward) or not a question set at all (0.0).
+The tokenizer's vocabulary is the special tokens plus three whole question sets as single
+tokens, so a one-token completion of the random policy is either one of those sets (a real
+protocol reward) or empty (not a question set: 0.0); the chat template's words are <unk>.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from .conftest import STUDY_ALL_C  # noqa: E402
 
 SETS = [STUDY_1, STUDY_2, STUDY_ALL_C]
 BY_STEM = {q.stem: q for qs in SETS for q in qs}
-MARKERS = ["<|system|>", "<|user|>", "<|assistant|>"]
 TEMPLATE = ("{% for m in messages %}{{ '<|' + m['role'] + '|> ' + m['content'] + ' ' }}{% endfor %}"
             "{% if add_generation_prompt %}{{ '<|assistant|> ' }}{% endif %}")
 
@@ -48,12 +47,17 @@ def implied_f1(text: str, num_mas: int = 4) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def text_of(messages) -> str:
+    """The text of a logged conversational prompt or completion (a list of messages)."""
+    return messages if isinstance(messages, str) else " ".join(m["content"] for m in messages)
+
+
 def tiny_model(path):
     """A 1-layer Llama (random weights) and a word-level tokenizer with a chat template, saved to ``path``."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *MARKERS, *map(question_set, SETS), "ok"])}
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *map(question_set, SETS)])}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>")
@@ -114,11 +118,34 @@ def test_grpo_step_with_the_ioa_reward(cli, trio, tmp_path):
     assert trainer.state.global_step == 1
     logged = pd.read_parquet(out / "completions" / "completions_00001.parquet")
     assert len(logged) == 8
-    expected = [implied_f1(c) for c in logged["completion"]]
+    texts = [text_of(c) for c in logged["completion"]]  # conversational: the assistant message
+    expected = [implied_f1(c) for c in texts]
     assert logged["ioa_f1"].tolist() == pytest.approx(expected, abs=1e-6)
-    assert {round(x, 4) for x in expected} - {0.0}, "the random policy wrote no question set; pick another seed"
+    assert {round(x, 4) for x in expected} - {0.0}, "the random policy wrote no scored question set; pick another seed"
     step = next(h for h in trainer.state.log_history if "rewards/ioa_f1/mean" in h)
     assert step["rewards/ioa_f1/mean"] == pytest.approx(sum(expected) / len(expected), abs=1e-6)
-    texts = set(map(question_set, SETS))  # each (case, question set) pays M1 and M2 once, repeats replay
-    paid = {("One" in p, c.strip()) for p, c in zip(logged["prompt"], logged["completion"]) if c.strip() in texts}
+    sets = set(map(question_set, SETS))  # each (case, question set) pays M1 and M2 once, repeats replay
+    paid = {("One" in text_of(p), c) for p, c in zip(logged["prompt"], texts) if c in sets}
     assert len(t.simulator.requests) == 2 * len(paid)
+
+
+def test_recipe_defaults_are_the_papers(tmp_path, monkeypatch):
+    """scripts/train_prober.py builds TRL configs with App. D.1's settings."""
+    import importlib.util
+    from pathlib import Path
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    path = Path(__file__).resolve().parents[2] / "scripts" / "train_prober.py"
+    spec = importlib.util.spec_from_file_location("train_prober", path)
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    sft = recipe.sft_config(recipe.parser().parse_args(
+        ["sft", "--model", "m", "--data", "d", "--out", str(tmp_path / "s"), "--no-bf16"]))
+    assert (sft.num_train_epochs, sft.learning_rate, sft.max_length) == (2, 1e-5, 8192)
+    assert sft.per_device_train_batch_size * sft.gradient_accumulation_steps == 8
+    a = recipe.parser().parse_args(["grpo", "--model", "m", "--prompts", "p", "--data", "d", "--out",
+                                    str(tmp_path / "g"), "--no-bf16"])
+    grpo = recipe.grpo_config(a)
+    assert (grpo.num_train_epochs, grpo.learning_rate, grpo.num_generations) == (2, 1e-6, 5)
+    assert grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps == 24 * 5
+    assert (grpo.max_completion_length, a.max_prompt_length, grpo.scale_rewards) == (4096, 4096, "group")
