@@ -16,7 +16,8 @@ later run: the key of a call is ``(<case_id>#<digest>, stage, role, attempt)`` w
 digest hashes the case file, the simulator settings and the completion's question set, so
 the same completion for the same case is never paid twice (two completions that differ only
 in whitespace or a think block share their calls). Each scored completion also gets a
-``train_rewards`` row (P, R, F1, K, |A|, |B|, |C|, the record without its call log).
+``train_rewards`` row (P, R, F1, K, |A|, |B|, |C|, each question's category in order, e.g.
+``AAAAC``, and the MAs hit).
 
 :class:`RewardScorer` is the scorer; :class:`IoAF1Reward` is its TRL adapter and
 :mod:`ioa_synth.train.verl_reward` its verl adapter.
@@ -47,7 +48,7 @@ from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries, now_utc
-from ioa_synth.store.catalog import Catalog, dumps
+from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.run_context import open_run
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
 
@@ -58,7 +59,8 @@ COMPONENTS = ("simulator", "validity_filter")
 REWARDS_TABLE = "train_rewards"
 REWARDS_COLUMNS = """
     completion_key VARCHAR, case_id VARCHAR, f1 DOUBLE, precision DOUBLE, recall DOUBLE, k INTEGER,
-    a INTEGER, b INTEGER, c INTEGER, error VARCHAR, record_json VARCHAR, run_id VARCHAR, created_at TIMESTAMP
+    a INTEGER, b INTEGER, c INTEGER, categories VARCHAR, mas_hit VARCHAR, error VARCHAR, run_id VARCHAR,
+    created_at TIMESTAMP
 """
 
 
@@ -174,6 +176,7 @@ class RewardScorer:
             self._stack.close()
             raise
         self._lock = threading.Lock()
+        self._pending: list[dict[str, Any]] = []
         self._key_locks: dict[str, threading.Lock] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ioa-reward")
         atexit.register(self.close)
@@ -203,6 +206,12 @@ class RewardScorer:
             ioa_synth.llm.client.StopRun: a setup error (HTTP 400/401/...) or :meth:`close`.
             RuntimeError: an internal error of the evaluation path (a bug, not a reward).
         """
+        try:
+            return self._score(case_id, completion)
+        finally:
+            self._write_rewards()
+
+    def _score(self, case_id: str, completion: Any) -> RewardResult:
         case = self.case(case_id)
         text = completion_text(completion)
         try:
@@ -240,19 +249,32 @@ class RewardScorer:
             raise ValueError(f"{len(completions)} completions but {len(case_ids)} case ids")
         for cid in case_ids:
             self.case(cid)
-        return list(self._pool.map(self.score, case_ids, completions))
+        try:
+            return list(self._pool.map(self._score, case_ids, completions))
+        finally:
+            self._write_rewards()
 
     def _store(self, key: str, result: RewardResult, record: dict[str, Any] | None) -> RewardResult:
-        with self._lock:
-            if key in self._recorded:
-                return result
-            self._recorded.add(key)
-        rec = {k: v for k, v in record.items() if k != "calls"} if record is not None else None
+        """Queue the ``train_rewards`` row of a newly scored completion (:meth:`_write_rewards`)."""
+        scored = record is not None and record.get("status") == "scored"
         row = {"completion_key": key, **{k: v for k, v in asdict(result).items() if k != "paid"},
-               "record_json": dumps(rec) if rec is not None else None, "run_id": self.run.run_id,
-               "created_at": now_utc()}
-        self.catalog.record([(REWARDS_TABLE, row)])
+               "categories": "".join(q["category"] for q in record["questions"]) if scored else None,
+               "mas_hit": ",".join(record["metrics"]["mas_hit"]) if scored else None,
+               "run_id": self.run.run_id, "created_at": now_utc()}
+        with self._lock:
+            if key not in self._recorded:
+                self._recorded.add(key)
+                self._pending.append(row)
         return result
+
+    def _write_rewards(self) -> None:
+        """Journal the queued ``train_rewards`` rows in one block: between the calls' rows they
+        would split the catalog's batched inserts into many small ones. (A kill before this
+        loses only these rows; the calls, stored as they are made, replay.)"""
+        with self._lock:
+            rows, self._pending = self._pending, []
+        if rows:
+            self.catalog.record([(REWARDS_TABLE, r) for r in rows])
 
     def close(self) -> None:
         """Stop new calls, wait for those in flight, store the run's summary, close the catalog
