@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -40,7 +39,7 @@ from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase, load_cases
 from ioa_synth.evaluate.probers import StoredQuestions
 from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.evaluate.replies import Question, parse_questions
+from ioa_synth.evaluate.replies import parse_questions
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.scoring import prf
 from ioa_synth.llm.client import Endpoint
@@ -51,6 +50,7 @@ from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries, 
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.run_context import open_run
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.train.completions import RewardResult, completion_key, completion_text
 
 #: ``runs.command`` of a reward catalog.
 COMMAND = "train reward"
@@ -70,51 +70,6 @@ class UnknownCaseError(LookupError):
 
 class RewardSetupError(FingerprintMismatch):
     """The ``out`` folder cannot hold this reward's calls (another command's folder)."""
-
-
-@dataclass(frozen=True)
-class RewardResult:
-    """The reward of one completion: ``f1`` (0.0 when the reply does not parse, ``None``
-    when a simulator/filter call failed after its retries), ``precision``/``recall``
-    (unrounded), ``k`` questions and |A|/|B|/|C| (``None`` unless scored), ``error`` (why
-    the reply did not parse or the call failed) and ``paid`` (fresh calls made for it)."""
-
-    case_id: str
-    f1: float | None
-    precision: float | None = None
-    recall: float | None = None
-    k: int | None = None
-    a: int | None = None
-    b: int | None = None
-    c: int | None = None
-    error: str | None = None
-    paid: int = 0
-
-
-def completion_text(completion: Any) -> str:
-    """The text of a completion: a string (standard format) or TRL's conversational list of
-    messages (the assistant messages' contents, text parts joined)."""
-    if isinstance(completion, str):
-        return completion
-    messages = [completion] if isinstance(completion, dict) else completion
-    if not isinstance(messages, (list, tuple)):
-        raise TypeError(f"a completion is a string or a list of messages, not {type(completion).__name__}")
-    out = []
-    for m in messages:
-        if not isinstance(m, dict) or m.get("role", "assistant") != "assistant":
-            continue
-        content = m.get("content") or ""
-        out.append(content if isinstance(content, str) else
-                   "".join(p.get("text", "") for p in content if isinstance(p, dict)))
-    return "".join(out)
-
-
-def completion_key(case: EvalCase, questions: list[Question], settings: EvalSettings) -> str:
-    """``<case_id>#<16 hex>``: what the calls of a completion are stored under (the case
-    file's sha256, the simulator settings and the question set, hashed)."""
-    blob = json.dumps([case.sha256, settings.rollouts, settings.permute_seed,
-                       [[q.question, q.options] for q in questions]], ensure_ascii=False)
-    return f"{case.case_id}#{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
 def _check_folder(catalog: Catalog, description: dict[str, Any]) -> str:
