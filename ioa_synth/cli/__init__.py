@@ -81,7 +81,7 @@ def _register() -> None:
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")
     from ioa_synth.cli.train import train_app
 
-    app.add_typer(train_app, name="train", help="Training data for a prober (SFT warm-start, GRPO prompts).")
+    app.add_typer(train_app, name="train", help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
 
 
 _register()

@@ -1,14 +1,15 @@
-"""``ioa-synth train``: training data for a prober (SFT warm-start, GRPO prompts)."""
+"""``ioa-synth train``: training a prober (SFT warm-start data, GRPO prompts, scoring with the reward)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from ioa_synth.cli.common import check_choice, check_out_folder, fail
 
-train_app = typer.Typer(no_args_is_help=True, help="Training data for a prober (SFT warm-start, GRPO prompts).")
+train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
 
 
 @train_app.command("sft")
@@ -60,3 +61,39 @@ def prompts(
     except (InputError, ExportError) as exc:
         fail(str(exc))
     typer.echo(f"wrote {n} prompts to {path} (access {access}, {fmt} layout)", err=True)
+
+
+@train_app.command("score")
+def score(
+    data: Path = typer.Option(..., "--data", help="The built split the prompts came from, e.g. DIR/train"),
+    case_id: str = typer.Option(..., "--case-id", help="Case id (path under --data without .json)"),
+    completion: Path = typer.Option(..., "--completion", help="File holding the prober reply to score ('-': stdin)"),
+    out: Path = typer.Option(Path("ioa-reward"), "--out", help="Catalog folder of the reward's calls (resumable)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model for unset endpoints"),
+) -> None:
+    """Score one completion with the training reward (the F1 'evaluate' gives its question set)
+    and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input."""
+    import json
+    import sys
+    from dataclasses import asdict
+
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors
+    from ioa_synth.evaluate.inputs import InputError
+    from ioa_synth.train.reward import RewardScorer, UnknownCaseError
+
+    check_out_folder(out)
+    cfg = config_or_fail(config)
+    try:
+        text = sys.stdin.read() if str(completion) == "-" else completion.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"--completion {completion}: cannot read ({exc})")
+    with llm_command_errors():
+        try:
+            with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model) as reward:
+                result = reward.score(case_id, text)
+        except (InputError, UnknownCaseError) as exc:
+            fail(str(exc))
+    typer.echo(json.dumps(asdict(result)))
+    if result.f1 is None:
+        raise typer.Exit(1)

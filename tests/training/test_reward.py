@@ -121,3 +121,22 @@ def test_verl_compute_score(teacher, tmp_path, monkeypatch):
 def test_refuses_an_evaluate_folder(teacher):
     with pytest.raises(RewardSetupError, match="results folder"):
         RewardScorer(teacher.data, out=teacher.results)
+
+
+def test_score_command(cli, teacher, tmp_path):
+    from ioa_helpers import one_line_error
+
+    reply = tmp_path / "reply.json"
+    reply.write_text(completion_of(teacher.record(CASES[1])))
+    args = ("train", "score", "--data", teacher.data, "--completion", reply, "--out", tmp_path / "reward")
+    res = cli(*args, "--case-id", CASES[1])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) | {"paid": 0} == {"case_id": CASES[1], "f1": 0.5, "precision": 0.5, "recall": 0.5,
+                                                     "k": 5, "a": 2, "b": 1, "c": 2, "error": None, "paid": 0}
+    res = cli(*args, "--case-id", "law/planning_999")
+    assert res.exit_code == 2
+    one_line_error(res, "law/planning_999", "is not a case of")
+    res = cli("train", "score", "--data", teacher.data, "--completion", reply, "--out", teacher.results,
+              "--case-id", CASES[1])
+    assert res.exit_code == 2
+    one_line_error(res, "results folder")

@@ -16,7 +16,6 @@ import os
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 if os.environ.get("CI") != "true":  # CI installs the train extra (scripts/setup.sh): missing there is a failure
     pytest.importorskip("trl", reason="the train extra is not installed (pip install -e '.[train]')")
 
