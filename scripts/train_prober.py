@@ -55,7 +55,7 @@ def sft_config(a: argparse.Namespace) -> Any:
     return SFTConfig(output_dir=a.out, num_train_epochs=a.epochs, learning_rate=a.lr,
                      per_device_train_batch_size=a.per_device_batch,
                      gradient_accumulation_steps=accumulation(a.batch, a.per_device_batch, "--batch"),
-                     max_length=a.max_length, bf16=a.bf16, gradient_checkpointing=a.bf16, logging_steps=1,
+                     max_length=a.max_length, bf16=a.bf16, logging_steps=1,
                      save_strategy="epoch", report_to=a.report_to, seed=a.seed)
 
 
@@ -67,7 +67,7 @@ def grpo_config(a: argparse.Namespace) -> Any:
                       per_device_train_batch_size=a.per_device_batch,
                       gradient_accumulation_steps=accumulation(completions, a.per_device_batch, "completions per step"),
                       num_generations=a.num_generations, max_completion_length=a.max_completion_length,
-                      scale_rewards="group", bf16=a.bf16, gradient_checkpointing=a.bf16, logging_steps=1,
+                      scale_rewards="group", bf16=a.bf16, logging_steps=1,
                       log_completions=True, save_strategy="epoch", report_to=a.report_to, seed=a.seed,
                       eval_strategy="epoch" if a.eval_prompts else "no")
 
@@ -161,7 +161,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
-    (run_sft if a.stage == "sft" else run_grpo)(a)
+    try:
+        (run_sft if a.stage == "sft" else run_grpo)(a)
+    except ValueError as exc:  # e.g. bf16 without a GPU that has it: TrainingArguments refuses the setup
+        hint = " (--no-bf16 on a machine without a bf16 GPU)" if "bf16" in str(exc) else ""
+        print(f"error: {' '.join(str(exc).split())}{hint}", file=sys.stderr)
+        return 2
     return 0
 
 
