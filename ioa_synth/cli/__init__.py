@@ -133,6 +133,9 @@ def _register() -> None:
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.",
                   rich_help_panel=PANEL_SEEDS)
+    from ioa_synth.cli.train import train_app
+
+    app.add_typer(train_app, name="train", help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
 
 
 _register()

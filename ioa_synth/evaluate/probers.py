@@ -19,7 +19,7 @@ from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, rea
 from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
 from ioa_synth.llm.client import LLMClient
-from ioa_synth.llm.prompts import render_template
+from ioa_synth.llm.prompts import Prompt, render_template
 from ioa_synth.protocol.schemas import request_schema
 
 
@@ -54,8 +54,13 @@ class McqProber:
     mode = "mcq"
     template = "evaluate/prober_mcq.jinja2"
 
+    def prompt(self, case: EvalCase, access: str) -> Prompt:
+        """The prober request's messages for ``case`` under ``access`` (also the prompt of
+        the training data, paper App. D.1)."""
+        return render_template(self.template, **prober_context(case, access))
+
     def ask(self, case: EvalCase, access: str, client: LLMClient, calls: CaseCalls) -> Probe:
-        prompt = render_template(self.template, **prober_context(case, access))
+        prompt = self.prompt(case, access)
         return Probe(calls.call(client, "prober", None, 1, prompt, request_schema(ProberReply), parse_questions))
 
 

@@ -48,6 +48,15 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den else 0.0
 
 
+def prf(a: int, c: int, mas_hit: int, num_mas: int) -> tuple[float, float, float]:
+    """Unrounded per-dialogue ``(P, R, F1)`` from |A|, |C|, the number of MAs hit by an A
+    question and the number of MAs (paper §4.2); a zero denominator gives 0. The one
+    formula behind :func:`dialogue_metrics` and the training reward (App. D.1)."""
+    p = _ratio(a, a + c)
+    r = _ratio(mas_hit, num_mas)
+    return p, r, _ratio(2 * p * r, p + r)
+
+
 def dialogue_metrics(categories: list[tuple[str, str | None]], ma_ids: list[str]) -> dict[str, Any]:
     """Per-dialogue metrics from ``(category, ma_id)`` per question and the case's MA ids.
 
@@ -58,9 +67,7 @@ def dialogue_metrics(categories: list[tuple[str, str | None]], ma_ids: list[str]
     """
     counts = Counter(cat for cat, _ in categories)
     hit = sorted({ma for cat, ma in categories if cat == "A" and ma in ma_ids})
-    p = _ratio(counts["A"], counts["A"] + counts["C"])
-    r = _ratio(len(hit), len(ma_ids))
-    f1 = _ratio(2 * p * r, p + r)
+    p, r, f1 = prf(counts["A"], counts["C"], len(hit), len(ma_ids))
     return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f1, 4), "k": len(categories),
             "a": counts["A"], "b": counts["B"], "c": counts["C"], "mas_hit": hit, "num_mas": len(ma_ids)}
 

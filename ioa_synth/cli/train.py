@@ -1,0 +1,99 @@
+"""``ioa-synth train``: training a prober (SFT warm-start data, GRPO prompts, scoring with the reward)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ioa_synth.cli.common import check_choice, check_out_folder, fail
+
+train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
+
+
+@train_app.command("sft")
+def sft(
+    results: Path = typer.Option(..., "--results", help="Results folder of a teacher prober's 'evaluate' run (--mode mcq)"),
+    out: Path = typer.Option(..., "--out", help="Folder for sft.jsonl"),
+    keep_c: bool = typer.Option(False, "--keep-c", help="Keep Category-C questions (the 'w/o filterC' ablation)"),
+    fmt: str = typer.Option("messages", "--format", help="messages or prompt-completion (TRL conversational formats)"),
+    allow_split: bool = typer.Option(False, "--allow-split", help="Export cases of a split other than train"),
+) -> None:
+    """One row per scored dialogue: the teacher's prober messages and its question set
+    without Category-C questions. Exit status: 0 written, 2 bad input."""
+    from ioa_synth.train.files import FORMATS_SFT, ExportError
+    from ioa_synth.train.sft import build_sft, write_sft
+
+    check_choice("--format", fmt, FORMATS_SFT)
+    check_out_folder(out)
+    try:
+        export = build_sft(results, keep_c=keep_c, fmt=fmt, allow_split=allow_split)
+    except ExportError as exc:
+        fail(str(exc))
+    path = write_sft(export, out)
+    removed = "kept (--keep-c)" if keep_c else f"{export.removed_c} removed"
+    typer.echo(f"wrote {len(export.rows)} rows to {path} (teacher {export.teacher}; splits "
+               f"{', '.join(sorted(export.splits))}); Category-C questions: {removed}; "
+               f"{len(export.dropped_empty)} dialogue(s) dropped with no question left; "
+               f"{len(export.not_scored)} case(s) not scored in the teacher run", err=True)
+
+
+@train_app.command("prompts")
+def prompts(
+    data: Path = typer.Option(..., "--data", help="A built split, e.g. DIR/train (cases searched recursively)"),
+    out: Path = typer.Option(..., "--out", help="Folder for <split>.jsonl (trl) or <split>.parquet (verl)"),
+    access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
+    fmt: str = typer.Option("trl", "--format", help="trl (JSONL) or verl (parquet)"),
+) -> None:
+    """One row per dialogue: the prober prompt exactly as 'evaluate' sends it, and the case id
+    the reward reads. Exit status: 0 written, 2 bad input."""
+    from ioa_synth.evaluate.access import ACCESS_LEVELS
+    from ioa_synth.evaluate.inputs import InputError
+    from ioa_synth.train.files import FORMATS_PROMPTS, ExportError
+    from ioa_synth.train.prompts import export_prompts
+
+    check_choice("--access", access, ACCESS_LEVELS)
+    check_choice("--format", fmt, FORMATS_PROMPTS)
+    check_out_folder(out)
+    try:
+        path, n = export_prompts(data, out, access=access, fmt=fmt)
+    except (InputError, ExportError) as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {n} prompts to {path} (access {access}, {fmt} layout)", err=True)
+
+
+@train_app.command("score")
+def score(
+    data: Path = typer.Option(..., "--data", help="The built split the prompts came from, e.g. DIR/train"),
+    case_id: str = typer.Option(..., "--case-id", help="Case id (path under --data without .json)"),
+    completion: Path = typer.Option(..., "--completion", help="File holding the prober reply to score ('-': stdin)"),
+    out: Path = typer.Option(Path("ioa-reward"), "--out", help="Catalog folder of the reward's calls (resumable)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model for unset endpoints"),
+) -> None:
+    """Score one completion with the training reward (the F1 'evaluate' gives its question set)
+    and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input."""
+    import json
+    import sys
+    from dataclasses import asdict
+
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors
+    from ioa_synth.evaluate.inputs import InputError
+    from ioa_synth.train.reward import RewardScorer, UnknownCaseError
+
+    check_out_folder(out)
+    cfg = config_or_fail(config)
+    try:
+        text = sys.stdin.read() if str(completion) == "-" else completion.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"--completion {completion}: cannot read ({exc})")
+    with llm_command_errors():
+        try:
+            with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model) as reward:
+                result = reward.score(case_id, text)
+        except (InputError, UnknownCaseError) as exc:
+            fail(str(exc))
+    typer.echo(json.dumps(asdict(result)))
+    if result.f1 is None:
+        raise typer.Exit(1)

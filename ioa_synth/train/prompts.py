@@ -1,0 +1,66 @@
+"""GRPO prompts of a built split (paper §6.1, App. D.1): one row per dialogue with the prober
+prompt exactly as ``evaluate`` sends it (:meth:`ioa_synth.evaluate.probers.McqProber.prompt`
+for the chosen ``--access``) and the case id the reward needs.
+
+- ``trl``: ``<split>.jsonl`` rows ``{"prompt": [system, user], "case_id", "split"}``
+  (TRL's conversational prompt format; ``case_id`` reaches the reward as a keyword).
+- ``verl``: ``<split>.parquet`` rows ``{"data_source": "ioa-suite", "prompt": [...],
+  "ability", "reward_model": {"style": "rule", "ground_truth": case_id},
+  "extra_info": {"case_id", "split", "index"}}`` (verl's RL dataset layout).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ioa_synth.evaluate.access import ACCESS_LEVELS
+from ioa_synth.evaluate.inputs import EvalCase, load_cases
+from ioa_synth.evaluate.probers import PROBERS
+from ioa_synth.train.files import FORMATS_PROMPTS, ExportError, split_of, write_jsonl_atomic, write_parquet_atomic
+
+DATA_SOURCE = "ioa-suite"
+ABILITY = "hidden-disagreement-probing"
+
+
+def prompt_rows(data: Path, cases: list[EvalCase], access: str = "public", fmt: str = "trl") -> list[dict[str, Any]]:
+    """The rows of ``cases`` (read from ``data``) in the ``fmt`` layout.
+
+    Raises:
+        ExportError: unknown ``access`` or ``fmt``.
+    """
+    if access not in ACCESS_LEVELS:
+        raise ExportError(f"--access must be one of {', '.join(ACCESS_LEVELS)} (got {access!r})")
+    if fmt not in FORMATS_PROMPTS:
+        raise ExportError(f"--format must be one of {', '.join(FORMATS_PROMPTS)} (got {fmt!r})")
+    prober = PROBERS["mcq"]
+    rows = []
+    for i, case in enumerate(cases):
+        messages = prober.prompt(case, access).messages
+        split = split_of(data, case.case_id)
+        if fmt == "trl":
+            rows.append({"prompt": messages, "case_id": case.case_id, "split": split})
+        else:
+            rows.append({"data_source": DATA_SOURCE, "prompt": messages, "ability": ABILITY,
+                         "reward_model": {"style": "rule", "ground_truth": case.case_id},
+                         "extra_info": {"case_id": case.case_id, "split": split, "index": i}})
+    return rows
+
+
+def export_prompts(data: Path, out_dir: Path, access: str = "public", fmt: str = "trl") -> tuple[Path, int]:
+    """Write the prompts of every case under ``data`` to ``out_dir`` (``<split>.jsonl`` or
+    ``<split>.parquet``, named after the cases' split, ``prompts`` when they mix splits);
+    return the file and the row count.
+
+    Raises:
+        ioa_synth.evaluate.inputs.InputError: ``data`` is not a folder of cases.
+        ExportError: see :func:`prompt_rows`.
+    """
+    cases = load_cases(data)
+    rows = prompt_rows(data, cases, access, fmt)
+    splits = {split_of(data, c.case_id) for c in cases}
+    stem = splits.pop() if len(splits) == 1 else "prompts"
+    stem = "prompts" if stem == "unknown" else stem
+    if fmt == "trl":
+        return write_jsonl_atomic(out_dir / f"{stem}.jsonl", rows), len(rows)
+    return write_parquet_atomic(out_dir / f"{stem}.parquet", rows), len(rows)

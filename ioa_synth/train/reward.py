@@ -1,0 +1,290 @@
+"""The reward of prober training (paper §6.1, App. D.1): the per-dialogue F1 of the
+IoA-Suite protocol computed end to end on a training dialogue, with no format reward.
+
+A completion (the prober's reply) is read as ``evaluate`` reads a prober reply (think block
+and code fence removed, :func:`ioa_synth.evaluate.replies.parse_questions`); a reply that
+does not parse scores 0.0 without any call. A parsed question set goes through
+:func:`ioa_synth.evaluate.case.evaluate_case` itself, exactly as ``evaluate
+--questions-from`` sends it: simulator (its settings, one rollout by default as in the
+paper), validity filter on the divergent questions, categories, then P/R/F1. The reward is
+the unrounded F1 (:func:`ioa_synth.evaluate.scoring.prf`), equal to the record's
+``metrics.f1`` up to that field's rounding. A simulator or filter call that fails after its
+retries gives ``None`` (TRL then leaves the completion out of its group's baseline).
+
+Every call is stored in the catalog of the ``out`` folder (``llm_calls``) and replayed on a
+later run: the key of a call is ``(<case_id>#<digest>, stage, role, attempt)`` where the
+digest hashes the case file, the simulator settings and the completion's question set, so
+the same completion for the same case is never paid twice (two completions that differ only
+in whitespace or a think block share their calls). Each scored completion also gets a
+``train_rewards`` row (P, R, F1, K, |A|, |B|, |C|, each question's category in order, e.g.
+``AAAAC``, and the MAs hit).
+
+:class:`RewardScorer` is the scorer; :class:`IoAF1Reward` is its TRL adapter and
+:mod:`ioa_synth.train.verl_reward` its verl adapter.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ioa_synth.evaluate.case import EvalSettings, evaluate_case
+from ioa_synth.evaluate.inputs import EvalCase, load_cases
+from ioa_synth.evaluate.probers import StoredQuestions
+from ioa_synth.evaluate.records import CaseCalls
+from ioa_synth.evaluate.replies import parse_questions
+from ioa_synth.evaluate.run import component_of
+from ioa_synth.evaluate.scoring import prf
+from ioa_synth.llm.client import Endpoint
+from ioa_synth.llm.config import ToolkitConfig, load_config
+from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.llm.replies import reply_json
+from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries, now_utc
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.run_context import open_run
+from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.train.completions import RewardResult, completion_key, completion_text
+
+#: ``runs.command`` of a reward catalog.
+COMMAND = "train reward"
+#: The components a reward calls (the prober is the policy being trained).
+COMPONENTS = ("simulator", "validity_filter")
+REWARDS_TABLE = "train_rewards"
+REWARDS_COLUMNS = """
+    completion_key VARCHAR, case_id VARCHAR, f1 DOUBLE, precision DOUBLE, recall DOUBLE, k INTEGER,
+    a INTEGER, b INTEGER, c INTEGER, categories VARCHAR, mas_hit VARCHAR, error VARCHAR, run_id VARCHAR,
+    created_at TIMESTAMP
+"""
+
+
+class UnknownCaseError(LookupError):
+    """A ``case_id`` that is not a case of the reward's ``data`` folder (the message names it)."""
+
+
+class RewardSetupError(FingerprintMismatch):
+    """The ``out`` folder cannot hold this reward's calls (another command's folder)."""
+
+
+def _check_folder(catalog: Catalog, description: dict[str, Any]) -> str:
+    """Refuse another command's folder, and a component changed since it stored calls here."""
+    others = [c for (c,) in catalog.execute("SELECT DISTINCT command FROM runs WHERE command <> ?", [COMMAND])]
+    if others:
+        raise RewardSetupError(f"{catalog.out_dir} holds runs of {', '.join(others)}; give the reward a "
+                               "catalog folder of its own")
+    return check_fingerprint(catalog, description, commands=(COMMAND,), component_of=component_of)
+
+
+class RewardScorer:
+    """Scores completions of the ``data`` split's cases, ``workers`` at once.
+
+    Args:
+        data: the built split the prompts came from (``DIR/<split>``, as given to
+            ``ioa-synth train prompts``); case ids are paths relative to it.
+        config: a ``--config`` file (path), a loaded :class:`ToolkitConfig` or ``None``;
+            ``SIMULATOR_*``/``VALIDITY_FILTER_*``/``OPENAI_*`` env vars give the endpoints,
+            none means the embedded model (``local_model``).
+        out: the catalog folder (created; resumable).
+        workers: completions scored at once by :meth:`score_many`.
+        rollouts: simulator rollouts per participant (the paper's reward uses one).
+
+    Raises:
+        ioa_synth.evaluate.inputs.InputError: ``data`` is not a folder of cases.
+        ConfigError: an unusable config file.
+        FingerprintMismatch / RewardSetupError: ``out`` holds calls of another setup or command.
+        EndpointError / SetupError / LocalModelError: an endpoint cannot be used.
+    """
+
+    def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None,
+                 out: str | Path = "ioa-reward", workers: int = 32, local_model: str | None = None,
+                 rollouts: int = 1) -> None:
+        self.data = Path(data)
+        self.cases = {c.case_id: c for c in load_cases(self.data)}
+        cfg = config if isinstance(config, ToolkitConfig) else load_config(config)
+        self.settings = EvalSettings(mode="mcq", rollouts=rollouts)
+        out = Path(out)
+        if (out / "run.json").exists() or (out / "records").is_dir():
+            raise RewardSetupError(f"{out} is an 'ioa-synth evaluate' results folder; give the reward a "
+                                   "catalog folder of its own")
+        self._stack = ExitStack()
+        self._closed = False
+        try:
+            self.catalog = self._stack.enter_context(Catalog(out))
+            args = {"data": str(self.data), "config": str(config) if isinstance(config, (str, Path)) else None,
+                    "workers": workers, "local_model": local_model, **self.settings.as_dict()}
+            self.run = self._stack.enter_context(open_run(
+                self.catalog, COMMAND, list(COMPONENTS), cfg, local_model, args, describe=self._describe,
+                check=_check_folder, interruptible=False))
+            self.catalog.ensure_table(REWARDS_TABLE, REWARDS_COLUMNS)
+            stored = [c for (c,) in self.catalog.execute("SELECT DISTINCT case_id FROM llm_calls WHERE error IS NULL")]
+            self.recorder = CallRecorder(self.catalog, self.run.run_id, load_replay(self.catalog, stored),
+                                         on_tokens=self.run.tokens.add)
+            self.replay_tries = load_replay_tries(self.catalog, stored)
+            self._recorded = {k for (k,) in self.catalog.execute(f"SELECT DISTINCT completion_key FROM {REWARDS_TABLE}")}
+        except BaseException:
+            self._stack.close()
+            raise
+        self._lock = threading.Lock()
+        self._pending: list[dict[str, Any]] = []
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ioa-reward")
+        atexit.register(self.close)
+
+    def _describe(self, eps: dict[str, Endpoint]) -> dict[str, Any]:
+        templates = all_template_hashes("evaluate")
+        return {"fingerprint_version": 2, "settings": self.settings.as_dict(),
+                "components": {n: {**ep.identity(), "templates": templates} for n, ep in sorted(eps.items())}}
+
+    def case(self, case_id: str) -> EvalCase:
+        """The case ``case_id`` of ``data``.
+
+        Raises:
+            UnknownCaseError: no such case (the message names it and the folder).
+        """
+        try:
+            return self.cases[case_id]
+        except (KeyError, TypeError):
+            raise UnknownCaseError(f"case_id {case_id!r} is not a case of {self.data} "
+                                   f"({len(self.cases)} cases, e.g. {next(iter(self.cases))!r})") from None
+
+    def score(self, case_id: str, completion: Any) -> RewardResult:
+        """The reward of ``completion`` (a string or TRL's list of messages) for ``case_id``.
+
+        Raises:
+            UnknownCaseError: ``case_id`` is not a case of ``data``.
+            ioa_synth.llm.client.StopRun: a setup error (HTTP 400/401/...) or :meth:`close`.
+            RuntimeError: an internal error of the evaluation path (a bug, not a reward).
+        """
+        try:
+            return self._score(case_id, completion)
+        finally:
+            self._write_rewards()
+
+    def _score(self, case_id: str, completion: Any) -> RewardResult:
+        case = self.case(case_id)
+        text = completion_text(completion)
+        try:
+            questions = parse_questions(reply_json(text))
+        except ValueError as exc:  # invalid JSON, wrong shape, placeholder: no format reward, no call
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            result = RewardResult(case_id, 0.0, error=f"unparseable: {' '.join(str(exc).split())[:300]}")
+            self._store(f"{case_id}#{digest}", result, None)
+            return result
+        key = completion_key(case, questions, self.settings)
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:  # the same question set scored twice at once waits and replays
+            calls = CaseCalls(self.recorder, key, self.replay_tries)
+            record = evaluate_case(case, self.settings, StoredQuestions({case_id: questions}), self.run.clients, calls)
+            self.recorder.tokens_by_case.pop(key, None)
+        paid = sum(1 for c in calls.log if c["error"] is None and not c.get("replayed"))
+        if record["status"] != "scored":
+            if str(record.get("error", "")).startswith("internal error"):
+                raise RuntimeError(f"{case_id}: {record['error']}")
+            return self._store(key, RewardResult(case_id, None, error=record.get("error"), paid=paid), record)
+        m = record["metrics"]
+        p, r, f1 = prf(m["a"], m["c"], len(m["mas_hit"]), m["num_mas"])
+        return self._store(key, RewardResult(case_id, f1, p, r, m["k"], m["a"], m["b"], m["c"], paid=paid), record)
+
+    def score_many(self, case_ids: Sequence[str], completions: Sequence[Any]) -> list[RewardResult]:
+        """Rewards of ``completions[i]`` for ``case_ids[i]``, scored ``workers`` at once, in order.
+        Every case id is checked before any call.
+
+        Raises:
+            ValueError: the two lists differ in length.
+            UnknownCaseError, StopRun, RuntimeError: as :meth:`score`.
+        """
+        if len(case_ids) != len(completions):
+            raise ValueError(f"{len(completions)} completions but {len(case_ids)} case ids")
+        for cid in case_ids:
+            self.case(cid)
+        try:
+            return list(self._pool.map(self._score, case_ids, completions))
+        finally:
+            self._write_rewards()
+
+    def _store(self, key: str, result: RewardResult, record: dict[str, Any] | None) -> RewardResult:
+        """Queue the ``train_rewards`` row of a newly scored completion (:meth:`_write_rewards`)."""
+        scored = record is not None and record.get("status") == "scored"
+        row = {"completion_key": key, **{k: v for k, v in asdict(result).items() if k != "paid"},
+               "categories": "".join(q["category"] for q in record["questions"]) if scored else None,
+               "mas_hit": ",".join(record["metrics"]["mas_hit"]) if scored else None,
+               "run_id": self.run.run_id, "created_at": now_utc()}
+        with self._lock:
+            if key not in self._recorded:
+                self._recorded.add(key)
+                self._pending.append(row)
+        return result
+
+    def _write_rewards(self) -> None:
+        """Journal the queued ``train_rewards`` rows in one block: between the calls' rows they
+        would split the catalog's batched inserts into many small ones. (A kill before this
+        loses only these rows; the calls, stored as they are made, replay.)"""
+        with self._lock:
+            rows, self._pending = self._pending, []
+        if rows:
+            self.catalog.record([(REWARDS_TABLE, r) for r in rows])
+
+    def close(self) -> None:
+        """Stop new calls, wait for those in flight, store the run's summary, close the catalog
+        (idempotent; also done at interpreter exit)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.run.guard.stop.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.run.summary |= {"calls": self.run.tokens.calls}
+        self._stack.close()
+        atexit.unregister(self.close)
+
+    def __enter__(self) -> "RewardScorer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def rank_folder(out: str | Path) -> Path:
+    """``out`` itself, or ``out/rank<RANK>`` when several processes train together
+    (``WORLD_SIZE`` > 1): a DuckDB catalog has one writer process."""
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    return Path(out) / f"rank{os.environ.get('RANK', '0')}" if world > 1 else Path(out)
+
+
+class IoAF1Reward(RewardScorer):
+    """TRL reward function: ``GRPOTrainer(reward_funcs=[IoAF1Reward(data=..., out=...)])``.
+
+    Called by TRL with ``prompts``, ``completions`` and the dataset's other columns as
+    keyword arguments, among them ``case_id`` (a column of ``ioa-synth train prompts``);
+    returns one float per completion, ``None`` for a failed call. The batch is scored
+    ``workers`` completions at once. With TRL's ``log_extra`` the per-completion P, R, K
+    and |A|/|B|/|C| go to its completions table; with ``log_metric`` the share of
+    unparseable replies and of failed calls go to its metrics. Several training processes
+    each get a catalog of their own (:func:`rank_folder`).
+    """
+
+    def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None, workers: int = 32,
+                 out: str | Path = "ioa-reward", local_model: str | None = None, rollouts: int = 1) -> None:
+        super().__init__(data, config, rank_folder(out), workers, local_model, rollouts)
+        self.__name__ = "ioa_f1"  # TRL names the reward's logged columns after it
+
+    def __call__(self, prompts: Any = None, completions: Sequence[Any] | None = None,
+                 case_id: Sequence[str] | None = None, log_extra: Callable[[str, list], None] | None = None,
+                 log_metric: Callable[[str, float], None] | None = None, **kwargs: Any) -> list[float | None]:
+        if completions is None or case_id is None:
+            raise TypeError("IoAF1Reward needs completions and a case_id column in the training dataset "
+                            "(written by 'ioa-synth train prompts')")
+        results = self.score_many(list(case_id), list(completions))
+        if log_extra is not None:
+            for name in ("precision", "recall", "k", "a", "b", "c"):
+                log_extra(f"ioa_{name}", [getattr(r, name) for r in results])
+        if log_metric is not None and results:
+            log_metric("ioa/unparseable", sum(r.f1 == 0.0 and r.k is None for r in results) / len(results))
+            log_metric("ioa/failed_calls", sum(r.f1 is None for r in results) / len(results))
+        return [r.f1 for r in results]

@@ -1,0 +1,81 @@
+"""verl adapter of the training reward (paper §6.1 trained with verl; App. D.1).
+
+Point verl's custom reward function at this module::
+
+    custom_reward_function.path=$(python -c 'import ioa_synth.train.verl_reward as m; print(m.__file__)')
+    custom_reward_function.name=compute_score
+
+and configure it with environment variables (read when the first score is asked for):
+
+- ``IOA_REWARD_DATA`` (required): the built split the prompts came from (``DIR/train``);
+- ``IOA_REWARD_CONFIG``: a ``--config`` JSON file (optional; endpoints come from
+  ``SIMULATOR_*``/``VALIDITY_FILTER_*``/``OPENAI_*`` as for ``evaluate``);
+- ``IOA_REWARD_OUT``: the catalog folder (default ``ioa-reward``; one per process);
+- ``IOA_REWARD_WORKERS``: completions scored at once in a batch (default 32).
+
+``compute_score(data_source, solution_str, ground_truth, extra_info)`` (verl's ``naive``
+and ``prime`` reward managers) scores one completion; called with the plural keywords of
+verl's ``batch`` reward manager (``data_sources``, ``solution_strs``, ``ground_truths``,
+``extra_infos``) it scores the whole batch concurrently. Each score is ``{"score": F1,
+"precision", "recall", "k", "failed"}``. verl cannot leave a sample out of its group, so a
+simulator/filter call that failed after its retries scores 0.0 with ``failed`` = 1.0.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Sequence
+
+from ioa_synth.train.reward import RewardResult, RewardScorer
+
+_scorer: RewardScorer | None = None
+_lock = threading.Lock()
+
+
+class RewardEnvError(RuntimeError):
+    """``IOA_REWARD_DATA`` is not set."""
+
+
+def scorer() -> RewardScorer:
+    """The process's scorer, opened from the ``IOA_REWARD_*`` variables on first use."""
+    global _scorer
+    with _lock:
+        if _scorer is None:
+            data = os.environ.get("IOA_REWARD_DATA")
+            if not data:
+                raise RewardEnvError("set IOA_REWARD_DATA to the built split the prompts came from (e.g. DIR/train)")
+            _scorer = RewardScorer(data, os.environ.get("IOA_REWARD_CONFIG") or None,
+                                   out=os.environ.get("IOA_REWARD_OUT") or "ioa-reward",
+                                   workers=int(os.environ.get("IOA_REWARD_WORKERS") or 32))
+        return _scorer
+
+
+def _case_id(ground_truth: Any, extra_info: Any) -> str:
+    if isinstance(extra_info, dict) and extra_info.get("case_id"):
+        return str(extra_info["case_id"])
+    return str(ground_truth)
+
+
+def _as_score(r: RewardResult) -> dict[str, float]:
+    return {"score": r.f1 or 0.0, "precision": r.precision or 0.0, "recall": r.recall or 0.0,
+            "k": float(r.k or 0), "failed": float(r.f1 is None)}
+
+
+def compute_score(data_source: str | None = None, solution_str: str | None = None, ground_truth: Any = None,
+                  extra_info: dict[str, Any] | None = None, *, data_sources: Sequence[str] | None = None,
+                  solution_strs: Sequence[str] | None = None, ground_truths: Sequence[Any] | None = None,
+                  extra_infos: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, float] | list[dict[str, float]]:
+    """The reward of one completion (``solution_str``; the case id is ``ground_truth`` or
+    ``extra_info["case_id"]``), or of a batch given with the plural keywords.
+
+    Raises:
+        RewardEnvError: ``IOA_REWARD_DATA`` is not set.
+        ioa_synth.train.reward.UnknownCaseError: a case id not in ``IOA_REWARD_DATA``.
+    """
+    if solution_strs is not None:
+        infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+        truths = list(ground_truths) if ground_truths is not None else [None] * len(solution_strs)
+        ids = [_case_id(g, e) for g, e in zip(truths, infos)]
+        return [_as_score(r) for r in scorer().score_many(ids, list(solution_strs))]
+    return _as_score(scorer().score(_case_id(ground_truth, extra_info), solution_str or ""))
