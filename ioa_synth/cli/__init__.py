@@ -79,6 +79,9 @@ def _register() -> None:
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")
+    from ioa_synth.cli.belief import belief_app
+
+    app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).")
 
 
 _register()
