@@ -76,9 +76,9 @@ def persona(agent: Agent, item: Item, instructions: bool = True) -> str:
     """The system text of ``agent``: a benign persona (with the general discussion
     instructions unless ``instructions`` is False), or the attacker's advocate instruction."""
     if agent.role == "attacker":
-        return render_template("belief/attacker_persona.jinja2", name=agent.name, agent_id=agent.id,
+        return render_template("belief/attacker_persona.jinja2", agent_name=agent.name, agent_id=agent.id,
                                manipulated_statement=item.manipulated_statement).messages[0]["content"]
-    return render_template("belief/benign_persona.jinja2", name=agent.name, agent_id=agent.id, trait=agent.trait,
+    return render_template("belief/benign_persona.jinja2", agent_name=agent.name, agent_id=agent.id, trait=agent.trait,
                            instructions=instructions).messages[0]["content"]
 
 

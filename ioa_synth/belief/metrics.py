@@ -131,7 +131,7 @@ def ratio_with_ci(nums: list[int], dens: list[int]) -> tuple[float | None, list[
     res = stats.bootstrap((num, den), lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis), paired=True,
                           vectorized=True, n_resamples=N_RESAMPLES, method="percentile", rng=0)
     lo, hi = res.confidence_interval
-    return value, [round(float(lo), 6), round(float(hi), 6)]
+    return value, [float(lo), float(hi)]
 
 
 def _set(tree: dict[str, Any], path: list[str], value: Any) -> None:

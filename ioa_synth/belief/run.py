@@ -33,7 +33,7 @@ from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import describe_difference, fingerprint
+from ioa_synth.store.fingerprint import FINGERPRINT_VERSION, describe_difference, fingerprint
 from ioa_synth.store.run_context import open_run
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
 
@@ -67,7 +67,8 @@ def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
     """The fingerprinted setup: each component's identity and the study's templates,
     protocol settings and items."""
     templates = all_template_hashes("belief")
-    return {"fingerprint_version": SETUP_VERSION, "toolkit_version": __version__,
+    return {"fingerprint_version": FINGERPRINT_VERSION, "belief_setup_version": SETUP_VERSION,
+            "toolkit_version": __version__,
             "components": {n: ep.identity() | {"templates": templates} for n, ep in sorted(eps.items())},
             "study": job.settings.as_dict(), "items": items_digest(job.all_items)}
 

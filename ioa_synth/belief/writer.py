@@ -26,6 +26,7 @@ from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
 from ioa_synth.store.runs import check_fingerprint
 
@@ -68,7 +69,7 @@ def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_mod
     templates = all_template_hashes("belief")
 
     def describe(eps: dict[str, Any]) -> dict[str, Any]:
-        return {"components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
+        return {"fingerprint_version": FINGERPRINT_VERSION, "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
 
     def check(catalog: Catalog, desc: dict[str, Any]) -> None:
         check_fingerprint(catalog, desc, commands=("belief items import",), component_of=component_of)
