@@ -159,3 +159,49 @@ def report(
         typer.echo(json.dumps(summary, indent=2))
     else:
         wide_console().print(summary_table(summary))
+
+
+@belief_app.command("screen")
+def screen(
+    items: Path = typer.Option(..., "--items", help="Items file (JSONL)"),
+    out: Path = typer.Option(..., "--out", help="Screened items file to write (JSONL)"),
+    samples: int = typer.Option(5, "--samples", min=1, max=100, help="Answers per question"),
+    min_true: float = typer.Option(0.6, "--min-true", min=0, max=1, help="Least share of true answers"),
+    max_manipulated: float = typer.Option(0.05, "--max-manipulated", min=0, max=1,
+                                          help="Largest share of manipulated answers"),
+    max_both: float = typer.Option(0.10, "--max-both", min=0, max=1, help="Largest share naming both answers"),
+    cap_per_relation: Optional[int] = typer.Option(None, "--cap-per-relation", min=1, help="Items kept per relation"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """Keep the items the screener knows without context (calls kept under <stem>.calls/)."""
+    from rich.table import Table
+
+    from ioa_synth.belief.items import write_items
+    from ioa_synth.belief.screen import Thresholds, decide, screen_items
+    from ioa_synth.reports.output import wide_console
+    from ioa_synth.store.atomic import write_json_atomic
+
+    _check_local(local_model)
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder; name the items file to write")
+    cfg = config_or_fail(config)
+    all_items = _load_items(items)
+    th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)
+    args = {"items": str(items), "out": str(out), **th.__dict__}
+    with llm_command_errors():
+        labels = screen_items(all_items, out.parent / f"{out.stem}.calls", th, cfg, local_model, workers, args)
+    kept, report = decide(all_items, labels, th)
+    write_json_atomic(out.parent / f"{out.stem}.screen.json", {"thresholds": th.__dict__, "items": report})
+    write_items(out, kept)
+    table = Table(title=f"dropped by screening ({len(all_items) - len(kept)} of {len(all_items)})")
+    for col in ("item", "relation", "true", "manipulated", "both", "reason"):
+        table.add_column(col)
+    for item_id, r in report.items():
+        if r["dropped"]:
+            s = r["shares"]
+            table.add_row(item_id, r["relation"], f"{s['true']:.0%}", f"{s['manipulated']:.0%}", f"{s['both']:.0%}",
+                          r["dropped"])
+    wide_console().print(table)
+    typer.echo(f"{len(kept)} of {len(all_items)} items kept in {out}")
