@@ -205,3 +205,34 @@ def screen(
                           r["dropped"])
     wide_console().print(table)
     typer.echo(f"{len(kept)} of {len(all_items)} items kept in {out}")
+
+
+@belief_app.command("reask")
+def reask(
+    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    variant: str = typer.Option(..., "--variant", help="own, anonymized or group"),
+    steps: str = typer.Option("1,4,8,16", "--steps", help="Probe steps to re-ask, comma-separated"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
+    probe must equal the stored one byte for byte."""
+    from ioa_synth.belief.reask import ProbeMismatch, run_reask
+    from ioa_synth.belief.report import ReportError, write_report
+
+    check_choice("--variant", variant, ("own", "anonymized", "group"))
+    _check_local(local_model)
+    step_list = _int_list("--steps", steps)
+    if not results.is_dir():
+        fail(f"{results}: no such results folder")
+    cfg = config_or_fail(config)
+    args = {"results": str(results), "variant": variant, "steps": step_list}
+    try:
+        with llm_command_errors():
+            counts = run_reask(results, variant, step_list, cfg, local_model, workers, args)
+    except (ReportError, ProbeMismatch) as exc:
+        fail(str(exc))
+    write_report(results)
+    typer.echo(f"{counts['asked']} {variant} answer(s) in {counts['conversations']} conversation(s); "
+               "summary.json updated")
