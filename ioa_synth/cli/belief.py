@@ -236,3 +236,36 @@ def reask(
     write_report(results)
     typer.echo(f"{counts['asked']} {variant} answer(s) in {counts['conversations']} conversation(s); "
                "summary.json updated")
+
+
+@belief_app.command("agreement")
+def agreement(
+    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    judge_config: Path = typer.Option(..., "--judge-config", help="LLM settings whose belief_judge is the second judge"),
+    sample: int = typer.Option(200, "--sample", min=1, help="Private answers to relabel"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """A second judge relabels private answers: agreement, Cohen's kappa, corrected FPI (agreement.json)."""
+    from ioa_synth.belief.agreement import run_agreement
+    from ioa_synth.belief.report import ReportError
+
+    _check_local(local_model)
+    if not results.is_dir():
+        fail(f"{results}: no such results folder")
+    if not judge_config.is_file():
+        fail(f"--judge-config {judge_config}: no such file")
+    cfg = config_or_fail(judge_config)
+    args = {"results": str(results), "judge_config": str(judge_config), "sample": sample, "seed": seed}
+    try:
+        with llm_command_errors():
+            res = run_agreement(results, cfg, sample, seed, local_model, workers, args)
+    except ReportError as exc:
+        fail(str(exc))
+    kappa = "-" if res["kappa"] is None else f"{res['kappa']:.3f}"
+    typer.echo(f"{res['n']} answers relabelled by {res['judge_model']}: agreement {res['agreement']:.1%}, "
+               f"Cohen's kappa {kappa}; agreement.json written")
+    for key, c in res["conditions"].items():
+        if c["fpi"] is not None:
+            typer.echo(f"  {key}: FPI {c['fpi']:.1%}, corrected {c['fpi_corrected']:.1%}")
