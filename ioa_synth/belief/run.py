@@ -137,7 +137,7 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
                         "probe_temperature": 0.0, "fingerprint": fingerprint(desc), "fingerprint_parts": desc,
                         "started_at": _now(), "finished_at": None}
             write_json_atomic(out / "run.json", run_json)
-            stats = _run_conversations(job, out, catalog, run)
+            stats = _run_conversations(job, out, catalog, run, console)
             run.summary.update(stats)
             write_json_atomic(out / "run.json", run_json | {"finished_at": _now()})
         return stats
@@ -145,7 +145,7 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
         catalog.close()
 
 
-def _run_conversations(job: RunJob, out: Path, catalog: Catalog, run: Any) -> dict[str, Any]:
+def _run_conversations(job: RunJob, out: Path, catalog: Catalog, run: Any, console: Console) -> dict[str, Any]:
     todo = [(it, k) for it in job.items for k in job.settings.attackers]
     stats = {"done": 0, "failed": 0, "skipped": 0}
     pending = deque()
@@ -156,7 +156,7 @@ def _run_conversations(job: RunJob, out: Path, catalog: Catalog, run: Any) -> di
             pending.append((it, k))
     recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted({it.item_id for it, _ in pending})),
                             on_tokens=run.tokens.add)
-    progress = BuildProgress(Console(stderr=True), total=len(pending), label="conversations",
+    progress = BuildProgress(console, total=len(pending), label="conversations",
                              statuses=("done", "failed"))
     run.attach(progress)
     errors: list[str] = []

@@ -40,7 +40,9 @@ T = TypeVar("T")
 #: ``max_tokens`` sent to the embedded model when the config gives none: a schema alone
 #: does not guarantee that a small model's output ends.
 EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
-                       "prober": 1536, "simulator": 512, "validity_filter": 1024}
+                       "prober": 1536, "simulator": 512, "validity_filter": 1024,
+                       # the belief study: short chat messages, one-sentence answers, small labels
+                       "item_writer": 512, "screener": 256, "agent": 256, "belief_judge": 256, "stance_judge": 384}
 
 
 @dataclass
