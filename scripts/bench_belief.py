@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=32)
     p.add_argument("--agents", type=int, default=10)
     p.add_argument("--rounds", type=int, default=4)
-    p.add_argument("--latency", type=float, default=0.1, help="seconds per reply")
+    p.add_argument("--latency", type=float, default=0.2, help="seconds per reply")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = p.parse_args(argv)
