@@ -5,6 +5,8 @@ Multi-Agent LLM Discussions", §2-§4).
 Modules: :mod:`.items` (the item record and its files), :mod:`.sources` and
 :mod:`.simpleqa` (importers of the public datasets), :mod:`.writer` (the ``item_writer``
 component), :mod:`.screen`, :mod:`.chat` (agents, schedule, memory), :mod:`.judges`,
-:mod:`.conversation` and :mod:`.scheduler` (the chatroom), :mod:`.metrics`,
-:mod:`.report`, :mod:`.reask`, :mod:`.agreement`.
+:mod:`.conversation` (one conversation) and :mod:`.run` (conversations in flight
+together, records, resume), :mod:`.metrics`, :mod:`.report`, :mod:`.reask`,
+:mod:`.agreement`, :mod:`.matching` (alias matching) and :mod:`.scripted` (a scripted
+study for tests and the benchmark).
 """
