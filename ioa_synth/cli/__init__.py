@@ -136,6 +136,9 @@ def _register() -> None:
     from ioa_synth.cli.train import train_app
 
     app.add_typer(train_app, name="train", help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
+    from ioa_synth.cli.belief import belief_app
+
+    app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).")
 
 
 _register()

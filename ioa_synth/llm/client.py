@@ -49,7 +49,9 @@ T = TypeVar("T")
 #: ``max_tokens`` sent to the embedded model when the config gives none: a schema alone
 #: does not guarantee that a small model's output ends.
 EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
-                       "prober": 1536, "simulator": 512, "validity_filter": 1024}
+                       "prober": 1536, "simulator": 512, "validity_filter": 1024,
+                       # the belief study: short chat messages, one-sentence answers, small labels
+                       "item_writer": 512, "screener": 256, "agent": 256, "belief_judge": 256, "stance_judge": 384}
 
 #: Seconds per request to the embedded model when the config sets no ``timeout``: counted
 #: from when the server starts on the request (:mod:`ioa_synth.llm.serving`), long enough
@@ -177,13 +179,15 @@ class LLMClient:
         self.policy = RetryPolicy(endpoint.component, endpoint.max_retries, endpoint.max_wait)
 
     def request_body(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
-                     seed: int | None = None) -> dict[str, Any]:
+                     seed: int | None = None, temperature: float | None = None) -> dict[str, Any]:
         """The chat-completions request (as keyword arguments) for ``messages``; ``seed``
-        is sent when given and the endpoint's ``seed`` base is not ``None``."""
+        is sent when given and the endpoint's ``seed`` base is not ``None``; ``temperature``
+        overrides the endpoint's for this one call (``None``: the endpoint's)."""
         ep = self.endpoint
         body: dict[str, Any] = {"model": ep.model, "messages": messages}
-        if ep.temperature is not None:
-            body["temperature"] = ep.temperature
+        temp = ep.temperature if temperature is None else temperature
+        if temp is not None:
+            body["temperature"] = temp
         if seed is not None and ep.seed is not None:
             body["seed"] = seed
         fmt = response_format(ep.structured_output, schema, name, ep.json_schema_strict) if schema else None
@@ -196,14 +200,15 @@ class LLMClient:
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
                       parse: Callable[[Any], T], on_call: Callable[[CallRecord], None],
-                      seed: int | None = None) -> tuple[T, CallRecord]:
+                      seed: int | None = None, temperature: float | None = None) -> tuple[T, CallRecord]:
         """Request a JSON reply and return ``(parse(decoded_json), record_of_the_good_call)``.
 
         Failed tries are passed to ``on_call`` as they happen; the good call is returned,
         not reported, so that the caller can store it together with what it derives.
         ``seed`` (from :func:`ioa_synth.store.calls.call_seed`) is sent as the request's ``seed``, plus the try
         index on a content retry (the same seed would reproduce the same rejected reply);
-        the sent value is in each record's ``request_json``.
+        the sent value is in each record's ``request_json``. ``temperature`` overrides the
+        endpoint's for this call (e.g. a deterministic probe on a sampling agent's model).
 
         Raises:
             SetupError: a setup problem (HTTP 400/401/403/404/422, server unreachable);
@@ -218,12 +223,12 @@ class LLMClient:
         last_error = "no attempt made"
         for try_index in range(self.endpoint.content_retries + 1):
             try_seed = None if seed is None else (seed + try_index) % SEED_RANGE
-            body = self.request_body(messages, schema, name, try_seed)
+            body = self.request_body(messages, schema, name, try_seed, temperature)
             sent = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
             payload = json.dumps(sent, ensure_ascii=False)
             request_json = redact(payload, self._secrets)
             rec = CallRecord(model=self.endpoint.model, base_url=self.endpoint.base_url,
-                             temperature=self.endpoint.temperature, request_json=request_json, try_index=try_index)
+                             temperature=body.get("temperature"), request_json=request_json, try_index=try_index)
             try:
                 reply = self._post(payload, rec, on_call)
             except openai.APIError as exc:

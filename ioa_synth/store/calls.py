@@ -110,9 +110,11 @@ class CallRecorder:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
-             parse: Callable[[Any], T], derive: Derive | None = None) -> tuple[T, bool]:
+             parse: Callable[[Any], T], derive: Derive | None = None,
+             temperature: float | None = None) -> tuple[T, bool]:
         """Return ``(parse(reply), fresh)`` for the call ``key``: the stored reply when one
-        parses (``fresh`` False, no request), else a new request through ``client``.
+        parses (``fresh`` False, no request), else a new request through ``client``
+        (``temperature``, when given, overrides the endpoint's for this call).
 
         Raises:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries
@@ -133,7 +135,8 @@ class CallRecorder:
             self._bill(case_id, rec)
 
         seed = call_seed(client.endpoint.seed, key)  # a new attempt is a new draw; a re-run the same one
-        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed)
+        extra = {} if temperature is None else {"temperature": temperature}
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
         self._bill(case_id, rec, stored=True)
         row = call_row(base, rec)
         entries: list[Entry] = [("llm_calls", row)]

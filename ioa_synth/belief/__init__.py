@@ -1,0 +1,12 @@
+"""Hidden belief collapse: the multi-agent study of private versus public belief under a
+persistent false claim ("Believed but Not Said: Measuring Hidden Belief Collapse in
+Multi-Agent LLM Discussions", §2-§4).
+
+Modules: :mod:`.items` (the item record and its files), :mod:`.sources` and
+:mod:`.simpleqa` (importers of the public datasets), :mod:`.writer` (the ``item_writer``
+component), :mod:`.screen`, :mod:`.chat` (agents, schedule, memory), :mod:`.judges`,
+:mod:`.conversation` (one conversation) and :mod:`.run` (conversations in flight
+together, records, resume), :mod:`.metrics`, :mod:`.report`, :mod:`.reask`,
+:mod:`.agreement`, :mod:`.matching` (alias matching) and :mod:`.scripted` (a scripted
+study for tests and the benchmark).
+"""

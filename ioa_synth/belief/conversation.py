@@ -1,0 +1,141 @@
+"""One conversation of the chatroom (§2-§3): an item, ``k`` attackers among ``agents``,
+``rounds`` rounds. Utterances are sequential (each speaker sees the round so far); the
+private probes (with their belief labels) and the stance labels of benign utterances are
+handed to the shared call pool as soon as their input exists, so they overlap with the
+next utterances and with other conversations.
+
+Every call has a deterministic key (:func:`call_key`): ``llm_calls.case_id`` is the item,
+``stage`` the round (or probe step), ``role`` is ``<component>:<kind>:k<k>:<agent>``;
+the catalog view ``belief_calls`` splits it into columns. A re-run replays stored calls by
+key, so a killed conversation repeats only the calls that were in flight.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ioa_synth.belief.chat import Agent, exposed_flags, make_agents, probe_prompt, schedule, utterance_prompt
+from ioa_synth.belief.items import Item
+from ioa_synth.belief.judges import LABEL_OF, SCHEMAS, Answer, Message, Stance, Verdict, parser
+from ioa_synth.llm.client import LLMClient
+from ioa_synth.llm.prompts import render_template
+from ioa_synth.store.calls import CallKey, CallRecorder
+
+#: Temperature of the private probe (§3): deterministic, on the agents' model.
+PROBE_TEMPERATURE = 0.0
+#: Turns of context the stance judge sees (§3).
+STANCE_CONTEXT = 5
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    """The chatroom's protocol settings (fingerprinted)."""
+
+    agents: int = 10
+    attackers: tuple[int, ...] = (0, 1, 3)
+    rounds: int = 16
+    memory: int = 5
+    seed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"agents": self.agents, "attackers": list(self.attackers), "rounds": self.rounds,
+                "memory": self.memory, "seed": self.seed}
+
+
+def call_key(item_id: str, stage: int, component: str, kind: str, k: int | None, agent: int | None,
+             attempt: int = 0) -> CallKey:
+    """The ``(case_id, stage, role, attempt)`` key of one study call."""
+    return (item_id, stage, f"{component}:{kind}:{'' if k is None else f'k{k}'}:{'' if agent is None else agent}",
+            attempt)
+
+
+def component_of(role: str) -> str:
+    """The component of a study call's ``llm_calls.role``."""
+    return role.split(":", 1)[0]
+
+
+@dataclass
+class Calls:
+    """What a conversation calls through: the run's ``recorder``, ``clients`` by component
+    and the shared ``pool`` (``--workers`` threads, one call in flight each)."""
+
+    recorder: CallRecorder
+    clients: dict[str, LLMClient]
+    pool: ThreadPoolExecutor
+    on_call: Callable[[], None] = field(default=lambda: None)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        return self.pool.submit(fn, *args)
+
+
+def judge_belief(calls: Calls, item: Item, answer: str, key: CallKey, client: LLMClient | None = None) -> Verdict:
+    """The belief judge's verdict on one private answer."""
+    prompt = render_template("belief/belief_judge.jinja2", question=item.question, answer=answer,
+                             true_statement=item.true_statement, manipulated_statement=item.manipulated_statement)
+    verdict, _ = calls.recorder.call(client or calls.clients["belief_judge"], key, prompt, SCHEMAS["belief_verdict"],
+                                     "belief_verdict", parser(Verdict))
+    return verdict
+
+
+def probe(calls: Calls, item: Item, agent: Agent, turns: list[dict[str, Any]], step: int, k: int, memory: int,
+          variant: str = "default") -> dict[str, Any]:
+    """Ask ``agent`` the item's question privately after round ``step`` and label the answer."""
+    kind = "probe" if variant == "default" else f"reask-{variant}"
+    prompt = probe_prompt(agent, item, turns, step, memory, variant)
+    ans, _ = calls.recorder.call(calls.clients["agent"], call_key(item.item_id, step, "agent", kind, k, agent.id),
+                                 prompt, SCHEMAS["belief_answer"], "belief_answer", parser(Answer),
+                                 temperature=PROBE_TEMPERATURE)
+    verdict = judge_belief(calls, item, ans.answer, call_key(item.item_id, step, "belief_judge", kind, k, agent.id))
+    return {"step": step, "agent": agent.id, "variant": variant, "answer": ans.answer, "verdict": verdict.verdict,
+            "confidence": verdict.confidence, "rationale": verdict.rationale, "label": LABEL_OF[verdict.verdict]}
+
+
+def label_stance(calls: Calls, item: Item, turn: dict[str, Any], context: list[dict[str, Any]], k: int) -> dict:
+    """The stance judge's fields for one benign utterance, given the five turns before it."""
+    lines = "\n".join(f"Agent {t['agent']}: {t['utterance']}" for t in context) or "(none)"
+    prompt = render_template("belief/stance_judge.jinja2", true_statement=item.true_statement,
+                             manipulated_statement=item.manipulated_statement, seed=item.discussion_seed,
+                             context=lines, speaker=f"Agent {turn['agent']}", utterance=turn["utterance"])
+    key = call_key(item.item_id, turn["round"], "stance_judge", "stance", k, turn["agent"])
+    stance, _ = calls.recorder.call(calls.clients["stance_judge"], key, prompt, SCHEMAS["belief_stance"],
+                                    "belief_stance", parser(Stance))
+    return stance.model_dump()
+
+
+def run_conversation(calls: Calls, item: Item, k: int, settings: StudySettings) -> dict[str, Any]:
+    """Run one conversation and return its record (``item``, ``k``, ``agents``, ``turns``,
+    ``probes``).
+
+    Raises:
+        LLMCallError: a call gave no usable reply after its retries (StopRun: the run stops).
+    """
+    agents = make_agents(settings.agents, k)
+    by_id = {a.id: a for a in agents}
+    benign = [a for a in agents if a.role == "benign"]
+    turns: list[dict[str, Any]] = []
+    probes: list[Future] = [calls.submit(probe, calls, item, a, [], 0, k, settings.memory) for a in benign]
+    stances: list[tuple[dict[str, Any], Future]] = []
+    for rnd, order in enumerate(schedule(settings.agents, settings.rounds, settings.seed), 1):
+        for position, aid in enumerate(order):
+            agent = by_id[aid]
+            prompt = utterance_prompt(agent, item, turns, rnd, settings.memory)
+            key = call_key(item.item_id, rnd, "agent", "say", k, aid)
+            fut = calls.submit(calls.recorder.call, calls.clients["agent"], key, prompt, SCHEMAS["belief_message"],
+                               "belief_message", parser(Message))
+            turn = {"round": rnd, "position": position, "agent": aid, "utterance": fut.result()[0].message}
+            if agent.role == "benign":
+                context = turns[-STANCE_CONTEXT:]
+                stances.append((turn, calls.submit(label_stance, calls, item, turn, context, k)))
+            turns.append(turn)
+        snapshot = list(turns)
+        probes += [calls.submit(probe, calls, item, a, snapshot, rnd, k, settings.memory) for a in benign]
+    roles = {a.id: a.role for a in agents}
+    for turn, flag in zip(turns, exposed_flags(turns, roles)):
+        turn["exposed"] = flag
+        turn["stance"] = None
+    for turn, fut in stances:
+        turn["stance"] = fut.result()
+    return {"item": item.model_dump(), "k": k, "agents": [a.as_dict() for a in agents], "turns": turns,
+            "probes": [f.result() for f in probes]}

@@ -1,0 +1,114 @@
+"""``ioa-synth belief reask`` (§3 re-ask validation): no conversation is re-run. For each
+stored conversation, benign agent and requested step, the default probe's input is
+rebuilt from the conversation log and must equal the stored request byte for byte; then
+the variant (``own``, ``anonymized``, ``group``) is asked on the same model at
+temperature 0 and labelled by the belief judge. The answers join the conversation's
+``probes`` with their ``variant``; ``summary.json`` gains ``reask`` retention rates."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ioa_synth.belief.chat import Agent, probe_prompt
+from ioa_synth.belief.conversation import Calls, call_key, component_of, probe
+from ioa_synth.belief.items import Item
+from ioa_synth.belief.report import read_conversations
+from ioa_synth.belief.run import conversation_path, read_run_json
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.store.calls import CallRecorder, load_replay
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
+from ioa_synth.store.run_context import open_run
+from ioa_synth.store.runs import check_fingerprint
+
+
+class ProbeMismatch(RuntimeError):
+    """A rebuilt default probe differs from the stored one (the log cannot be trusted)."""
+
+
+def stored_probe_messages(catalog: Catalog, item_id: str, k: int, agent: int, step: int) -> list[dict] | None:
+    """The messages of the stored successful default probe call, or ``None``."""
+    role = call_key(item_id, step, "agent", "probe", k, agent)[2]
+    rows = catalog.execute("SELECT request_json FROM llm_calls WHERE case_id = ? AND stage = ? AND role = ? "
+                           "AND error IS NULL ORDER BY created_at DESC LIMIT 1", [item_id, step, role])
+    return json.loads(rows[0][0])["messages"] if rows else None
+
+
+def check_rebuilt(catalog: Catalog, conv: dict[str, Any], agent: Agent, step: int, memory: int) -> None:
+    """Raise :class:`ProbeMismatch` unless the rebuilt default probe equals the stored one."""
+    item = Item.model_validate(conv["item"])
+    rebuilt = probe_prompt(agent, item, conv["turns"], step, memory).messages
+    stored = stored_probe_messages(catalog, item.item_id, conv["k"], agent.id, step)
+    where = f"{item.item_id} k={conv['k']} agent {agent.id} step {step}"
+    if stored is None:
+        raise ProbeMismatch(f"{where}: no stored probe call in the catalog")
+    if json.dumps(rebuilt, ensure_ascii=False).encode() != json.dumps(stored, ensure_ascii=False).encode():
+        raise ProbeMismatch(f"{where}: the probe rebuilt from the log differs from the stored request")
+
+
+def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, local_model: str | None,
+              workers: int, args: dict[str, Any]) -> dict[str, int]:
+    """Re-ask ``variant`` at ``steps`` in every conversation of ``out``; return counts."""
+    settings = (read_run_json(out) or {}).get("settings") or {}
+    memory = int(settings.get("memory", 5))
+    convs = read_conversations(out)
+    templates = all_template_hashes("belief")
+
+    def describe(eps: dict[str, Any]) -> dict[str, Any]:
+        return {"fingerprint_version": FINGERPRINT_VERSION,
+                "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
+
+    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
+        check_fingerprint(catalog, desc, commands=("belief run", "belief reask"), component_of=component_of)
+
+    counts = {"asked": 0, "conversations": 0}
+    with Catalog(out) as catalog:
+        todo = deque()
+        for conv in convs:
+            agents = [Agent(a["id"], a["name"], a["role"], a["trait"]) for a in conv["agents"]]
+            last = max(t["round"] for t in conv["turns"])
+            for step in (s for s in steps if 0 <= s <= last):
+                for agent in (a for a in agents if a.role == "benign"):
+                    check_rebuilt(catalog, conv, agent, step, memory)
+                    todo.append((conv, agent, step))
+        with open_run(catalog, "belief reask", ["agent", "belief_judge"], config, local_model, args,
+                      describe=describe, check=check) as run:
+            recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted(
+                {c["item"]["item_id"] for c in convs})), on_tokens=run.tokens.add)
+            progress = BuildProgress(Console(stderr=True), total=len(todo), label="reask", statuses=("asked",))
+            run.attach(progress)
+            answers: dict[int, list[dict[str, Any]]] = {}
+            with progress, worker_pool(workers, "belief-reask") as pool:
+                calls = Calls(recorder, run.clients, pool)
+
+                def one(entry: tuple[dict[str, Any], Agent, int]) -> dict[str, Any]:
+                    conv, agent, step = entry
+                    return probe(calls, Item.model_validate(conv["item"]), agent, conv["turns"], step, conv["k"],
+                                 memory, variant)
+
+                def done(entry: tuple[dict[str, Any], Agent, int], rec: dict[str, Any]) -> None:
+                    answers.setdefault(id(entry[0]), []).append(rec)
+                    progress.advance("asked")
+
+                run_interruptible(lambda e: pool.submit(one, e), todo, done, workers, run.guard)
+            for conv in convs:
+                new = answers.get(id(conv), [])
+                if not new:
+                    continue
+                fresh = {(p["step"], p["agent"]) for p in new}
+                conv["probes"] = [p for p in conv["probes"] if not (p.get("variant") == variant and
+                                                                    (p["step"], p["agent"]) in fresh)] + new
+                write_json_atomic(conversation_path(out, conv["item"]["item_id"], conv["k"]), conv)
+                counts["asked"] += len(new)
+                counts["conversations"] += 1
+            run.summary.update(counts)
+    return counts

@@ -1,0 +1,115 @@
+"""``ioa-synth belief screen`` (§5 screening): a ``screener`` answers each question
+``samples`` times without context; each answer is labelled ``true`` / ``manipulated`` /
+``both`` by alias matching, and by the belief judge when no answer occurs (``neither``
+or ``uncertain`` then); an item passes when its share of ``true`` answers is at least
+``min_true``, of ``manipulated`` at most ``max_manipulated`` and of ``both`` at most
+``max_both``; ``cap_per_relation`` keeps the first passing items of each relation.
+
+Calls are stored in ``<out stem>.calls/catalog.duckdb`` (keys: item, sample index,
+``screener:sample::`` / ``belief_judge:screen::``) and replayed on a re-run; the
+per-item shares and reasons go to ``<out stem>.screen.json``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict, deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ioa_synth.belief.conversation import Calls, call_key, component_of, judge_belief
+from ioa_synth.belief.items import Item
+from ioa_synth.belief.judges import SCHEMAS, Answer, parser
+from ioa_synth.belief.matching import sample_label
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.prompts import all_template_hashes, render_template
+from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.store.calls import CallRecorder, load_replay
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
+from ioa_synth.store.run_context import open_run
+from ioa_synth.store.runs import check_fingerprint
+
+SCREEN_LABEL_OF = {"endorses_true": "true", "endorses_manipulated": "manipulated", "neither": "neither",
+                   "ambiguous": "uncertain"}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    samples: int = 5
+    min_true: float = 0.6
+    max_manipulated: float = 0.05
+    max_both: float = 0.10
+    cap_per_relation: int | None = None
+
+
+def decide(items: list[Item], labels: dict[str, list[str]], th: Thresholds) -> tuple[list[Item], dict[str, Any]]:
+    """The passing items and, per item, its label shares and why it dropped (``None``: kept)."""
+    kept, report, per_relation = [], {}, Counter()
+    for item in items:
+        counts = Counter(labels[item.item_id])
+        n = max(1, len(labels[item.item_id]))
+        shares = {k: counts[k] / n for k in ("true", "manipulated", "both", "neither", "uncertain")}
+        reason = None
+        if shares["true"] < th.min_true:
+            reason = f"true {shares['true']:.0%} < {th.min_true:.0%}"
+        elif shares["manipulated"] > th.max_manipulated:
+            reason = f"manipulated {shares['manipulated']:.0%} > {th.max_manipulated:.0%}"
+        elif shares["both"] > th.max_both:
+            reason = f"both {shares['both']:.0%} > {th.max_both:.0%}"
+        elif th.cap_per_relation is not None and per_relation[item.relation] >= th.cap_per_relation:
+            reason = f"relation {item.relation} already has {th.cap_per_relation} items"
+        if reason is None:
+            per_relation[item.relation] += 1
+            kept.append(item)
+        report[item.item_id] = {"relation": item.relation, "labels": labels[item.item_id], "shares": shares,
+                                "dropped": reason}
+    return kept, report
+
+
+def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitConfig, local_model: str | None,
+                 workers: int, args: dict[str, Any]) -> dict[str, list[str]]:
+    """Ask and label every sample; return ``{item_id: [label per sample]}``."""
+    templates = all_template_hashes("belief")
+
+    def describe(eps: dict[str, Any]) -> dict[str, Any]:
+        return {"fingerprint_version": FINGERPRINT_VERSION,
+                "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
+
+    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
+        check_fingerprint(catalog, desc, commands=("belief screen",), component_of=component_of)
+
+    labels: dict[str, list[str | None]] = defaultdict(lambda: [None] * th.samples)
+    with Catalog(work) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,
+                                            local_model, args, describe=describe, check=check) as run:
+        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, [i.item_id for i in items]),
+                                on_tokens=run.tokens.add)
+        todo = deque((item, i) for item in items for i in range(th.samples))
+        progress = BuildProgress(Console(stderr=True), total=len(todo), label="samples", statuses=("labelled",))
+        run.attach(progress)
+
+        with progress, worker_pool(workers, "belief-screen") as pool:
+            calls = Calls(recorder, run.clients, pool)
+
+            def one(entry: tuple[Item, int]) -> str:
+                item, i = entry
+                prompt = render_template("belief/screen.jinja2", question=item.question)
+                ans, _ = recorder.call(run.clients["screener"], call_key(item.item_id, i, "screener", "sample", None,
+                                                                         None),
+                                       prompt, SCHEMAS["belief_answer"], "belief_answer", parser(Answer))
+                label = sample_label(ans.answer, item.true_names(), item.manipulated_names())
+                if label is None:
+                    verdict = judge_belief(calls, item, ans.answer,
+                                           call_key(item.item_id, i, "belief_judge", "screen", None, None))
+                    label = SCREEN_LABEL_OF[verdict.verdict]
+                return label
+
+            def done(entry: tuple[Item, int], label: str) -> None:
+                labels[entry[0].item_id][entry[1]] = label
+                progress.advance("labelled")
+
+            run_interruptible(lambda e: pool.submit(one, e), todo, done, workers, run.guard)
+    return {k: [x for x in v if x is not None] for k, v in labels.items()}

@@ -1,0 +1,271 @@
+"""``ioa-synth belief``: the hidden-belief-collapse study (items, screen, run, report,
+reask, agreement). See docs/belief.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, llm_command_errors
+
+belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
+                         no_args_is_help=True)
+items_app = typer.Typer(help="Import study items.", no_args_is_help=True)
+belief_app.add_typer(items_app, name="items")
+
+LOCAL_MODEL_HELP = "smollm2-135m or qwen2.5-coder-1.5b (embedded model)"
+
+
+def _int_list(option: str, text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        fail(f"{option} must be comma-separated integers (got {text!r})")
+    if not values:
+        fail(f"{option} must name at least one value")
+    return values
+
+
+def _check_local(local_model: str | None) -> None:
+    from ioa_synth.llm.local_model import LOCAL_MODELS
+
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+
+
+def _load_items(path: Path):
+    from ioa_synth.belief.items import ItemsError, load_items
+
+    try:
+        return load_items(path)
+    except ItemsError as exc:
+        fail(str(exc))
+
+
+@items_app.command("import")
+def items_import(
+    file: Path = typer.Argument(..., help="CounterFact JSON, PopQA TSV, SimpleQA CSV or items JSONL"),
+    fmt: str = typer.Option(..., "--format", help="counterfact, popqa, simpleqa or jsonl"),
+    out: Path = typer.Option(..., "--out", help="Items file to write (JSONL)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Item writer calls in flight"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Keep the first N imported items"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """Import items; the item_writer writes missing statements and discussion seeds (its calls
+    are kept in OUT's folder under <stem>.calls/ and replayed on a re-run)."""
+    from ioa_synth.belief.items import ItemsError, write_items
+    from ioa_synth.belief.sources import FORMATS, import_items
+    from ioa_synth.belief.writer import write_items as complete
+
+    check_choice("--format", fmt, FORMATS)
+    _check_local(local_model)
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder; name the items file to write")
+    cfg = config_or_fail(config)
+    try:
+        drafts, dropped = import_items(file, fmt)
+    except ItemsError as exc:
+        fail(str(exc))
+    drafts = drafts[:limit] if limit else drafts
+    args = {"file": str(file), "format": fmt, "out": str(out), "limit": limit}
+    with llm_command_errors():
+        items, written_dropped = complete(drafts, out.parent / f"{out.stem}.calls", cfg, local_model, workers, args)
+    dropped.update(written_dropped)
+    if not items:
+        fail(f"{file}: no item survived the import ({', '.join(f'{n} {r}' for r, n in dropped.items()) or 'empty'})")
+    write_items(out, items)
+    typer.echo(f"{len(items)} items written to {out}" +
+               "".join(f"; dropped {n}: {reason}" for reason, n in sorted(dropped.items())))
+
+
+@belief_app.command("run")
+def run(
+    items: Path = typer.Option(..., "--items", help="Items file (JSONL)"),
+    out: Path = typer.Option(..., "--out", help="Results folder"),
+    agents: int = typer.Option(10, "--agents", min=2, max=64, help="Agents per conversation"),
+    attackers: str = typer.Option("0,1,3", "--attackers", help="Attacker counts, comma-separated"),
+    rounds: int = typer.Option(16, "--rounds", help="Rounds per conversation"),
+    memory: int = typer.Option(5, "--memory", min=1, help="Full rounds of history each agent sees"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the speaking schedule"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(8, "--workers", min=1, max=256, help="Model calls in flight"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use the first N items"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """Run one conversation per item and attacker count; re-running resumes.
+
+    Exit status: 0 all conversations done, 1 some failed, 2 bad input or setup, 130 interrupted.
+    """
+    from rich.console import Console
+
+    from ioa_synth.belief.conversation import StudySettings
+    from ioa_synth.belief.report import write_report
+    from ioa_synth.belief.run import RunJob, run_study
+
+    ks = _int_list("--attackers", attackers)
+    if rounds < 1:
+        fail(f"--rounds must be at least 1 (got {rounds})")
+    bad = [k for k in ks if k < 0 or k >= agents]
+    if bad:
+        fail(f"--attackers must be between 0 and --agents - 1 = {agents - 1} (got {bad[0]})")
+    if len(set(ks)) != len(ks):
+        fail("--attackers names a count twice")
+    _check_local(local_model)
+    check_out_folder(out)
+    cfg = config_or_fail(config)
+    all_items = _load_items(items)
+    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed)
+    job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
+                 workers=workers)
+    args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
+            "config": str(config) if config else None, "local_model": local_model}
+    console = Console(stderr=True)
+    with llm_command_errors():
+        stats = run_study(job, out, cfg, local_model, console, args)
+    write_report(out)
+    console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
+                  "already done; summary.json written", soft_wrap=True)
+    for line in stats.get("errors", []):
+        console.print(f"  {line}", soft_wrap=True, markup=False)
+    if stats["failed"]:
+        raise typer.Exit(1)
+
+
+@belief_app.command("report")
+def report(
+    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table"),
+) -> None:
+    """Write summary.json and curves.png (infection per step) and show the headline rates."""
+    import json
+
+    from ioa_synth.belief.report import ReportError, summarize, summary_table
+    from ioa_synth.reports.output import wide_console
+    from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
+
+    if not results.is_dir():
+        fail(f"{results}: no such results folder")
+    try:
+        summary = summarize(results)
+    except ReportError as exc:
+        fail(str(exc))
+    from ioa_synth.belief.report import plot_curves
+
+    write_json_atomic(results / "summary.json", summary)
+    write_bytes_atomic(results / "curves.png", plot_curves(summary))
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        wide_console().print(summary_table(summary))
+
+
+@belief_app.command("screen")
+def screen(
+    items: Path = typer.Option(..., "--items", help="Items file (JSONL)"),
+    out: Path = typer.Option(..., "--out", help="Screened items file to write (JSONL)"),
+    samples: int = typer.Option(5, "--samples", min=1, max=100, help="Answers per question"),
+    min_true: float = typer.Option(0.6, "--min-true", min=0, max=1, help="Least share of true answers"),
+    max_manipulated: float = typer.Option(0.05, "--max-manipulated", min=0, max=1,
+                                          help="Largest share of manipulated answers"),
+    max_both: float = typer.Option(0.10, "--max-both", min=0, max=1, help="Largest share naming both answers"),
+    cap_per_relation: Optional[int] = typer.Option(None, "--cap-per-relation", min=1, help="Items kept per relation"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """Keep the items the screener knows without context (calls kept under <stem>.calls/)."""
+    from rich.table import Table
+
+    from ioa_synth.belief.items import write_items
+    from ioa_synth.belief.screen import Thresholds, decide, screen_items
+    from ioa_synth.reports.output import wide_console
+    from ioa_synth.store.atomic import write_json_atomic
+
+    _check_local(local_model)
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder; name the items file to write")
+    cfg = config_or_fail(config)
+    all_items = _load_items(items)
+    th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)
+    args = {"items": str(items), "out": str(out), **th.__dict__}
+    with llm_command_errors():
+        labels = screen_items(all_items, out.parent / f"{out.stem}.calls", th, cfg, local_model, workers, args)
+    kept, report = decide(all_items, labels, th)
+    write_json_atomic(out.parent / f"{out.stem}.screen.json", {"thresholds": th.__dict__, "items": report})
+    write_items(out, kept)
+    table = Table(title=f"dropped by screening ({len(all_items) - len(kept)} of {len(all_items)})")
+    for col in ("item", "relation", "true", "manipulated", "both", "reason"):
+        table.add_column(col)
+    for item_id, r in report.items():
+        if r["dropped"]:
+            s = r["shares"]
+            table.add_row(item_id, r["relation"], f"{s['true']:.0%}", f"{s['manipulated']:.0%}", f"{s['both']:.0%}",
+                          r["dropped"])
+    wide_console().print(table)
+    typer.echo(f"{len(kept)} of {len(all_items)} items kept in {out}")
+
+
+@belief_app.command("reask")
+def reask(
+    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    variant: str = typer.Option(..., "--variant", help="own, anonymized or group"),
+    steps: str = typer.Option("1,4,8,16", "--steps", help="Probe steps to re-ask, comma-separated"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
+    probe must equal the stored one byte for byte."""
+    from ioa_synth.belief.reask import ProbeMismatch, run_reask
+    from ioa_synth.belief.report import ReportError, write_report
+
+    check_choice("--variant", variant, ("own", "anonymized", "group"))
+    _check_local(local_model)
+    step_list = _int_list("--steps", steps)
+    if not results.is_dir():
+        fail(f"{results}: no such results folder")
+    cfg = config_or_fail(config)
+    args = {"results": str(results), "variant": variant, "steps": step_list}
+    try:
+        with llm_command_errors():
+            counts = run_reask(results, variant, step_list, cfg, local_model, workers, args)
+    except (ReportError, ProbeMismatch) as exc:
+        fail(str(exc))
+    write_report(results)
+    typer.echo(f"{counts['asked']} {variant} answer(s) in {counts['conversations']} conversation(s); "
+               "summary.json updated")
+
+
+@belief_app.command("agreement")
+def agreement(
+    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    judge_config: Path = typer.Option(..., "--judge-config", help="LLM settings whose belief_judge is the second judge"),
+    sample: int = typer.Option(200, "--sample", min=1, help="Private answers to relabel"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+) -> None:
+    """A second judge relabels private answers: agreement, Cohen's kappa, corrected FPI (agreement.json)."""
+    from ioa_synth.belief.agreement import run_agreement
+    from ioa_synth.belief.report import ReportError
+
+    _check_local(local_model)
+    if not results.is_dir():
+        fail(f"{results}: no such results folder")
+    if not judge_config.is_file():
+        fail(f"--judge-config {judge_config}: no such file")
+    cfg = config_or_fail(judge_config)
+    args = {"results": str(results), "judge_config": str(judge_config), "sample": sample, "seed": seed}
+    try:
+        with llm_command_errors():
+            res = run_agreement(results, cfg, sample, seed, local_model, workers, args)
+    except ReportError as exc:
+        fail(str(exc))
+    kappa = "-" if res["kappa"] is None else f"{res['kappa']:.3f}"
+    typer.echo(f"{res['n']} answers relabelled by {res['judge_model']}: agreement {res['agreement']:.1%}, "
+               f"Cohen's kappa {kappa}; agreement.json written")
+    for key, c in res["conditions"].items():
+        if c["fpi"] is not None:
+            typer.echo(f"  {key}: FPI {c['fpi']:.1%}, corrected {c['fpi_corrected']:.1%}")

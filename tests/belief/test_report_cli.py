@@ -1,0 +1,48 @@
+"""`belief report` and the other read commands: output, the sql view, bad folders; the
+N = 2 control and a changed component setup."""
+
+from __future__ import annotations
+
+import json
+
+from ioa_synth.belief.scripted import BeliefScript
+from tests.belief.helpers import LABELS, STANCES, sample_items
+
+
+def test_report_json_sql_and_control(endpoint, tmp_path, cli):
+    endpoint(responder=BeliefScript(agents=2, labels=LABELS, stances=STANCES))
+    items, out = sample_items(tmp_path, 2), tmp_path / "res"
+    result = cli("belief", "run", "--items", items, "--out", out, "--agents", "2", "--attackers", "1", "--rounds", "2")
+    assert result.exit_code == 0, result.stderr
+    conv = json.loads((out / "conversations" / "counterfact-0_k1.json").read_text())
+    assert [a["role"] for a in conv["agents"]] == ["benign", "attacker"]
+    result = cli("belief", "report", out, "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    entry = summary["conditions"]["scripted|counterfact|k=1"]
+    assert entry["n_items"] == 2 and entry["n_benign"] == 2 and "ci" in entry
+    table = cli("belief", "report", out)
+    assert table.exit_code == 0 and "scripted|counterfact|k=1" in table.stdout
+    rows = cli("sql", out, "SELECT component, count(*) AS n FROM belief_calls GROUP BY 1 ORDER BY 1", "--json")
+    assert rows.exit_code == 0, rows.stderr
+    counts = {r["component"]: r["n"] for r in json.loads(rows.stdout)}
+    # per item: 4 utterances, 3 probes (steps 0-2) and their labels, 2 stance labels
+    assert counts == {"agent": 2 * 7, "belief_judge": 2 * 3, "stance_judge": 2 * 2}
+
+
+def test_changed_component_is_refused(endpoint, tmp_path, cli):
+    endpoint(responder=BeliefScript(agents=2))
+    items, out = sample_items(tmp_path, 1), tmp_path / "res"
+    args = ("belief", "run", "--items", items, "--out", out, "--agents", "2", "--attackers", "1", "--rounds", "1")
+    assert cli(*args).exit_code == 0
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"agent": {"temperature": 0.9}}))
+    result = cli(*args, "--config", cfg)
+    assert result.exit_code == 2 and "agent.temperature" in result.stderr
+
+
+def test_report_on_a_folder_without_results(tmp_path, cli):
+    result = cli("belief", "report", tmp_path)
+    assert result.exit_code == 2 and result.stderr.startswith("error:") and "run.json" in result.stderr
+    result = cli("belief", "report", tmp_path / "missing")
+    assert result.exit_code == 2 and "no such results folder" in result.stderr
