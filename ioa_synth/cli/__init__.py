@@ -79,6 +79,9 @@ def _register() -> None:
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.")
+    from ioa_synth.cli.meeting import meeting_app
+
+    app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.")
 
 
 _register()
