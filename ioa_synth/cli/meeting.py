@@ -4,6 +4,7 @@ App. D.5) on a team's own meetings."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -114,6 +115,7 @@ def serve(
     for token, pid in session.links().items():
         typer.echo(f"{pid} ({session.pseudonym(pid)}; {names.get(pid, '?')}): http://{shown}:{port}/p/{token}")
     typer.echo("serving; Ctrl-C stops (answers are saved as they arrive)", err=True)
+    sys.stdout.flush()  # the links must reach a pipe before the server blocks
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="warning")
