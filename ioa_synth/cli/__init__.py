@@ -139,6 +139,9 @@ def _register() -> None:
     from ioa_synth.cli.belief import belief_app
 
     app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).")
+    from ioa_synth.cli.meeting import meeting_app
+
+    app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.")
 
 
 _register()

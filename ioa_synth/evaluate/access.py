@@ -59,7 +59,28 @@ def prober_context(case: EvalCase, access: str) -> dict[str, Any]:
     fields = FULL_PROFILE_FIELDS if access.startswith("private") else PUBLIC_PROFILE_FIELDS
     thoughts = frozenset({"M1", "M2"}) if access.endswith("thoughts") else frozenset()
     return {"member_profiles": [profile_view(m, fields) for m in case.profiles.members],
-            "transcript": transcript_view(case, thoughts), "with_thoughts": bool(thoughts)}
+            "transcript": transcript_view(case, thoughts), "with_thoughts": bool(thoughts),
+            "people": people_word(len(case.profiles.members))}
+
+
+#: Group sizes the prober prompt names in words (a benchmark case has two; a live meeting 2-6).
+_PEOPLE = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def people_word(n: int) -> str:
+    """``n`` participants in words (``two`` ... ``six``), as the prober prompt says it."""
+    return _PEOPLE.get(n, str(n))
+
+
+def transcript_only_context(participants: list[tuple[str, str]], turns: list[tuple[int, str, str]]) -> dict[str, Any]:
+    """Prober context of a live meeting (paper §6.2: member profiles empty, the transcript
+    alone): each participant ``(id, pseudonym)`` listed by pseudonym only, and the turns
+    ``(idx, speaker id, text)`` with no thoughts. Only pseudonymised text may be passed."""
+    names = dict(participants)
+    return {"member_profiles": [{"id": pid, "fields": [(_LABELS["name"], name)]} for pid, name in participants],
+            "transcript": [{"idx": idx, "speaker_id": sid, "speaker_name": names[sid], "thought": None, "utterance": text}
+                           for idx, sid, text in turns],
+            "with_thoughts": False, "people": people_word(len(participants))}
 
 
 def simulator_context(case: EvalCase, participant: str) -> dict[str, Any]:

@@ -60,7 +60,12 @@ class McqProber:
         return render_template(self.template, **prober_context(case, access))
 
     def ask(self, case: EvalCase, access: str, client: LLMClient, calls: CaseCalls) -> Probe:
-        prompt = self.prompt(case, access)
+        return self.ask_context(prober_context(case, access), client, calls)
+
+    def ask_context(self, context: dict[str, Any], client: LLMClient, calls: CaseCalls) -> Probe:
+        """The questions for a ready prompt ``context`` (a case's :func:`prober_context`, or a
+        live meeting's :func:`~ioa_synth.evaluate.access.transcript_only_context`)."""
+        prompt = render_template(self.template, **context)
         return Probe(calls.call(client, "prober", None, 1, prompt, request_schema(ProberReply), parse_questions))
 
 

@@ -1,0 +1,185 @@
+"""``ioa-synth meeting import|probe|serve|answers|report``: the live-meeting study (paper §6.2,
+App. D.5) on a team's own meetings."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, llm_command_errors
+
+meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                          help="Probe real meetings: import a transcript, write blinded question sets, collect "
+                               "answers and labels on web pages, report per detector.")
+
+
+def _session(folder: Path):
+    from ioa_synth.meetings.session import Session, SessionError
+
+    check_out_folder(folder, "SESSION_DIR")
+    try:
+        return Session(folder)
+    except SessionError as exc:
+        fail(str(exc))
+
+
+@meeting_app.command("import")
+def import_(
+    file: Path = typer.Argument(..., help="Transcript: WebVTT, SRT, Whisper/WhisperX JSON or 'Name: text' lines"),
+    out: Path = typer.Option(..., "--out", help="New session folder"),
+    fmt: str = typer.Option("auto", "--format", help="auto, vtt, srt, whisper or text"),
+) -> None:
+    """Read a transcript, replace every name by a pseudonym, write a new session folder."""
+    from ioa_synth.meetings.session import Session
+    from ioa_synth.meetings.transcripts import FORMATS, TranscriptError, read_transcript
+
+    check_choice("--format", fmt, FORMATS)
+    check_out_folder(out)
+    if out.is_dir() and any(out.iterdir()):
+        fail(f"--out {out} is not empty; import each transcript into a new session folder")
+    try:
+        found, turns = read_transcript(file, fmt)
+    except TranscriptError as exc:
+        fail(str(exc))
+    session = Session.create(out, found, file.name, turns)
+    typer.echo(f"{out}: {len(session.turns)} turns ({found}), participants "
+               + ", ".join(f"{p.id} = {p.pseudonym}" for p in session.participants)
+               + f"; the name map stays in {out / 'private'}")
+
+
+@meeting_app.command()
+def probe(
+    session_dir: Path = typer.Argument(..., help="Session folder (from 'meeting import')"),
+    detector: List[str] = typer.Option(..., "--detector", help="NAME=CONFIG: a prober configuration (JSON config "
+                                       "file with a \"prober\" block); repeat for each detector"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the blind label assignment (default: per session)"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+) -> None:
+    """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
+    from ioa_synth.llm.errors import LLMCallError
+    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.meetings.probe import MAX_DETECTORS, parse_detector, probe_session
+    from ioa_synth.meetings.session import SessionError
+
+    check_choice("--local-model", local_model, LOCAL_MODELS)
+    session = _session(session_dir)
+    if len(detector) > MAX_DETECTORS:
+        fail(f"at most {MAX_DETECTORS} detectors (got {len(detector)})")
+    try:
+        detectors = [parse_detector(spec, config_or_fail) for spec in detector]
+    except ValueError as exc:
+        fail(str(exc))
+    done = lambda name, n: typer.echo(f"detector {name}: {n} question(s)", err=True)  # noqa: E731
+    try:
+        with llm_command_errors():
+            counts = probe_session(session, detectors, seed, local_model, on_done=done)
+    except SessionError as exc:
+        fail(str(exc))
+    except LLMCallError as exc:
+        fail(f"a detector gave no usable question set ({exc}); run the same command again to retry", code=1)
+    typer.echo(f"{session_dir}: blinded sets " + ", ".join(f"{label} ({n} questions)" for label, n in counts.items())
+               + f"; next: ioa-synth meeting serve {session_dir}")
+
+
+@meeting_app.command()
+def serve(
+    session_dir: Path = typer.Argument(..., help="Session folder with question sets"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for other devices)"),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port"),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the current forms as files into this folder "
+                                          "instead of serving"),
+) -> None:
+    """Serve the answer pages and print one personal link per participant (Ctrl-C stops)."""
+    from ioa_synth.meetings.exchange import export_forms
+    from ioa_synth.meetings.forms import FormError
+    from ioa_synth.meetings.session import SessionError
+    from ioa_synth.meetings.web import make_app
+
+    session = _session(session_dir)
+    try:
+        if export is not None:
+            check_out_folder(export, "--export")
+            paths = export_forms(session, export)
+            typer.echo(f"{len(paths)} file(s) in {export}; fill the JSON forms, then: ioa-synth meeting answers "
+                       f"{session_dir} FILE ...")
+            return
+        app = make_app(session_dir)
+    except (SessionError, FormError) as exc:
+        fail(str(exc))
+    names = {pid: name for name, pid in session.read("private", "names.json", default={}).items()}
+    shown = "localhost" if host in ("0.0.0.0", "::") else host
+    for token, pid in session.links().items():
+        typer.echo(f"{pid} ({session.pseudonym(pid)}; {names.get(pid, '?')}): http://{shown}:{port}/p/{token}")
+    typer.echo("serving; Ctrl-C stops (answers are saved as they arrive)", err=True)
+    sys.stdout.flush()  # the links must reach a pipe before the server blocks
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@meeting_app.command()
+def answers(
+    session_dir: Path = typer.Argument(..., help="Session folder"),
+    files: List[Path] = typer.Argument(..., help="Filled forms from 'meeting serve --export'"),
+) -> None:
+    """Import filled forms: all are checked first, then all are stored (or none)."""
+    from ioa_synth.meetings.exchange import import_forms
+    from ioa_synth.meetings.forms import FormError
+    from ioa_synth.meetings.session import SessionError
+
+    session = _session(session_dir)
+    try:
+        stored = import_forms(session, files)
+    except (FormError, SessionError) as exc:
+        fail(str(exc))
+    typer.echo(f"stored: " + ", ".join(f"{pid} {kind}" for pid, kind in stored.items()))
+
+
+@meeting_app.command()
+def report(
+    session_dirs: List[Path] = typer.Argument(..., help="Finished session folders"),
+    rule: str = typer.Option("any", "--rule", help="Validated disagreement: any, majority or unanimous 'valid' labels"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where report.json and report.md go (default: the "
+                                       "session folder; needed with several sessions)"),
+    merge_judge: bool = typer.Option(False, "--merge-judge", help="Pooled recall: merge the validated discoveries "
+                                     "with the merge_judge component (MERGE_JUDGE_BASE_URL or the embedded model)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (merge_judge block)"),
+    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model of the merge judge"),
+) -> None:
+    """Per session and detector (blinding lifted), across sessions with paired bootstrap."""
+    from ioa_synth.llm.errors import LLMCallError
+    from ioa_synth.meetings.pooled import pooled_recall
+    from ioa_synth.meetings.render import markdown, tables
+    from ioa_synth.meetings.report import RULES, build_report
+    from ioa_synth.meetings.session import SessionError
+    from ioa_synth.reports.output import wide_console
+    from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
+
+    check_choice("--rule", rule, tuple(RULES))
+    if out is None and len(session_dirs) > 1:
+        fail("several sessions: give --out FOLDER for report.json and report.md")
+    target = check_out_folder(out, "--out") or session_dirs[0]
+    sessions = [_session(d) for d in session_dirs]
+    cfg = config_or_fail(config)
+    merge = (lambda s, v: pooled_recall(s, v, rule, cfg, local_model)) if merge_judge else None
+    try:
+        with llm_command_errors():
+            result = build_report(sessions, rule, merge)
+    except SessionError as exc:
+        fail(str(exc))
+    except LLMCallError as exc:
+        fail(f"the merge judge gave no usable grouping ({exc}); run the same command again to retry", code=1)
+    write_json_atomic(target / "report.json", result)
+    write_text_atomic(target / "report.md", markdown(result))
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        console = wide_console()
+        for table in tables(result):
+            console.print(table)
+    typer.echo(f"wrote {target / 'report.json'} and {target / 'report.md'}", err=True)

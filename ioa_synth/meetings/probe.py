@@ -1,0 +1,130 @@
+"""``meeting probe``: every detector writes one question set on the pseudonymised transcript
+(paper §6.2: transcript only, no profiles), the sets get blind labels A, B, C ...
+
+A detector is an evaluate prober configuration (``--detector NAME=CONFIG``: the ``prober``
+block of a config file; endpoint from ``PROBER_BASE_URL`` or, per detector,
+``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY``; else the embedded model) in ``mcq`` mode,
+asked through :meth:`ioa_synth.evaluate.probers.McqProber.ask_context`. Every call is made
+through :func:`ioa_synth.store.run_context.open_run` and stored in the session's catalog
+(a re-run replays finished detectors). Labels are drawn at random per session (seeded);
+``private/blinding.json`` keeps the mapping, ``sets.json`` only labels and questions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ioa_synth.evaluate.access import transcript_only_context
+from ioa_synth.evaluate.probers import McqProber
+from ioa_synth.evaluate.records import CaseCalls
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.prompts import template_sha256
+from ioa_synth.meetings.session import Session, SessionError
+from ioa_synth.store.calls import CallRecorder, load_replay
+from ioa_synth.store.catalog import Catalog
+from ioa_synth.store.run_context import open_run
+
+MAX_DETECTORS = 26
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A detector: its ``name`` (shown only in the report), config file and loaded config."""
+
+    name: str
+    config_path: str
+    config: ToolkitConfig
+
+
+def parse_detector(spec: str, load: Callable[[Path], ToolkitConfig]) -> Detector:
+    """``NAME=CONFIG`` -> :class:`Detector` (``load`` reads the config file).
+
+    Raises:
+        ValueError: no ``=``, a bad name; whatever ``load`` raises for the file.
+    """
+    name, sep, path = spec.partition("=")
+    if not sep or not path:
+        raise ValueError(f"--detector {spec!r}: expected NAME=CONFIG (a config file with a \"prober\" block)")
+    if not _NAME.match(name):
+        raise ValueError(f"--detector {spec!r}: a name is 1-40 letters, digits, '.', '_' or '-'")
+    return Detector(name, path, load(Path(path)))
+
+
+def blind_labels(names: list[str], seed: int | str) -> dict[str, str]:
+    """``{label: detector name}``: ``names`` shuffled by ``random.Random(seed)`` onto A, B, C ..."""
+    order = sorted(names)
+    random.Random(seed).shuffle(order)
+    return {chr(ord("A") + i): name for i, name in enumerate(order)}
+
+
+@contextmanager
+def detector_endpoint(name: str) -> Iterator[None]:
+    """Point the ``prober`` component at ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY``
+    while this detector runs, when they are set."""
+    env = "IOA_DETECTOR_" + re.sub(r"\W", "_", name).upper()
+    saved = {k: os.environ.get(k) for k in ("PROBER_BASE_URL", "PROBER_API_KEY")}
+    try:
+        for suffix in ("BASE_URL", "API_KEY"):
+            if os.environ.get(f"{env}_{suffix}"):
+                os.environ[f"PROBER_{suffix}"] = os.environ[f"{env}_{suffix}"]
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _describe(endpoints: dict[str, Any]) -> dict[str, Any]:
+    return {"components": {name: ep.identity() for name, ep in endpoints.items()},
+            "templates": {McqProber.template: template_sha256(McqProber.template)}}
+
+
+def meeting_context(session: Session) -> dict[str, Any]:
+    """The prober's prompt context: pseudonyms and pseudonymised turns only."""
+    return transcript_only_context([(p.id, p.pseudonym) for p in session.participants],
+                                   [(t["idx"], t["speaker"], t["text"]) for t in session.turns])
+
+
+def probe_session(session: Session, detectors: list[Detector], seed: int | None, local_model: str | None,
+                  on_done: Callable[[str, int], None] = lambda name, n: None) -> dict[str, int]:
+    """Ask every detector for its question set and store the blinded sets.
+
+    Returns ``{label: number of questions}``.
+
+    Raises:
+        SessionError: the session already has question sets, or repeated detector names.
+        ioa_synth.llm.client.LLMCallError, SetupError, ...: a detector's call failed (the
+            detectors done so far are kept in the catalog and replayed on a re-run).
+    """
+    if session.read("sets.json") is not None:
+        raise SessionError(f"{session.folder}: already probed (sets.json exists); the question sets of a "
+                           "session are fixed once written")
+    names = [d.name for d in detectors]
+    if len(set(names)) != len(names):
+        raise SessionError(f"detector names repeat: {', '.join(names)}")
+    context = meeting_context(session)
+    questions: dict[str, list[dict[str, Any]]] = {}
+    with Catalog(session.folder) as catalog:
+        for det in detectors:
+            args = {"detector": det.name, "config": det.config_path, "local_model": local_model}
+            with detector_endpoint(det.name), open_run(catalog, "meeting probe", ["prober"], det.config, local_model,
+                                                      args, describe=_describe, check=None) as run:
+                recorder = CallRecorder(catalog, run.run_id, load_replay(catalog, [det.name]), on_tokens=run.tokens.add)
+                probe = McqProber().ask_context(context, run.clients["prober"], CaseCalls(recorder, det.name))
+                run.summary["questions"] = len(probe.questions)
+            catalog.flush()
+            questions[det.name] = [{"question": q.question, "options": q.options} for q in probe.questions]
+            on_done(det.name, len(questions[det.name]))
+    labels = blind_labels(names, session.session_id if seed is None else seed)
+    session.write({label: name for label, name in labels.items()}, "private", "blinding.json")
+    session.write({"sets": {label: questions[name] for label, name in labels.items()}}, "sets.json")
+    return {label: len(questions[name]) for label, name in labels.items()}

@@ -1,0 +1,180 @@
+"""A live-meeting session folder (paper §6.2, App. D.5) and its pseudonymised transcript.
+
+Layout of ``SESSION_DIR``::
+
+    session.json          participants (id + pseudonym) and the pseudonymised turns
+    sets.json             the blinded question sets, by label A, B, C ... (after ``probe``)
+    answers/<P>.json      a participant's answers to every set (page 1)
+    labels/<P>.json       a participant's validity labels and survey (page 2)
+    catalog.duckdb        every model call of ``probe`` (and the merge judge of ``report``)
+    private/names.json    real name -> participant id: never read by anything that calls a model
+    private/links.json    answer-page token -> participant id
+    private/blinding.json label -> detector name, read only by ``report``
+
+Names are replaced before anything else happens: the import writes only pseudonymised
+text outside ``private/``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import re
+import secrets
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ioa_synth.meetings.transcripts import Cue
+from ioa_synth.store.atomic import write_json_atomic
+
+#: Pseudonyms handed out in order (skipping any word already in the transcript).
+PSEUDONYMS: tuple[str, ...] = ("Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan",
+                               "Kendall", "Logan", "Morgan", "Quinn", "Riley", "Rowan", "Sawyer", "Taylor")
+#: What replaces a first or last name that several participants share.
+SHARED_NAME = "[name]"
+
+
+class SessionError(ValueError):
+    """A session folder that cannot serve the requested step (one line)."""
+
+
+@dataclass(frozen=True)
+class Participant:
+    """A participant: ``id`` (``P1`` ...) and the ``pseudonym`` every page and prompt uses."""
+
+    id: str
+    pseudonym: str
+
+
+def _word_re(word: str, ignore_case: bool) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.I if ignore_case else 0)
+
+
+def pseudonymise(turns: list[Cue]) -> tuple[list[Participant], dict[str, str], list[dict[str, Any]]]:
+    """Replace every speaker's name, in the speakers and in the text, by a pseudonym.
+
+    Full names match case-insensitively; each capitalised part of a name ("Maria" of
+    "Maria Lopez") matches as written; a part several speakers share becomes
+    :data:`SHARED_NAME`. Returns ``(participants, {real name: id}, turns)`` with turns
+    ``{"idx", "speaker", "text"}`` (ids in order of first speech).
+    """
+    real = list(dict.fromkeys(t.speaker for t in turns if t.speaker))
+    used = {w.lower() for t in turns for w in re.findall(r"\w+", f"{t.speaker} {t.text}")}
+    pool = [p for p in PSEUDONYMS if p.lower() not in used]
+    participants = [Participant(f"P{i + 1}", pool[i]) for i in range(len(real))]
+    ids = {name: p.id for name, p in zip(real, participants)}
+    by_id = {p.id: p.pseudonym for p in participants}
+    owners: dict[str, set[str]] = {}
+    for name in real:
+        for part in re.findall(r"\w[\w'’\-]+", name):
+            if part[0].isupper() and part.lower() != name.lower():
+                owners.setdefault(part, set()).add(ids[name])
+    rules = [(_word_re(n, True), by_id[ids[n]]) for n in sorted(real, key=len, reverse=True)]
+    rules += [(_word_re(part, False), by_id[next(iter(who))] if len(who) == 1 else SHARED_NAME)
+              for part, who in sorted(owners.items(), key=lambda kv: len(kv[0]), reverse=True)]
+    out = []
+    for i, t in enumerate(turns):
+        text = t.text
+        for pattern, replacement in rules:
+            text = pattern.sub(replacement, text)
+        out.append({"idx": i + 1, "speaker": ids[t.speaker], "text": text})
+    return participants, ids, out
+
+
+class Session:
+    """An imported session folder (see the module docstring)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        path = self.folder / "session.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise SessionError(f"{folder}: not a meeting session (no readable session.json; "
+                               "create one with 'ioa-synth meeting import')") from None
+        self.data = data
+        self.session_id: str = data["session_id"]
+        self.participants = [Participant(p["id"], p["pseudonym"]) for p in data["participants"]]
+        self.turns: list[dict[str, Any]] = data["turns"]
+
+    @staticmethod
+    def create(folder: Path, fmt: str, source: str, turns: list[Cue]) -> "Session":
+        """Pseudonymise ``turns`` and write a new session into ``folder`` (private map and
+        answer-page tokens included); ``session.json`` last, so a folder without it is no session."""
+        participants, names, pturns = pseudonymise(turns)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(folder / "private" / "names.json", names)
+        write_json_atomic(folder / "private" / "links.json", {secrets.token_urlsafe(18): p.id for p in participants})
+        write_json_atomic(folder / "session.json", {
+            "session_id": uuid.uuid4().hex[:12], "format": fmt, "source": source,
+            "participants": [{"id": p.id, "pseudonym": p.pseudonym} for p in participants], "turns": pturns})
+        return Session(folder)
+
+    # ---- files -------------------------------------------------------------------------
+    def path(self, *parts: str) -> Path:
+        """A path inside the session folder."""
+        return self.folder.joinpath(*parts)
+
+    def read(self, *parts: str, default: Any = None) -> Any:
+        """The JSON file at ``parts`` (``default`` when it does not exist)."""
+        try:
+            return json.loads(self.path(*parts).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return default
+
+    def write(self, value: Any, *parts: str) -> None:
+        """Write ``value`` as JSON at ``parts``, atomically."""
+        write_json_atomic(self.path(*parts), value)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the session's write lock (across threads and processes: an ``flock``)."""
+        lock = self.path(".lock")
+        with open(lock, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # ---- views -------------------------------------------------------------------------
+    @property
+    def ids(self) -> list[str]:
+        """Participant ids in order."""
+        return [p.id for p in self.participants]
+
+    def pseudonym(self, pid: str) -> str:
+        """The pseudonym of participant ``pid``."""
+        return next(p.pseudonym for p in self.participants if p.id == pid)
+
+    def question_sets(self) -> dict[str, list[dict[str, Any]]]:
+        """``{label: [{"question", "options"}]}`` in label order.
+
+        Raises:
+            SessionError: the session has not been probed.
+        """
+        sets = self.read("sets.json")
+        if not sets or not sets.get("sets"):
+            raise SessionError(f"{self.folder}: no question sets yet; run 'ioa-synth meeting probe {self.folder} "
+                               "--detector NAME=CONFIG ...' first")
+        return {label: sets["sets"][label] for label in sorted(sets["sets"])}
+
+    def links(self) -> dict[str, str]:
+        """``{token: participant id}``."""
+        return self.read("private", "links.json", default={})
+
+    def answers(self) -> dict[str, dict[str, dict[str, str]]]:
+        """``{participant: {label: {question number: option letter}}}`` of those who answered."""
+        out = {}
+        for pid in self.ids:
+            saved = self.read("answers", f"{pid}.json")
+            if saved is not None:
+                out[pid] = saved["answers"]
+        return out
+
+    def labels(self) -> dict[str, dict[str, Any]]:
+        """``{participant: {"labels": {label: {n: validity}}, "survey": {...}}}`` of those who labelled."""
+        return {pid: saved for pid in self.ids if (saved := self.read("labels", f"{pid}.json")) is not None}
