@@ -247,7 +247,9 @@ class _Transaction:
 
 
 def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
-    """Execute entries in order, inserting consecutive rows of one table with one statement."""
+    """Execute entries in order, inserting the rows of one table that lie between two
+    statements with one statement (rows of different tables commute; a table's rows keep
+    their order), at most 500 rows each."""
     i = 0
     while i < len(entries):
         table, payload = entries[i]
@@ -255,13 +257,17 @@ def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
             con.execute(*payload)
             i += 1
             continue
-        cols = list(payload)
         j = i
-        while j < len(entries) and entries[j][0] == table and list(entries[j][1]) == cols and j - i < 500:
+        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
+        while j < len(entries) and entries[j][0] is not None:
+            groups.setdefault((entries[j][0], tuple(entries[j][1])), []).append(entries[j][1])
             j += 1
-        marks = "(" + ", ".join("?" for _ in cols) + ")"
-        params = [row[c] for _, row in entries[i:j] for c in cols]
-        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join([marks] * (j - i)), params)
+        for (name, cols), rows in groups.items():
+            marks = "(" + ", ".join("?" for _ in cols) + ")"
+            for k in range(0, len(rows), 500):
+                chunk = rows[k:k + 500]
+                params = [row[c] for row in chunk for c in cols]
+                con.execute(f"INSERT INTO {name} ({', '.join(cols)}) VALUES " + ", ".join([marks] * len(chunk)), params)
         i = j
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,7 +16,11 @@ JOURNAL_FILE = "catalog.journal"
 #: ``(table, row)`` for an insert, ``(None, (sql, params))`` for a statement.
 Entry = tuple[str | None, Any]
 
-BATCH_WINDOW_S = 0.02
+#: How long the writer lets entries gather before it commits them in one transaction. A
+#: DuckDB commit costs milliseconds of CPU whatever its size, so one per call was the
+#: largest part of the toolkit's work per call; the rows are safe in the journal meanwhile,
+#: and every read commits what is queued first.
+BATCH_WINDOW_S = 1.0
 
 
 class Journal:
@@ -69,8 +74,9 @@ class Journal:
                 self._writer = threading.Thread(target=self._write_loop, name="catalog-writer", daemon=True)
                 self._writer.start()
             os.write(self._file.fileno(), blob)
+            if not self._queue:
+                self._cond.notify()  # the writer waits for a first entry, then for the window
             self._queue.extend(entries)
-            self._cond.notify()
 
     def drain(self) -> None:
         """Commit every queued entry now (the caller holds the catalog's lock)."""
@@ -105,7 +111,9 @@ class Journal:
                     self._cond.wait()
                 if self._closing:
                     return
-                self._cond.wait(BATCH_WINDOW_S)  # let concurrent workers join the batch
+                deadline = time.monotonic() + BATCH_WINDOW_S  # let the entries of the window join the batch
+                while not self._closing and (left := deadline - time.monotonic()) > 0:
+                    self._cond.wait(left)
             try:
                 with self._lock:
                     self.drain()
