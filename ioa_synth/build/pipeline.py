@@ -27,6 +27,7 @@ from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.build.contexts import generator_context, judge_context
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
+from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.prompts import render
@@ -102,6 +103,7 @@ class Pipeline:
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
+        stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,

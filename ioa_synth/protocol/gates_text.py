@@ -72,11 +72,16 @@ def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
     (``<text>``) or one of :attr:`GateThresholds.placeholders`."""
     gates = gates or load_gates()
     stripped = text.strip()
-    if not any(ch.isalnum() for ch in stripped):
+    if not _ALNUM.search(stripped):
         return True
-    if re.fullmatch(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]", stripped):
+    if _BRACKETED.fullmatch(stripped):
         return True
     return stripped.lower().strip(" .!?:;,'\"`…-") in gates.placeholders
+
+
+_ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
+_BRACKETED = re.compile(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]")
+_DIGIT = re.compile(r"\d")
 
 
 def ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
@@ -106,7 +111,8 @@ def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
 
 def quantities(text: str, gates: GateThresholds) -> set[str]:
     """The quantity tokens of ``text``: tokens with a digit and :attr:`GateThresholds.number_words`."""
-    return {w for w in words(text) if any(ch.isdigit() for ch in w) or w in gates.number_words}
+    return {w for w in words(text) if w in gates.number_words or _DIGIT.search(w)
+            or (not w.isascii() and any(ch.isdigit() for ch in w))}  # "x²": str.isdigit beyond \d
 
 
 def overlap(a: str, b: str) -> float:

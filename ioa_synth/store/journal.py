@@ -20,7 +20,7 @@ Entry = tuple[str | None, Any]
 #: DuckDB commit costs milliseconds of CPU whatever its size, so one per call was the
 #: largest part of the toolkit's work per call; the rows are safe in the journal meanwhile,
 #: and every read commits what is queued first.
-BATCH_WINDOW_S = 1.0
+BATCH_WINDOW_S = 2.0
 
 
 class Journal:
