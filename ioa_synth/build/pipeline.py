@@ -220,7 +220,7 @@ class Pipeline:
         }
         # pydantic-core's encoder: the indented output of json.dumps(indent=2, ensure_ascii=False)
         # from Rust instead of the json module's pure-Python indenting encoder (a tenth of the CPU)
-        write_bytes_atomic(case.path, to_json(record, indent=2) + b"\n")
+        write_bytes_atomic(case.path, to_json(record, indent=2, inf_nan_mode="constants") + b"\n")
 
     def _set_status(self, case: Case, out: Outcome, first_attempt: int) -> None:
         reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
