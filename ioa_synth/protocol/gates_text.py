@@ -9,10 +9,11 @@ Used by :mod:`ioa_synth.protocol.gates` (stage gates) and
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Callable, Iterable, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,6 +32,8 @@ TITLES = {"dr", "prof", "mr", "ms", "mrs", "mx", "sir"}
 
 
 _local = threading.local()
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def stemmer():
@@ -63,8 +66,33 @@ def content_words(text: str) -> list[str]:
 
 
 def stems(text: str, content: bool = True) -> list[str]:
-    """Stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`."""
-    return stemmer().stemWords(content_words(text) if content else words(text))
+    """Stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`.
+    Inside :func:`once_per_output` each text is stemmed once."""
+    memo: dict[tuple[str, bool], list[str]] | None = getattr(_local, "memo", None)
+    if memo is None:
+        return stemmer().stemWords(content_words(text) if content else words(text))
+    if (text, content) not in memo:
+        memo[text, content] = stemmer().stemWords(content_words(text) if content else words(text))
+    return list(memo[text, content])
+
+
+def once_per_output(gate: Callable[P, R]) -> Callable[P, R]:
+    """Decorator of a gate function that checks one output: while it runs, :func:`stems` of a
+    text is computed once (a text is compared in several checks: an understanding for its
+    overlap and its quantities, a hidden assumption with each of the other member's, an
+    utterance for coverage, repeats and leaks), and forgotten when it returns, so that
+    nothing is carried from one output to the next."""
+    @functools.wraps(gate)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        outer = getattr(_local, "memo", None)
+        if outer is None:
+            _local.memo = {}
+        try:
+            return gate(*args, **kwargs)
+        finally:
+            if outer is None:
+                _local.memo = None
+    return checked
 
 
 def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
