@@ -35,9 +35,9 @@ What runs
     catalog creation, fingerprint, case registration) are printed too, and the part
     spent inside the openai call (``llm_calls.latency_ms`` minus endpoint time). Target:
     median <= 2 ms. Wall-clock gaps grow with the host's load, so the process CPU per
-    call in the in-flight window (all threads, sampled every 20 ms from ``os.times``)
-    is printed as well; with few calls per second it is dominated by fixed-rate work
-    (the progress bar's 10 Hz refresh, the sampler itself).
+    call is printed as well (all threads, ``time.process_time``, from the start of the
+    first request to the end of ``run_build``: setup is left out, the last catalog
+    commit at close is not).
 
 (b) Throughput scaling
     Ideal throughput with W workers is ``W / chain`` cases/s, ``chain = 4 * latency``
@@ -46,6 +46,14 @@ What runs
     figure checked against the >= 0.9 target at 32 workers) and for the end-to-end
     ``run_build`` wall time (includes the one-off setup and teardown, shown apart).
     N should be a multiple of every W, or the last wave runs partly empty.
+
+(c) Process CPU per call against a bare ``openai`` client
+    After each build, the request bodies it stored in ``llm_calls`` are sent again, case
+    by case on W threads, through ``openai.OpenAI().chat.completions.create`` (one shared
+    client; each reply's content decoded as JSON; one warm-up call first): the least any
+    client must do for the same calls. The ratio of the two runs' process CPU per call (first
+    request to the end of the run) does not move with the host's load as wall-clock
+    figures do. Target: <= 1.5 at every worker count.
 
 Server capacity check
     Before the builds, a burst of max(W) concurrent chat requests on fresh connections
@@ -80,8 +88,8 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Callable, Iterator, Self
 
@@ -91,6 +99,8 @@ CALLS_PER_CASE = 4
 OVERHEAD_TARGET_MS = 2.0
 SCALING_TARGET = 0.9
 SCALING_TARGET_WORKERS = 32
+#: Most process CPU per call (first request to end of run), relative to a bare openai client doing the same calls.
+CPU_RATIO_TARGET = 1.5
 
 
 # -- scripted server in a child process -------------------------------------------------
@@ -217,20 +227,15 @@ class RunResult:
     t_end: float
     client_latency_ms: list[float] = field(default_factory=list)  # llm_calls.latency_ms, call order
     cpu_s: float = 0.0  # user + system CPU of this process (all threads) during run_build
-    cpu_samples: list[tuple[float, float]] = field(default_factory=list)  # (perf_counter, CPU s), every 20 ms
-
-    def cpu_between(self, a: float, b: float) -> float:
-        """Process CPU seconds spent between perf_counter times ``a`` and ``b`` (interpolated)."""
-        def at(t: float) -> float:
-            xs = self.cpu_samples
-            for (t0, c0), (t1, c1) in pairwise(xs):
-                if t0 <= t <= t1:
-                    return c0 + (c1 - c0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
-            return xs[0][1] if t < xs[0][0] else xs[-1][1]
-        return at(b) - at(a) if self.cpu_samples else float("nan")
+    cpu_samples: list[tuple[float, float]] = field(default_factory=list)  # (perf_counter, CPU s) at each request's start and end
+    requests: list[list[dict[str, Any]]] = field(default_factory=list)  # per case, the request bodies sent, in order
+    raw: RunResult | None = None  # the same requests from a bare openai client (raw_once)
 
     def window_cpu_ms_per_call(self) -> float:
-        return self.cpu_between(self.log[0][0], self.log[-1][1]) / max(1, self.calls) * 1000 if self.log else float("nan")
+        """Process CPU per call from the first request's start to the end of the run (for a
+        build: ``run_build`` returned, its final catalog commit included)."""
+        xs = self.cpu_samples
+        return (xs[-1][1] - xs[0][1]) / max(1, self.calls) * 1000 if self.log and xs else float("nan")
 
     @property
     def calls(self) -> int:
@@ -250,13 +255,96 @@ class RunResult:
     def valid(self) -> bool:
         return self.summary.get("accepted") == self.cases and self.calls == CALLS_PER_CASE * self.cases
 
+    def cpu_ratio(self) -> float:
+        """Process CPU per call in flight over that of the bare openai client doing the same calls."""
+        raw = self.raw.window_cpu_ms_per_call() if self.raw is not None else float("nan")
+        return self.window_cpu_ms_per_call() / raw if raw > 0 else float("nan")
+
+
+class CpuMarks:
+    """Context manager: ``(perf_counter, process CPU)`` at the start and end of every request
+    the toolkit sends (``LLMClient._post`` wrapped while the block runs), into ``samples``;
+    ``mark()`` adds one by hand. Process CPU is ``time.process_time`` (all threads), so the
+    CPU of any window between two requests is exact, with no sampling thread adding its own."""
+
+    def __enter__(self) -> Self:
+        from ioa_synth.llm.client import LLMClient
+
+        self.samples: list[tuple[float, float]] = []
+        self._cls, self._post = LLMClient, LLMClient._post
+        post = self._post
+
+        def marked(client: Any, payload: str) -> Any:
+            self.mark()
+            try:
+                return post(client, payload)
+            finally:
+                self.mark()
+
+        LLMClient._post = marked
+        return self
+
+    def mark(self) -> None:
+        self.samples.append((time.perf_counter(), _cpu()))
+
+    def __exit__(self, *exc: object) -> None:
+        self._cls._post = self._post
+        self.samples.sort()
+
+
+def stored_requests(catalog_dir: Path) -> tuple[list[float], list[list[dict[str, Any]]]]:
+    """``(latency_ms of each successful call in call order, the request bodies sent per case)``
+    from the ``llm_calls`` of a finished run."""
+    from ioa_synth.store.catalog import Catalog
+
+    with Catalog(catalog_dir, read_only=True) as cat:
+        rows = cat.execute("SELECT latency_ms, case_id, request_json FROM llm_calls WHERE error IS NULL "
+                           "ORDER BY created_at")
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for _, case_id, request in rows:
+        by_case.setdefault(case_id, []).append(json.loads(request))
+    return [r[0] for r in rows], list(by_case.values())
+
+
+def raw_once(requests: list[list[dict[str, Any]]], workers: int, server: ServerProcess, timeout: float) -> RunResult:
+    """The toolkit's calls again from a bare ``openai`` client, the floor of any client's work:
+    ``workers`` threads, each sending one case's request bodies in order through
+    ``chat.completions.create`` on one shared client and decoding each reply's content as JSON
+    (no prompt, schema, gate, catalog or progress work). One warm-up call before the window
+    builds the SDK's lazily made response models."""
+    import openai
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="bench-not-a-key", max_retries=1, timeout=timeout)
+
+    marks: list[tuple[float, float]] = []
+
+    def one_case(bodies: list[dict[str, Any]]) -> None:
+        for body in bodies:
+            marks.append((time.perf_counter(), _cpu()))
+            json.loads(client.chat.completions.create(**body).choices[0].message.content)
+            marks.append((time.perf_counter(), _cpu()))
+
+    try:
+        one_case(requests[0][:1])
+        server.take_log()
+        marks.clear()
+        with ThreadPoolExecutor(workers, thread_name_prefix="raw") as pool:
+            t0 = time.perf_counter()
+            list(pool.map(one_case, requests))
+            t1 = time.perf_counter()
+        marks.append((time.perf_counter(), _cpu()))
+    finally:
+        client.close()
+    log = sorted(r for r in server.take_log() if r[2].rstrip("/").endswith("/chat/completions"))
+    return RunResult(workers, len(requests), t1 - t0, {}, log, t0, t1, cpu_samples=sorted(marks))
+
 
 def run_once(seeds_path: Path, n_cases: int, workers: int, server: ServerProcess, tmp_root: Path,
              timeout: float, keep: bool) -> RunResult:
     from rich.console import Console
 
-    from ioa_synth.build.run import plan_from_seeds, run_build
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.build import run as _run
+    plan_from_seeds, run_build = _run.plan_from_seeds, _run.run_build
     from ioa_synth.llm.config import ToolkitConfig
     from ioa_synth.seeds.tuples import load_seed_file
 
@@ -266,39 +354,25 @@ def run_once(seeds_path: Path, n_cases: int, workers: int, server: ServerProcess
     console = Console(file=open(os.devnull, "w"), force_terminal=True, width=120)  # noqa: SIM115
     server.take_log()  # drop anything earlier
     try:
-        samples: list[tuple[float, float]] = []
-        stop = threading.Event()
-
-        def sample() -> None:
-            while not stop.is_set():
-                samples.append((time.perf_counter(), _cpu()))
-                stop.wait(0.02)
-
-        sampler = threading.Thread(target=sample, name="bench-cpu-sampler", daemon=True)
-        sampler.start()
-        cpu0 = _cpu()
-        t0 = time.perf_counter()
-        summary = run_build(plans, "train", out_dir / "build", cfg, workers=workers, console=console,
-                            args={"bench": True, "workers": workers})
-        t1 = time.perf_counter()
-        cpu1 = _cpu()
-        stop.set()
-        sampler.join()
-        samples.append((time.perf_counter(), _cpu()))
+        with CpuMarks() as cpu:
+            cpu0 = _cpu()
+            t0 = time.perf_counter()
+            summary = run_build(plans, "train", out_dir / "build", cfg, workers=workers, console=console,
+                                args={"bench": True, "workers": workers})
+            t1 = time.perf_counter()
+            cpu1 = _cpu()
+            cpu.mark()  # the run's end: its last catalog commit (at close) is per-call work too
         log = sorted(r for r in server.take_log() if r[2].rstrip("/").endswith("/chat/completions"))
-        with Catalog(out_dir / "build", read_only=True) as cat:
-            lat = [r[0] for r in cat.execute(
-                "SELECT latency_ms FROM llm_calls WHERE error IS NULL ORDER BY created_at")]
+        lat, requests = stored_requests(out_dir / "build")
     finally:
         console.file.close()
         if not keep:
             shutil.rmtree(out_dir, ignore_errors=True)
-    return RunResult(workers, n_cases, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, samples)
+    return RunResult(workers, n_cases, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, cpu.samples, requests)
 
 
 def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system
+    return time.process_time()  # user + system CPU of every thread, at the clock's full resolution
 
 
 # -- server capacity ---------------------------------------------------------------------
@@ -419,7 +493,7 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
         client_http = [c - (b - a) * 1000 for c, (a, b, _) in zip(one.client_latency_ms, one.log)]
         if len(client_http) == one.calls:
             t.add_row("    inside the openai call (latency_ms - endpoint)", ms(statistics.median(client_http)), "", "")
-        t.add_row("    process CPU per call in flight (all threads)", ms(one.window_cpu_ms_per_call()), "", "")
+        t.add_row("    process CPU per call, first request to end of run", ms(one.window_cpu_ms_per_call()), "", "")
 
     t.add_section()
     for r in runs:
@@ -435,7 +509,8 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
         t.add_row(f"    end to end: {r.wall_s:.2f} s, setup {(r.log[0][0] - r.t_start) * 1000:.0f} ms, "
                   f"teardown {(r.t_end - r.log[-1][1]) * 1000:.0f} ms", f"{tp_e2e:.2f} cases/s, ratio {tp_e2e / ideal:.3f}",
                   "", "")
-        t.add_row("    process CPU per call in flight (all threads)", ms(r.window_cpu_ms_per_call()), "", "")
+        t.add_row("    process CPU per call, first request to end of run", ms(r.window_cpu_ms_per_call()), "", "")
+    cpu_rows(t, runs, verdict)
     console.print(t)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     console.print(f"host: {os.cpu_count()} CPUs, 1-min load average {load:.2f} after the runs "
@@ -450,6 +525,28 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
     return ok
 
 
+def cpu_rows(t: Any, runs: list[RunResult], verdict: Callable[[bool], str]) -> None:
+    """Rows (c) of a report table: per worker count, process CPU per call (first request to
+    end of run) of the toolkit and of the bare openai client doing the same calls, and
+    their ratio (target <= CPU_RATIO_TARGET)."""
+    t.add_section()
+    for r in runs:
+        if r.raw is None or not r.raw.log:
+            continue
+        ratio = r.cpu_ratio()
+        t.add_row(f"(c) workers={r.workers}: process CPU per call, toolkit / bare openai client (same calls)",
+                  f"{r.window_cpu_ms_per_call():.2f} / {r.raw.window_cpu_ms_per_call():.2f} ms, ratio {ratio:.2f}",
+                  f"<= {CPU_RATIO_TARGET:g}", verdict(ratio <= CPU_RATIO_TARGET))
+        t.add_row(f"    bare client: {r.raw.calls} calls, in flight {r.raw.cases / r.raw.window_s:.2f} cases/s", "", "", "")
+
+
+def cpu_numbers(r: RunResult) -> dict[str, Any]:
+    """The (c) figures of one run as plain data."""
+    raw = r.raw.window_cpu_ms_per_call() if r.raw is not None and r.raw.log else None
+    return {"cpu_ms_per_call_raw_openai": raw, "cpu_ratio": r.cpu_ratio() if raw else None,
+            "raw_calls": r.raw.calls if r.raw is not None else None}
+
+
 def summarize(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[str, float] | None,
               runs: list[RunResult], ok: bool) -> dict[str, Any]:
     """The numbers of the report as plain data."""
@@ -460,7 +557,7 @@ def summarize(args: argparse.Namespace, cap: dict[str, float], cap_default: dict
         row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
                                "ratio_in_flight": r.cases / r.window_s / (r.workers / chain) if r.log else None,
                                "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain),
-                               "cpu_ms_per_call_in_flight": r.window_cpu_ms_per_call()}
+                               "cpu_ms_per_call_in_flight": r.window_cpu_ms_per_call(), **cpu_numbers(r)}
         if r.workers == 1 and r.calls > 1:
             gaps = r.gaps_ms()
             row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": _pct(gaps, 0.9),
@@ -561,6 +658,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"workers={w}: building {args.cases} cases ...", file=sys.stderr, flush=True)
                 runs.append(run_once(seeds_path, args.cases, w, server, tmp_root,
                                      timeout=max(10.0, 20 * args.latency), keep=args.keep))
+                print(f"workers={w}: the same calls from a bare openai client ...", file=sys.stderr, flush=True)
+                runs[-1].raw = raw_once(runs[-1].requests, w, server, timeout=max(10.0, 20 * args.latency))
         ok = report(args, cap, cap_default, runs, server)
         if args.json:
             args.json.write_text(json.dumps(summarize(args, cap, cap_default, runs, ok), indent=2) + "\n")

@@ -23,6 +23,9 @@ What runs
     Target: <= 2 ms.
 (b) Throughput: measured cases/s over the in-flight window divided by the ideal
     ``W / (4 * latency)``. Target: >= 0.9 at 32 workers.
+(c) Process CPU per call (first request to the end of the run) against a bare ``openai``
+    client sending the same stored requests on W threads (bench_build's (c)). Target:
+    <= 1.5 at every worker count.
 
 Usage::
 
@@ -150,7 +153,6 @@ def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: 
     from ioa_synth.evaluate.inputs import load_cases
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
     from ioa_synth.llm.config import ToolkitConfig
-    from ioa_synth.store.catalog import Catalog
 
     out_dir = Path(tempfile.mkdtemp(prefix=f"bench-eval-w{workers}-", dir=tmp_root))
     cfg = ToolkitConfig.model_validate({c: {"timeout": timeout, "max_retries": 1}
@@ -160,18 +162,19 @@ def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: 
     console = Console(file=open(os.devnull, "w"), force_terminal=True, width=120)  # noqa: SIM115
     server.take_log()
     try:
-        cpu0, t0 = bench_build._cpu(), time.perf_counter()
-        summary = run_evaluate(job, out_dir / "results", cfg, workers=workers, console=console,
-                               args={"bench": True, "workers": workers})
-        t1, cpu1 = time.perf_counter(), bench_build._cpu()
+        with bench_build.CpuMarks() as cpu:
+            cpu0, t0 = bench_build._cpu(), time.perf_counter()
+            summary = run_evaluate(job, out_dir / "results", cfg, workers=workers, console=console,
+                                   args={"bench": True, "workers": workers})
+            t1, cpu1 = time.perf_counter(), bench_build._cpu()
+            cpu.mark()  # the run's end: its last catalog commit and summary are per-call work too
         log = sorted(r for r in server.take_log() if r[2].rstrip("/").endswith("/chat/completions"))
-        with Catalog(out_dir / "results", read_only=True) as cat:
-            lat = [r[0] for r in cat.execute("SELECT latency_ms FROM llm_calls WHERE error IS NULL ORDER BY created_at")]
+        lat, requests = bench_build.stored_requests(out_dir / "results")
     finally:
         console.file.close()
         if not keep:
             shutil.rmtree(out_dir, ignore_errors=True)
-    return RunResult(workers, n, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, [])
+    return RunResult(workers, n, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, cpu.samples, requests)
 
 
 # -- report --------------------------------------------------------------------------------
@@ -183,7 +186,9 @@ def measure(args: argparse.Namespace, runs: list[RunResult]) -> dict[str, Any]:
     for r in runs:
         ratio = r.cases / r.window_s / (r.workers / chain) if r.log else None
         row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
-                               "ratio_in_flight": ratio, "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain)}
+                               "ratio_in_flight": ratio, "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain),
+                               "cpu_ms_per_call": r.window_cpu_ms_per_call(), **bench_build.cpu_numbers(r)}
+        ok &= row["cpu_ratio"] is not None and row["cpu_ratio"] <= bench_build.CPU_RATIO_TARGET
         if r.workers == 1 and r.calls > 1:
             gaps = r.gaps_ms()
             row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": bench_build._pct(gaps, 0.9),
@@ -214,7 +219,13 @@ def report(data: dict[str, Any]) -> None:
         target = f">= {SCALING_TARGET}" if int(w) >= SCALING_TARGET_WORKERS else ""
         t.add_row(f"(b) workers={w}: throughput / ideal, in flight", f"{r['ratio_in_flight']:.3f}", target)
         t.add_row(f"    end to end ({r['wall_s']:.2f} s)", f"{r['ratio_end_to_end']:.3f}", "")
+        if r.get("cpu_ratio") is not None:
+            t.add_row(f"(c) workers={w}: process CPU per call, toolkit / bare openai client (same calls)",
+                      f"{r['cpu_ms_per_call']:.2f} / {r['cpu_ms_per_call_raw_openai']:.2f} ms, ratio {r['cpu_ratio']:.2f}",
+                      f"<= {bench_build.CPU_RATIO_TARGET:g}")
     console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 130)
     console.print(t)
     console.print(f"targets met: {data['targets_met']}; 1-min load average {os.getloadavg()[0]:.2f} "
                   "(other processes' load inflates every wall-clock figure)")
@@ -238,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
             for w in workers:
                 print(f"workers={w}: evaluating {args.cases} cases ...", file=sys.stderr, flush=True)
                 runs.append(run_once(data, args.cases, w, server, tmp_root, max(10.0, 20 * args.latency), args.keep))
+                print(f"workers={w}: the same calls from a bare openai client ...", file=sys.stderr, flush=True)
+                runs[-1].raw = bench_build.raw_once(runs[-1].requests, w, server, max(10.0, 20 * args.latency))
         numbers = measure(args, runs)
         report(numbers)
         if args.json:

@@ -39,6 +39,7 @@ def test_tiny_benchmark_runs(tmp_path, capsys):
         run = data["runs"][w]
         assert run["valid"] and run["calls"] == 16
         assert 0 < run["ratio_in_flight"] <= 1.05
+        assert run["raw_calls"] == 16 and run["cpu_ratio"] > 0  # the bare openai client made the same calls
     one = data["runs"]["1"]
     assert 0 < one["gap_median_ms"] < 1000
     assert "toolkit overhead per call" in capsys.readouterr().out

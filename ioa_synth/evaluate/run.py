@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import to_json
 from rich.console import Console
 
 from ioa_synth import __version__
@@ -39,7 +40,7 @@ from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import RunInterrupted, run_interruptible, worker_pool
-from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.calls import CallKey, CallRecorder, load_replay_tries
 from ioa_synth.store.catalog import Catalog
@@ -228,7 +229,9 @@ class _Scheduler:
         assert self.recorder is not None  # cases start only inside run()
         calls = CaseCalls(self.recorder, case.case_id, self.replay_tries)
         record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
-        write_json_atomic(record_path(self.out_dir, case.case_id), record)
+        # pydantic-core's encoder: json.dumps(indent=2)'s output without its pure-Python indenter
+        write_bytes_atomic(record_path(self.out_dir, case.case_id),
+                           to_json(record, indent=2, inf_nan_mode="constants") + b"\n")
         return record["status"]
 
     def _done(self, case: EvalCase, status: str) -> None:

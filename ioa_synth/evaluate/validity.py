@@ -4,7 +4,6 @@ it judges every free-text item instead."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ioa_synth.evaluate.access import filter_context
@@ -13,7 +12,7 @@ from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import FilterReply, Judgement, Question, parse_judgements
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.llm.prompts import render_template
-from ioa_synth.protocol.schemas import request_schema
+from ioa_synth.protocol.schemas import request_schema_copy
 
 TEMPLATE = "evaluate/validity_filter.jinja2"
 
@@ -23,7 +22,7 @@ def judgement_schema(numbers: list[int]) -> dict[str, Any]:
     ``len(numbers)`` judgements whose ``question`` is one of them, so that constrained
     decoding cannot judge an unshown question (the reply is still checked by
     :func:`parse_judgements`)."""
-    schema = copy.deepcopy(request_schema(FilterReply))
+    schema = request_schema_copy(FilterReply)
     judgements = schema["properties"]["judgements"]
     judgements["minItems"] = judgements["maxItems"] = len(numbers)
     judgements["items"]["properties"]["question"]["enum"] = list(numbers)

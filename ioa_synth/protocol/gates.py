@@ -38,7 +38,7 @@ import math
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures
 from ioa_synth.protocol.gates_text import (TITLES, content_words, copies_description, is_placeholder, load_gates,
-                                           ngrams, overlap, quantities, stem_words, stems, text_failures,
+                                           ngrams, once_per_output, overlap, quantities, stems, text_failures,
                                            text_fields, words)
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
@@ -47,6 +47,7 @@ __all__ = ["GateThresholds", "copies_description", "is_placeholder", "load_gates
 
 
 # -- stage 1 --------------------------------------------------------------------------
+@once_per_output
 def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None) -> list[str]:
     """Gate failures of a stage-1 output (empty when it passes); each is one sentence
     naming the field and what to fix."""
@@ -106,6 +107,7 @@ def _voiced(surface: str, utterance_stems: list[set[str]], gates: GateThresholds
     return any(len(want & u) >= need for u in utterance_stems)
 
 
+@once_per_output
 def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
                          gates: GateThresholds | None = None) -> list[str]:
     """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes)."""
@@ -185,7 +187,7 @@ def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateTh
     out: list[str] = []
     for t in dialogue.turns:
         spoken = content_words(t.utterance)
-        st = stem_words(spoken)
+        st = stems(t.utterance)  # = the stems of spoken, in order
         said = _own_grams(st, n, surface)
         for where, grams in private:
             if said & grams:  # quote the utterance's own words, not their stems

@@ -65,9 +65,20 @@ def has_json_syntax(text: str, gates: GateThresholds) -> bool:
     """True when ``text`` contains a schema field name (:attr:`GateThresholds.field_name_words`)
     or JSON syntax (:attr:`GateThresholds.json_syntax`): a model that lost track of the JSON
     structure wrote part of the object into a value."""
-    low = text.lower()
-    return (any(re.search(rf"\b{re.escape(n)}\b", low) for n in gates.field_name_words)
-            or any(re.search(rx, text) for rx in gates.json_syntax))
+    return bool(_word_pattern(gates.field_name_words).search(text.lower())) or any(
+        rx.search(text) for rx in compiled(gates.json_syntax))
+
+
+@lru_cache(maxsize=16)
+def compiled(patterns: tuple[str, ...], flags: int = 0) -> tuple[re.Pattern[str], ...]:
+    """``patterns`` compiled once per run (cached by content: a gate threshold tuple)."""
+    return tuple(re.compile(rx, flags) for rx in patterns)
+
+
+@lru_cache(maxsize=16)
+def _word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching any of ``words`` as a whole word (compiled once per run)."""
+    return re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, words)))
 
 
 def is_question(surface: str, gates: GateThresholds) -> bool:
@@ -132,9 +143,8 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     one listing every field with characters of :attr:`GateThresholds.foreign_script`, one
     listing every unfinished text (:attr:`GateThresholds.unfinished_text`; surface forms have
     their own check) and one every field using :attr:`GateThresholds.meta_terms`."""
-    script = re.compile(gates.foreign_script)
-    unfinished = re.compile(gates.unfinished_text)
-    meta = [re.compile(rx, re.IGNORECASE) for rx in gates.meta_terms]
+    script, unfinished = compiled((gates.foreign_script, gates.unfinished_text))
+    meta = compiled(gates.meta_terms, re.IGNORECASE)
 
     def meta_term(where: str, text: str) -> str | None:
         found = next((m for m in (rx.search(text) for rx in meta) if m), None)

@@ -9,9 +9,11 @@ Used by :mod:`ioa_synth.protocol.gates` (stage gates) and
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Callable, Iterable, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
@@ -34,6 +36,15 @@ WORDS = Normaliser(WORD, casefold=False)
 CONTENT = WORDS.variant(stop_words=english_stop_words, drop_single_letters=True)
 _STEMS, _CONTENT_STEMS = WORDS.variant(stem="english"), CONTENT.variant(stem="english")
 
+_local = threading.local()
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def stop_words() -> frozenset[str]:
+    """The words content tokens drop (loaded once: scikit-learn's list costs ~1 s of CPU to import)."""
+    return CONTENT.stop_words
+
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens of ``text``."""
@@ -46,8 +57,38 @@ def content_words(text: str) -> list[str]:
 
 
 def stems(text: str, content: bool = True) -> list[str]:
-    """Snowball-stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`."""
+    """Snowball-stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`.
+    Inside :func:`once_per_output` each text is stemmed once."""
+    memo: dict[tuple[str, bool], list[str]] | None = getattr(_local, "memo", None)
+    if memo is None:
+        return _stemmed(text, content)
+    if (text, content) not in memo:
+        memo[text, content] = _stemmed(text, content)
+    return list(memo[text, content])
+
+
+def _stemmed(text: str, content: bool) -> list[str]:
+    """The one place the gates stem a text (the per-call work guard counts it)."""
     return (_CONTENT_STEMS if content else _STEMS).tokens(text)
+
+
+def once_per_output(gate: Callable[P, R]) -> Callable[P, R]:
+    """Decorator of a gate function that checks one output: while it runs, :func:`stems` of a
+    text is computed once (a text is compared in several checks: an understanding for its
+    overlap and its quantities, a hidden assumption with each of the other member's, an
+    utterance for coverage, repeats and leaks), and forgotten when it returns, so that
+    nothing is carried from one output to the next."""
+    @functools.wraps(gate)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        outer = getattr(_local, "memo", None)
+        if outer is None:
+            _local.memo = {}
+        try:
+            return gate(*args, **kwargs)
+        finally:
+            if outer is None:
+                _local.memo = None
+    return checked
 
 
 def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
@@ -55,11 +96,16 @@ def is_placeholder(text: str, gates: GateThresholds | None = None) -> bool:
     (``<text>``) or one of :attr:`GateThresholds.placeholders`."""
     gates = gates or load_gates()
     stripped = text.strip()
-    if not any(ch.isalnum() for ch in stripped):
+    if not _ALNUM.search(stripped):
         return True
-    if re.fullmatch(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]", stripped):
+    if _BRACKETED.fullmatch(stripped):
         return True
     return stripped.lower().strip(" .!?:;,'\"`…-") in gates.placeholders
+
+
+_ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
+_BRACKETED = re.compile(r"<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\]")
+_DIGIT = re.compile(r"\d")
 
 
 def ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
@@ -89,7 +135,8 @@ def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
 
 def quantities(text: str, gates: GateThresholds) -> set[str]:
     """The quantity tokens of ``text``: tokens with a digit and :attr:`GateThresholds.number_words`."""
-    return {w for w in words(text) if any(ch.isdigit() for ch in w) or w in gates.number_words}
+    return {w for w in words(text) if w in gates.number_words or _DIGIT.search(w)
+            or (not w.isascii() and any(ch.isdigit() for ch in w))}  # "x²": str.isdigit beyond \d
 
 
 def overlap(a: str, b: str) -> float:

@@ -26,12 +26,11 @@ the content gates.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ioa_synth.protocol.schemas import SURFACE, Stage1Output, Stage2Output, request_schema
+from ioa_synth.protocol.schemas import SURFACE, Stage1Output, Stage2Output, request_schema_copy
 
 #: Given and family names the stage-1 generator is given (two per case, see
 #: :func:`member_names`): small models otherwise name nearly every pair "John Doe" and
@@ -124,7 +123,7 @@ class CasePlan:
     def stage1_schema(self) -> dict[str, Any]:
         """The stage-1 request schema (of :class:`Stage1Output`) with this plan's ids,
         names, point count, definitional MA1 and outline skeleton as constants."""
-        schema = copy.deepcopy(request_schema(Stage1Output))
+        schema = request_schema_copy(Stage1Output)
         props = schema["properties"]
         member = props["members"].pop("items")
         props["members"]["prefixItems"] = [_with_consts(member, id=mid, name=name)
@@ -160,7 +159,7 @@ def stage2_schema(profiles: Stage1Output) -> dict[str, Any]:
     """The stage-2 request schema (of :class:`Stage2Output`) with one turn per outline turn
     of the accepted ``profiles``: its ``turn_idx``, ``speaker_id`` and the speaker's
     ``speaker_name`` as constants (a speaker id the profiles lack keeps the open schema)."""
-    schema = copy.deepcopy(request_schema(Stage2Output))
+    schema = request_schema_copy(Stage2Output)
     names = {m.id: m.name for m in profiles.members}
     outline = profiles.conversation_outline
     if not outline or any(t.speaker not in names for t in outline):
@@ -174,7 +173,9 @@ def stage2_schema(profiles: Stage1Output) -> dict[str, Any]:
 
 
 def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
-    out = copy.deepcopy(obj_schema)
+    # a copy of the object and of its properties only: the schema is serialised, never
+    # mutated below that level, so a deep copy per item (a dozen per case) was wasted work
+    out = {**obj_schema, "properties": dict(obj_schema["properties"])}
     for key, value in consts.items():
         kind = "integer" if isinstance(value, int) else "string"
         out["properties"][key] = {"type": kind, "const": value}

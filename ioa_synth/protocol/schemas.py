@@ -12,6 +12,7 @@ regeneration round), not a malformed reply.
 from __future__ import annotations
 
 import copy
+import json
 from functools import lru_cache
 from typing import Any
 
@@ -235,3 +236,15 @@ def request_schema(model: type[BaseModel]) -> dict[str, Any]:
         return out
 
     return inline(raw)
+
+
+@lru_cache(maxsize=None)
+def _request_schema_json(model: type[BaseModel]) -> str:
+    return json.dumps(request_schema(model))
+
+
+def request_schema_copy(model: type[BaseModel]) -> dict[str, Any]:
+    """A fresh, mutable copy of :func:`request_schema` of ``model``, parsed from its cached
+    JSON text: a tenth of the CPU of ``copy.deepcopy`` (the per-case plan schemas start
+    from one)."""
+    return json.loads(_request_schema_json(model))

@@ -22,6 +22,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ioa_synth.reports.activity import CallActivity
 
+#: Redraws of the bar per second: each costs about a millisecond of CPU, which rich's
+#: default of 10 made a visible share of the toolkit's work per call; the counts change once
+#: per finished case and the elapsed time once per second.
+REFRESH_PER_SECOND = 1
+
 STATUS_COLOURS = {"accepted": "green", "discarded": "yellow", "failed": "red", "scored": "green"}
 
 
@@ -55,7 +60,8 @@ class BuildProgress:
         self.activity = CallActivity()
         self._progress = Progress(
             TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
-            TimeElapsedColumn(), console=console, transient=False, disable=self.plain or total == 0)
+            TimeElapsedColumn(), console=console, transient=False, disable=self.plain or total == 0,
+            refresh_per_second=REFRESH_PER_SECOND)
         self._task = self._progress.add_task(label, total=total, stats=self._stats())
 
     def _stats(self) -> str:

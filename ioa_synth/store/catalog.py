@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -161,6 +162,7 @@ class Catalog:
             self._remove_made()
             raise CatalogUnusable(f"cannot write {path}: {' '.join(str(exc).split())[:200]}") from exc
         self._journal: Journal | None = None
+        self._column_types: dict[str, dict[str, str]] = {}
         self._in_tx = False
         if not read_only:
             for name, cols in SCHEMA.items():
@@ -190,7 +192,7 @@ class Catalog:
         with self._lock:
             self._con.execute("BEGIN TRANSACTION")
             try:
-                _apply(self._con, entries)
+                _apply(self._con, entries, self._column_types)
                 self._con.execute("COMMIT")
             except BaseException:
                 self._con.execute("ROLLBACK")
@@ -349,23 +351,41 @@ class _Transaction:
             self.catalog._lock.release()
 
 
-def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry]) -> None:
-    """Execute entries in order, inserting consecutive rows of one table with one statement."""
-    i = 0
-    while i < len(entries):
-        table, payload = entries[i]
-        if table is None:
-            con.execute(*payload)
-            i += 1
+#: A statement entry that names its one table (it must read and write no other): only the
+#: rows of that table queued before it have to be inserted before it runs.
+_OWN_TABLE = re.compile(r"\s*(?:UPDATE\s+(\w+)\s+SET|DELETE\s+FROM\s+(\w+))\b", re.IGNORECASE)
+
+
+def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry], types: dict[str, dict[str, str]] | None = None) -> None:
+    """Execute a batch of entries with as few statements as order allows: DuckDB spends a
+    fraction of a millisecond on every statement, whatever its size.
+
+    Rows are gathered per table and inserted with one statement, as one list per column
+    (``unnest``; binding 20 lists is much faster than a ``VALUES`` list of 20 parameters per
+    row). Statements run in order; before each, the rows it may see are inserted: those of
+    its own table for an ``UPDATE t SET`` / ``DELETE FROM t`` (:data:`_OWN_TABLE`), all of
+    them for any other statement. A table's rows keep their order. ``types`` caches each
+    table's column types (filled here)."""
+    types = {} if types is None else types
+    pending: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
+
+    def insert(only: str | None = None) -> None:
+        for name, cols in [k for k in pending if only is None or k[0] == only]:
+            rows = pending.pop((name, cols))
+            if not set(cols) <= types.get(name, {}).keys():  # first use, or a column added since
+                types[name] = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() "
+                                               "WHERE table_name = ?", [name]).fetchall())
+            lists = ", ".join(f"unnest(?::{types[name][c]}[])" for c in cols)
+            con.execute(f"INSERT INTO {name} ({', '.join(cols)}) SELECT {lists}", [[r[c] for r in rows] for c in cols])
+
+    for table, payload in entries:
+        if table is not None:
+            pending.setdefault((table, tuple(payload)), []).append(payload)
             continue
-        cols = list(payload)
-        j = i
-        while j < len(entries) and entries[j][0] == table and list(entries[j][1]) == cols and j - i < 500:
-            j += 1
-        marks = "(" + ", ".join("?" for _ in cols) + ")"
-        params = [row[c] for _, row in entries[i:j] for c in cols]
-        con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join([marks] * (j - i)), params)
-        i = j
+        own = _OWN_TABLE.match(payload[0])
+        insert(own and (own.group(1) or own.group(2)))
+        con.execute(*payload)
+    insert()
 
 
 def dumps(obj: Any) -> str:

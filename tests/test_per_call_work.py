@@ -1,0 +1,92 @@
+"""Guard of the build's per-call work: counts, never wall time.
+
+A build of a few cases against the scripted endpoint (every reply valid and passing, so
+a case is exactly 4 calls) counts what the content gates and the request schemas cost per
+case: words given to the stemmer, schema builds, catalog transactions. The bounds hold
+with room for the content the scripted server writes; a change that stems a text again per
+field or per pair, rebuilds a schema per call, or commits the catalog per call breaks them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from ioa_synth.protocol import gates_text, plan
+from ioa_synth.store import catalog as catalog_module
+
+CASES = 6
+
+#: Words stemmed per case (both stages' gates), each text of an output once: 319 for the
+#: scripted case; 409 when a text was stemmed again per check and per pair.
+MAX_STEMMED_WORDS_PER_CASE = 360
+
+
+@pytest.fixture
+def counts(monkeypatch) -> Counter:
+    seen: Counter = Counter()
+    real_stemmed = gates_text._stemmed
+
+    def stemmed(text, content):
+        out = real_stemmed(text, content)
+        seen["stemmed_words"] += len(out)
+        seen["stem_calls"] += 1
+        seen["list", (text, content)] += 1
+        return out
+
+    monkeypatch.setattr(gates_text, "_stemmed", stemmed)
+
+    real_stage1, real_stage2 = plan.CasePlan.stage1_schema, plan.stage2_schema
+
+    def stage1_schema(self):
+        seen["stage1_schema"] += 1
+        return real_stage1(self)
+
+    def stage2_schema(profiles):
+        seen["stage2_schema"] += 1
+        return real_stage2(profiles)
+
+    monkeypatch.setattr(plan.CasePlan, "stage1_schema", stage1_schema)
+    monkeypatch.setattr("ioa_synth.build.pipeline.stage2_schema", stage2_schema)
+
+    real_commit = catalog_module.Catalog._commit_batch
+
+    def commit(self, entries):
+        seen["commits"] += 1
+        return real_commit(self, entries)
+
+    monkeypatch.setattr(catalog_module.Catalog, "_commit_batch", commit)
+    return seen
+
+
+def test_gate_and_schema_work_per_case_stays_bounded(cli, endpoint, seeds_file, tmp_path, counts):
+    server = endpoint()
+    res = cli("build", "--seeds", seeds_file(CASES), "--split", "test", "--out", tmp_path / "out", "--workers", "2")
+    assert res.exit_code == 0, res.output
+    chats = [r for r in server.requests if r["path"].rstrip("/").endswith("/chat/completions")]
+    assert len(chats) == 4 * CASES  # all passed at the first attempt: 4 calls a case
+    # one schema per generator call, none per judge call or per retry of the same request
+    assert counts["stage1_schema"] == CASES and counts["stage2_schema"] == CASES
+    assert 0 < counts["stemmed_words"] <= MAX_STEMMED_WORDS_PER_CASE * CASES, counts
+    # the catalog commits in batches over a time window, not once per call or per case
+    assert counts["commits"] < CASES, counts
+
+
+def test_a_text_is_stemmed_once_per_output_and_not_carried_over(counts):
+    from ioa_synth.llm.scripted_case import valid_stage1, valid_stage2
+    from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
+    from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+
+    profiles = Stage1Output.model_validate(valid_stage1(4))
+    dialogue = Stage2Output.model_validate(valid_stage2(6))
+    for check in (lambda: stage1_gate_failures(profiles), lambda: stage2_gate_failures(dialogue, profiles)):
+        counts.clear()
+        assert check() == []
+        lists = {k[1]: n for k, n in counts.items() if isinstance(k, tuple)}
+        # the same hidden assumption compared with each of the other member's, an utterance
+        # checked for coverage, repeats and leaks: stemmed once within the output
+        assert lists and max(lists.values()) == 1, {" ".join(w): n for w, n in lists.items() if n > 1}
+        first = counts["stem_calls"]
+        assert check() == []
+        assert counts["stem_calls"] == 2 * first  # the next output is stemmed anew: nothing carried over
