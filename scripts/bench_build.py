@@ -263,7 +263,7 @@ class RunResult:
 
 class CpuMarks:
     """Context manager: ``(perf_counter, process CPU)`` at the start and end of every request
-    the toolkit sends (``LLMClient._post`` wrapped while the block runs), into ``samples``;
+    the toolkit sends (``LLMClient._send``, one HTTP request, wrapped while the block runs), into ``samples``;
     ``mark()`` adds one by hand. Process CPU is ``time.process_time`` (all threads), so the
     CPU of any window between two requests is exact, with no sampling thread adding its own."""
 
@@ -271,24 +271,24 @@ class CpuMarks:
         from ioa_synth.llm.client import LLMClient
 
         self.samples: list[tuple[float, float]] = []
-        self._cls, self._post = LLMClient, LLMClient._post
-        post = self._post
+        self._cls, self._send = LLMClient, LLMClient._send
+        send = self._send
 
         def marked(client: Any, payload: str) -> Any:
             self.mark()
             try:
-                return post(client, payload)
+                return send(client, payload)
             finally:
                 self.mark()
 
-        LLMClient._post = marked
+        LLMClient._send = marked
         return self
 
     def mark(self) -> None:
         self.samples.append((time.perf_counter(), _cpu()))
 
     def __exit__(self, *exc: object) -> None:
-        self._cls._post = self._post
+        self._cls._send = self._send
         self.samples.sort()
 
 

@@ -48,6 +48,15 @@ def counts(monkeypatch) -> Counter:
         return real_stage2(profiles)
 
     monkeypatch.setattr(plan.CasePlan, "stage1_schema", stage1_schema)
+    from ioa_synth.build import pipeline
+
+    real_request_schema = pipeline.stage1_request_schema
+
+    def stage1_request_schema(*args, **kwargs):  # the plan mode's schema (protocol mode builds no CasePlan one)
+        seen["stage1_request_schema"] += 1
+        return real_request_schema(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "stage1_request_schema", stage1_request_schema)
     monkeypatch.setattr("ioa_synth.build.pipeline.stage2_schema", stage2_schema)
 
     real_commit = catalog_module.Catalog._commit_batch
@@ -67,7 +76,8 @@ def test_gate_and_schema_work_per_case_stays_bounded(cli, endpoint, seeds_file, 
     chats = [r for r in server.requests if r["path"].rstrip("/").endswith("/chat/completions")]
     assert len(chats) == 4 * CASES  # all passed at the first attempt: 4 calls a case
     # one schema per generator call, none per judge call or per retry of the same request
-    assert counts["stage1_schema"] == CASES and counts["stage2_schema"] == CASES
+    assert counts["stage1_request_schema"] == CASES and counts["stage2_schema"] == CASES
+    assert counts["stage1_schema"] <= CASES  # the scaffold's plan schema, at most once per case
     assert 0 < counts["stemmed_words"] <= MAX_STEMMED_WORDS_PER_CASE * CASES, counts
     # the catalog commits in batches over a time window, not once per call or per case
     assert counts["commits"] < CASES, counts

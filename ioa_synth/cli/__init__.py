@@ -127,7 +127,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 def _register() -> None:
     """Import the command modules; each registers its commands on ``app``."""
     from ioa_synth.cli import analysis, annotate, audit, build, evaluate, regenerate, show, sql  # noqa: F401
-    from ioa_synth.cli.common import PANEL_SEEDS
+    from ioa_synth.cli.common import PANEL_BELIEF, PANEL_MEETINGS, PANEL_SEEDS, PANEL_TRAIN
     from ioa_synth.cli import check, export  # noqa: F401
     from ioa_synth.cli.seeds import seeds_app
 
@@ -135,13 +135,16 @@ def _register() -> None:
                   rich_help_panel=PANEL_SEEDS)
     from ioa_synth.cli.train import train_app
 
-    app.add_typer(train_app, name="train", help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
+    app.add_typer(train_app, name="train", help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.",
+                  rich_help_panel=PANEL_TRAIN)
     from ioa_synth.cli.belief import belief_app
 
-    app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).")
+    app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).",
+                  rich_help_panel=PANEL_BELIEF)
     from ioa_synth.cli.meeting import meeting_app
 
-    app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.")
+    app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",
+                  rich_help_panel=PANEL_MEETINGS)
 
 
 _register()

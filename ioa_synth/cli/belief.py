@@ -45,7 +45,7 @@ def _load_items(path: Path):
 
 @items_app.command("import")
 def items_import(
-    file: Path = typer.Argument(..., help="CounterFact JSON, PopQA TSV, SimpleQA CSV or items JSONL"),
+    file: Path = typer.Argument(..., metavar="FILE", help="CounterFact JSON, PopQA TSV, SimpleQA CSV or items JSONL"),
     fmt: str = typer.Option(..., "--format", help="counterfact, popqa, simpleqa or jsonl"),
     out: Path = typer.Option(..., "--out", help="Items file to write (JSONL)"),
     config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
@@ -135,7 +135,7 @@ def run(
 
 @belief_app.command("report")
 def report(
-    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table"),
 ) -> None:
     """Write summary.json and curves.png (infection per step) and show the headline rates."""
@@ -209,7 +209,7 @@ def screen(
 
 @belief_app.command("reask")
 def reask(
-    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     variant: str = typer.Option(..., "--variant", help="own, anonymized or group"),
     steps: str = typer.Option("1,4,8,16", "--steps", help="Probe steps to re-ask, comma-separated"),
     config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
@@ -240,7 +240,7 @@ def reask(
 
 @belief_app.command("agreement")
 def agreement(
-    results: Path = typer.Argument(..., help="Results folder of 'belief run'"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     judge_config: Path = typer.Option(..., "--judge-config", help="LLM settings whose belief_judge is the second judge"),
     sample: int = typer.Option(200, "--sample", min=1, help="Private answers to relabel"),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample"),

@@ -8,10 +8,10 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import fail, out_dir_option
+from ioa_synth.cli.common import PANEL_QUALITY, fail, out_dir_option
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_QUALITY)
 def check(
     out: Path = out_dir_option(),
     threshold: float = typer.Option(0.7, "--threshold", min=0.01, max=1.0,

@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import check_out_folder, fail, out_dir_option
+from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail, out_dir_option
 
 
-@app.command()
+@app.command(rich_help_panel=PANEL_SHARE)
 def export(
     out: Path = out_dir_option(),
     to: Path = typer.Option(..., "--to", help="Folder to write (data/*.jsonl, README.md dataset card, croissant.json)"),

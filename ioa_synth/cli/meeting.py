@@ -29,7 +29,7 @@ def _session(folder: Path):
 
 @meeting_app.command("import")
 def import_(
-    file: Path = typer.Argument(..., help="Transcript: WebVTT, SRT, Whisper/WhisperX JSON or 'Name: text' lines"),
+    file: Path = typer.Argument(..., metavar="FILE", help="Transcript: WebVTT, SRT, Whisper/WhisperX JSON or 'Name: text' lines"),
     out: Path = typer.Option(..., "--out", help="New session folder"),
     fmt: str = typer.Option("auto", "--format", help="auto, vtt, srt, whisper or text"),
 ) -> None:
@@ -53,7 +53,7 @@ def import_(
 
 @meeting_app.command()
 def probe(
-    session_dir: Path = typer.Argument(..., help="Session folder (from 'meeting import')"),
+    session_dir: Path = typer.Argument(..., metavar="SESSION_DIR", help="Session folder (from 'meeting import')"),
     detector: List[str] = typer.Option(..., "--detector", help="NAME=CONFIG: a prober configuration (JSON config "
                                        "file with a \"prober\" block); repeat for each detector"),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the blind label assignment (default: per session)"),
@@ -87,7 +87,7 @@ def probe(
 
 @meeting_app.command()
 def serve(
-    session_dir: Path = typer.Argument(..., help="Session folder with question sets"),
+    session_dir: Path = typer.Argument(..., metavar="SESSION_DIR", help="Session folder with question sets"),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for other devices)"),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port"),
     export: Optional[Path] = typer.Option(None, "--export", help="Write the current forms as files into this folder "
@@ -123,8 +123,8 @@ def serve(
 
 @meeting_app.command()
 def answers(
-    session_dir: Path = typer.Argument(..., help="Session folder"),
-    files: List[Path] = typer.Argument(..., help="Filled forms from 'meeting serve --export'"),
+    session_dir: Path = typer.Argument(..., metavar="SESSION_DIR", help="Session folder"),
+    files: List[Path] = typer.Argument(..., metavar="FILE", help="Filled forms from 'meeting serve --export'"),
 ) -> None:
     """Import filled forms: all are checked first, then all are stored (or none)."""
     from ioa_synth.meetings.exchange import import_forms
@@ -141,7 +141,7 @@ def answers(
 
 @meeting_app.command()
 def report(
-    session_dirs: List[Path] = typer.Argument(..., help="Finished session folders"),
+    session_dirs: List[Path] = typer.Argument(..., metavar="SESSION_DIR", help="Finished session folders"),
     rule: str = typer.Option("any", "--rule", help="Validated disagreement: any, majority or unanimous 'valid' labels"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables"),
     out: Optional[Path] = typer.Option(None, "--out", help="Where report.json and report.md go (default: the "
