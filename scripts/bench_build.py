@@ -274,10 +274,10 @@ class CpuMarks:
         self._cls, self._send = LLMClient, LLMClient._send
         send = self._send
 
-        def marked(client: Any, payload: str) -> Any:
+        def marked(client: Any, payload: str, *rest: Any) -> Any:
             self.mark()
             try:
-                return send(client, payload)
+                return send(client, payload, *rest)
             finally:
                 self.mark()
 

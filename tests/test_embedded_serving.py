@@ -137,6 +137,16 @@ def test_a_streamed_reply_is_read_whole():
     assert json.loads(rec.request_json)["stream"] is True
 
 
+def test_streamed_tokens_show_on_the_activity_line_while_the_reply_arrives():
+    """Tokens of a streamed reply are counted as they arrive (the progress line's sign of
+    life during a long embedded call), and the total equals the stored completion tokens."""
+    with ScriptedServer(lambda body, headers: chat_reply('{"answer": "B", "why": "long enough text"}')) as server:
+        client = _streaming_client(server, timeout=30)
+        _, rec = client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda v: v, lambda r: None)
+    assert client.activity.streamed_total == rec.completion_tokens > 1
+    assert "tokens streamed" in client.activity.describe()
+
+
 def test_embedded_timeout_default_is_long_unless_configured():
     ep = Endpoint.from_config("judge", ComponentConfig(), "http://x/v1", "m", None, embedded=True)
     assert ep.timeout >= 3600

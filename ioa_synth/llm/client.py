@@ -287,7 +287,7 @@ class LLMClient:
                     start, handle = time.perf_counter(), self.activity.begin(component)
                     rec.error = None
                     try:
-                        data = self._send(payload)
+                        data = self._send(payload, lambda: self.activity.streamed(handle))
                     except openai.APIError as exc:
                         rec.latency_ms = (time.perf_counter() - start) * 1000
                         rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
@@ -315,12 +315,12 @@ class LLMClient:
         finally:
             slots.release()
 
-    def _send(self, payload: str) -> Any:
+    def _send(self, payload: str, on_token: Callable[[], None] = lambda: None) -> Any:
         """One request; the reply decoded (``None`` when not JSON). Streamed on a server of
         limited parallelism (closing the stream stops its decoding,
-        :func:`ioa_synth.llm.serving.stream_completion`)."""
+        :func:`ioa_synth.llm.serving.stream_completion`), calling ``on_token()`` per token."""
         if self.endpoint.slots is not None:
-            data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop)
+            data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop, on_token)
             if data is None:
                 raise CallCancelled(f"{self.endpoint.component}: the run is stopping; reply abandoned")
             return data

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 import openai
@@ -63,10 +63,12 @@ class GaveUp(openai.APITimeoutError):
         self.args = (self.message,)
 
 
-def stream_completion(client: openai.OpenAI, payload: str, timeout: float,
-                      stop: threading.Event) -> dict[str, Any] | None:
+def stream_completion(client: openai.OpenAI, payload: str, timeout: float, stop: threading.Event,
+                      on_token: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
     """POST ``payload`` (a chat-completions body with ``"stream": true``) and return the
     reply as one chat-completions dict; ``None`` when ``stop`` was set (connection closed).
+    ``on_token()`` is called for every content chunk (one token on llama-cpp-python), so a
+    progress line can show tokens arriving before the reply ends.
 
     The ``openai`` client's own retries cover the request until the stream starts.
 
@@ -96,6 +98,7 @@ def stream_completion(client: openai.OpenAI, payload: str, timeout: float,
                 if delta.get("content"):
                     parts.append(delta["content"])
                     chunks += 1
+                    on_token()
                 for key in ("reasoning_content", "reasoning"):
                     if delta.get(key):
                         reasoning.append(delta[key])
