@@ -80,3 +80,15 @@ class SlowCounting:
 def stored_ok(out: Path) -> int:
     """Number of successful calls stored in ``out``'s catalog."""
     return q(out, "SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
+
+
+def settled(count: Callable[[], int], quiet: float = 1.0) -> int:
+    """``count()`` once it has not changed for ``quiet`` seconds: after a SIGKILL, a request the
+    killed process was still sending reaches a scripted server's thread a moment later (on a
+    busy machine, after the kill returned), and belongs to the killed run."""
+    value, since = count(), time.monotonic()
+    while time.monotonic() - since < quiet:
+        time.sleep(0.05)
+        if count() != value:
+            value, since = count(), time.monotonic()
+    return value

@@ -12,6 +12,7 @@ import time
 
 import duckdb
 
+from ioa_helpers import settled
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 
@@ -29,7 +30,7 @@ def test_kill_9_then_resume(seeds_file, tmp_path):
         assert proc.poll() is None, "build finished before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        first_run = len(server.requests)
+        first_run = settled(lambda: len(server.requests))
 
         # calls finished before the kill may still sit in the journal: opening the catalog applies them
         assert (out / "catalog.journal").exists()

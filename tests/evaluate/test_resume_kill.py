@@ -13,6 +13,7 @@ import time
 import duckdb
 
 from .eval_helpers import KEYS, STUDY_1, Study, released_case, write_case
+from ioa_helpers import settled
 from ioa_synth.llm.scripted_server import ScriptedServer
 from ioa_synth.store.catalog import Catalog
 
@@ -50,7 +51,7 @@ def test_kill_9_then_resume(tmp_path):
         assert proc.poll() is None, "evaluate finished before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        first_run = sent()
+        first_run = settled(sent)
 
         Catalog(out).close()  # applies what the killed run left in the journal
         con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
