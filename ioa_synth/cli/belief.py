@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, llm_command_errors
+from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
+                                  refuse_other_kind, writable_out)
 
 belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
                          no_args_is_help=True)
@@ -63,6 +64,7 @@ def items_import(
     _check_local(local_model)
     if out.exists() and out.is_dir():
         fail(f"--out {out} is a folder; name the items file to write")
+    writable_out(out.parent)
     cfg = config_or_fail(config)
     try:
         drafts, dropped = import_items(file, fmt)
@@ -114,6 +116,8 @@ def run(
         fail("--attackers names a count twice")
     _check_local(local_model)
     check_out_folder(out)
+    refuse_other_kind(out, "belief")
+    writable_out(out)
     cfg = config_or_fail(config)
     all_items = _load_items(items)
     settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed)
@@ -186,6 +190,7 @@ def screen(
     _check_local(local_model)
     if out.exists() and out.is_dir():
         fail(f"--out {out} is a folder; name the items file to write")
+    writable_out(out.parent)
     cfg = config_or_fail(config)
     all_items = _load_items(items)
     th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)

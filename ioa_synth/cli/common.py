@@ -43,14 +43,35 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
-def _evaluate_run_json(path: Path) -> bool:
-    """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
+def _run_json_command(path: Path) -> str | None:
+    """The command that wrote ``path/run.json`` (``evaluate``, ``belief run``), or ``None``."""
     from ioa_synth.evaluate.records import RunJsonError, read_run_json
 
     try:
-        return read_run_json(path).get("command") == "evaluate"
+        command = read_run_json(path).get("command")
     except RunJsonError:
-        return False
+        return None
+    return command if isinstance(command, str) else None
+
+
+def _evaluate_run_json(path: Path) -> bool:
+    """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
+    return _run_json_command(path) == "evaluate"
+
+
+#: What each folder kind is, for the one-line refusals of a folder of another kind.
+FOLDER_KINDS = {"evaluate": "an 'ioa-synth evaluate' results folder", "belief": "an 'ioa-synth belief run' results folder",
+                "meeting": "a live-meeting session folder", "build": "an 'ioa-synth build' directory"}
+
+
+def refuse_other_kind(path: Path, wanted: str, option: str = "--out") -> None:
+    """Exit 2 with one line when ``path`` is a folder of another kind than ``wanted``
+    (:func:`folder_kind`): output folders of different commands never mix."""
+    if not path.is_dir():
+        return
+    kind = folder_kind(path)
+    if kind is not None and kind != wanted:
+        fail(f"{option} {path} is {FOLDER_KINDS[kind]}, not {FOLDER_KINDS[wanted]}; use a folder of its own")
 
 
 def folder_kind(path: Path) -> str | None:
@@ -62,8 +83,13 @@ def folder_kind(path: Path) -> str | None:
     Raises:
         ioa_synth.store.catalog.CatalogLocked: the catalog is open in another process.
     """
-    if _evaluate_run_json(path):
+    command = _run_json_command(path)
+    if command == "evaluate":
         return "evaluate"
+    if command == "belief run":
+        return "belief"
+    if (path / "session.json").is_file() and (path / "private").is_dir():
+        return "meeting"
     if not (path / "catalog.duckdb").is_file():
         return None
     from ioa_synth.store.catalog import Catalog
@@ -72,18 +98,23 @@ def folder_kind(path: Path) -> str | None:
         tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
         cases = sum(cat.execute(f"SELECT count(*) FROM {t}")[0][0]
                     for t in ("cases", "seeds", "papers", "seed_pool") if t in tables)
-        others = (cat.execute("SELECT count(*) FROM runs WHERE command <> 'evaluate'")[0][0]
-                  if "runs" in tables else 0)
-    return "build" if cases or others else None
+        commands = {c for (c,) in cat.execute("SELECT DISTINCT command FROM runs")} if "runs" in tables else set()
+    if any(c.startswith("belief") for c in commands):
+        return "belief"
+    return "build" if cases or commands - {"evaluate"} else None
 
 
 def build_dir_callback(path: Path) -> Path:
     """``--out`` of the build-directory commands (build, status, show, regenerate, audit,
     annotate, seeds): refuse a file and an ``ioa-synth evaluate`` results folder (one line, exit 2)."""
     check_out_folder(path)
-    if path.is_dir() and _evaluate_run_json(path):  # (no catalog opened: a build may be running)
+    command = _run_json_command(path) if path.is_dir() else None  # (no catalog opened: a build may be running)
+    if command == "evaluate":
         fail(f"--out {path} is an 'ioa-synth evaluate' results folder (run.json), not a build directory; "
              "read it with 'ioa-synth report' or 'ioa-synth compare'")
+    if command == "belief run":
+        fail(f"--out {path} is an 'ioa-synth belief run' results folder (run.json), not a build directory; "
+             "read it with 'ioa-synth belief report'")
     return path
 
 

@@ -9,7 +9,7 @@ import typer
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, embedded_workers,
-                                  fail, folder_kind, llm_command_errors, writable_out)
+                                  fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
 
 
 @app.command(rich_help_panel=PANEL_EVALUATE)
@@ -55,6 +55,7 @@ def evaluate(
     if out.is_dir() and folder_kind(out) == "build":
         fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases); "
              "evaluate into a results folder of its own")
+    refuse_other_kind(out, "evaluate")
     check_out_folder(questions_from, "--questions-from")
     if questions_from is not None and questions_from.resolve() == out.resolve():
         fail("--questions-from must name another results folder than --out")

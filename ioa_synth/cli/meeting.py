@@ -10,7 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from ioa_synth.cli.common import check_choice, check_out_folder, config_or_fail, fail, llm_command_errors
+from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
+                                  writable_out)
 
 meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                           help="Probe real meetings: import a transcript, write blinded question sets, collect "
@@ -41,6 +42,7 @@ def import_(
     check_out_folder(out)
     if out.is_dir() and any(out.iterdir()):
         fail(f"--out {out} is not empty; import each transcript into a new session folder")
+    writable_out(out)
     try:
         found, turns = read_transcript(file, fmt)
     except TranscriptError as exc:

@@ -1,0 +1,41 @@
+"""Output folders of different commands never mix: each command refuses another's folder
+with one `error:` line and writes nothing into it."""
+
+from __future__ import annotations
+
+import json
+
+from ioa_helpers import one_line_error
+
+
+def _belief_folder(path):
+    path.mkdir()
+    (path / "run.json").write_text(json.dumps({"command": "belief run", "settings": {}}), encoding="utf-8")
+    return path
+
+
+def _evaluate_folder(path):
+    path.mkdir()
+    (path / "run.json").write_text(json.dumps({"command": "evaluate", "fingerprint_parts": {}}), encoding="utf-8")
+    return path
+
+
+def test_belief_run_refuses_an_evaluate_results_folder(cli, tmp_path):
+    out = _evaluate_folder(tmp_path / "ev")
+    before = sorted(p.name for p in out.iterdir())
+    res = cli("belief", "run", "--items", "samples/belief/items.jsonl", "--out", out, "--limit", "1")
+    assert res.exit_code == 2
+    one_line_error(res, "evaluate", "results folder")
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_evaluate_and_build_commands_refuse_a_belief_results_folder(cli, tmp_path, seeds_file):
+    out = _belief_folder(tmp_path / "bel")
+    res = cli("evaluate", "--data", "samples/evaluate/test", "--out", out)
+    assert res.exit_code == 2
+    one_line_error(res, "belief run")
+    for args in (("build", "--seeds", seeds_file(1), "--split", "test", "--out", out), ("status", "--out", out)):
+        res = cli(*args)
+        assert res.exit_code == 2, args
+        one_line_error(res, "belief run")
+    assert sorted(p.name for p in out.iterdir()) == ["run.json"]
