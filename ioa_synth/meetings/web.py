@@ -12,7 +12,7 @@ the reason and stores nothing. Pages name sets only by their blind label.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import jinja2
 from starlette.applications import Starlette
@@ -101,35 +101,32 @@ def make_app(folder: Path) -> Starlette:
                       text="Your answers, labels and survey are stored. "
                            + ("Everyone has finished." if now == "done" else "Others are still labelling."))
 
-    async def post_answers(request: Request) -> Any:
-        who = participant(request)
-        if who is None:
-            return bad_link()
-        token, pid = who
-        fields = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
-        s = Session(folder)
-        try:
-            await run_in_threadpool(save_answers, s, pid, fields)
-        except FormError as exc:
-            if phase(s) != "answering":
-                return render("message.html", 409, heading="Answers are closed", text=str(exc))
-            return answers_page(s, pid, token, chosen=fields, message=str(exc), status=400)
-        return RedirectResponse(f"/p/{token}", status_code=303)
+    def form_handler(save: Callable[[Session, str, dict[str, str]], Any],
+                     closed: Callable[[Session, str, str], HTMLResponse | None],
+                     again: Callable[..., HTMLResponse]) -> Callable[[Request], Any]:
+        """A POST handler: ``save`` the form atomically, or (a :class:`FormError`) answer with
+        ``closed(session, pid, message)`` when the phase no longer takes it, else the page
+        ``again`` with the choices kept and the message; nothing is stored either way."""
+        async def post(request: Request) -> Any:
+            who = participant(request)
+            if who is None:
+                return bad_link()
+            token, pid = who
+            fields = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+            s = Session(folder)
+            try:
+                await run_in_threadpool(save, s, pid, fields)
+            except FormError as exc:
+                return closed(s, pid, str(exc)) or again(s, pid, token, chosen=fields, message=str(exc), status=400)
+            return RedirectResponse(f"/p/{token}", status_code=303)
+        return post
 
-    async def post_labels(request: Request) -> Any:
-        who = participant(request)
-        if who is None:
-            return bad_link()
-        token, pid = who
-        fields = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
-        s = Session(folder)
-        try:
-            await run_in_threadpool(save_labels, s, pid, fields)
-        except FormError as exc:
-            if phase(s) == "answering" or pid in s.labels():
-                return render("message.html", 409, heading="Nothing stored", text=str(exc))
-            return labels_page(s, pid, token, chosen=fields, message=str(exc), status=400)
-        return RedirectResponse(f"/p/{token}", status_code=303)
+    post_answers = form_handler(
+        save_answers, lambda s, pid, msg: (render("message.html", 409, heading="Answers are closed", text=msg)
+                                           if phase(s) != "answering" else None), answers_page)
+    post_labels = form_handler(
+        save_labels, lambda s, pid, msg: (render("message.html", 409, heading="Nothing stored", text=msg)
+                                          if phase(s) == "answering" or pid in s.labels() else None), labels_page)
 
     return Starlette(routes=[Route("/", home), Route("/p/{token}", page),
                              Route("/p/{token}/answers", post_answers, methods=["POST"]),
