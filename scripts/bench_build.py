@@ -486,6 +486,8 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
         t.add_section()
         t.add_row("(a) toolkit overhead per call: median gap, workers=1", ms(med), f"<= {OVERHEAD_TARGET_MS:g} ms",
                   verdict(med <= OVERHEAD_TARGET_MS))
+        if one.raw is not None and one.raw.calls > 1:
+            t.add_row("    bare openai client, same calls: median gap", ms(statistics.median(one.raw.gaps_ms())), "", "")
         t.add_row("    p90 gap / mean gap (mean has per-case work)", f"{_pct(gaps, 0.9):.2f} / {statistics.fmean(gaps):.2f} ms",
                   "", "")
         t.add_row("    (wall - endpoint time) / calls (has setup)",

@@ -3,6 +3,8 @@ when the catalog is next opened, once, and a torn last line is ignored."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -55,3 +57,52 @@ def test_read_query_reads_one_statement_on_a_read_only_catalog(tmp_path):
         with pytest.raises(ValueError, match="only queries"):
             cat.read_query("DELETE FROM cases")
         assert cat.read_query("SELECT count(*) FROM cases")[1] == [(2,)]
+
+
+def test_rows_made_later_keep_their_order_and_a_synced_file_precedes_its_commit(tmp_path, monkeypatch):
+    """record_later's rows are journaled before any later record() (a case's status never
+    precedes its calls) and the files handed as ``sync`` are fsynced before the commit."""
+    import ioa_synth.store.journal as journal_mod
+
+    made, synced = [], []
+    real_fsync = journal_mod.os.fsync
+
+    def fsync(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(journal_mod.os, "fsync", fsync)
+    record = tmp_path / "case.json"
+    record.write_text("{}")
+    cat = Catalog(tmp_path)
+    cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending')")
+    for i in range(3):
+        cat.record_later(lambda i=i: made.append(i) or [("llm_calls", {"call_id": f"id{i}", "case_id": "c1"})])
+    cat.record([(None, ("UPDATE cases SET status = ? WHERE case_id = ?", ["accepted", "c1"]))], sync=[record])
+    lines = [json.loads(ln) for ln in (tmp_path / "catalog.journal").read_text().splitlines()]
+    assert [ln.get("r", {}).get("call_id") if ln.get("t") else "status" for ln in lines] == \
+        ["id0", "id1", "id2", "status"]
+    assert made == [0, 1, 2] and synced == []  # journaled now; fsync waits for the commit
+    assert cat.execute("SELECT status FROM cases")[0][0] == "accepted"  # a read commits what is queued
+    assert synced == [str(record)]
+    cat.close()
+
+
+def test_a_failing_row_maker_is_one_error_for_the_next_caller_and_the_catalog_still_closes(tmp_path):
+    cat = Catalog(tmp_path)
+
+    def broken():
+        raise ValueError("bad row")
+
+    cat.record_later(broken)
+    try:
+        cat.flush()
+    except ValueError as exc:
+        assert "bad row" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("flush did not raise")
+    try:
+        cat.close()
+    except (RuntimeError, ValueError):
+        pass
+    duckdb.connect(str(tmp_path / "catalog.duckdb")).close()  # the connection was released

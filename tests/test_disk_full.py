@@ -62,7 +62,8 @@ def test_full_disk_in_the_catalog_journal_is_one_line_then_the_next_run_recovers
 def test_file_too_large_for_a_record_names_the_record(cli, endpoint, seeds_file, tmp_path, monkeypatch):
     endpoint()
     seeds, out = seeds_file(2), tmp_path / "out"
-    monkeypatch.setattr("ioa_synth.store.atomic.os", FullDisk("fsync", after=0, code=errno.EFBIG))
+    # a record is staged without fsync (the catalog's writer syncs it): fail the staging's last step
+    monkeypatch.setattr("ioa_synth.store.atomic.os", FullDisk("fchmod", after=0, code=errno.EFBIG))
     res = build(cli, seeds, out)
     assert res.exit_code == 1
     (line,) = error_lines(res)

@@ -23,6 +23,7 @@ case interrupted anywhere resumes from its last completed step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -134,6 +135,7 @@ class Pipeline:
         and leaves the case's status as it was (``pending`` for a new case).
         """
         out = Outcome(case.case_id, "failed")
+        record: Callable[[], bytes] | None = None
         if case.planned_types is None:
             case.planned_types = stored_types(self.catalog, case.case_id)
         try:
@@ -155,9 +157,9 @@ class Pipeline:
             if near:
                 out.status, out.reason = "discarded", near
             else:
-                self._write_record(case, profiles, s2.output, quality)
+                record = partial(_record_bytes, case, profiles, s2.output, quality)
                 out.status = "accepted"
-        self._set_status(case, out, first_attempt)
+        self._set_status(case, out, first_attempt, record)
         return out
 
     def judge_stage(self, case: Case, stage: int, attempt: int, profiles: Stage1Output,
@@ -250,29 +252,41 @@ class Pipeline:
 
     # -- storage -----------------------------------------------------------------------
 
-    def _write_record(self, case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> None:
-        turns = [t.model_dump() for t in dialogue.turns]
-        record = {
-            "case_id": case.case_id,
-            "profiles": profiles.model_dump(),
-            "dialogue": {"num_turns": len(turns), "turns": turns},
-            "seed": case.seed.as_record(),
-            "quality": quality,
-        }
-        # pydantic-core's encoder: the indented output of json.dumps(indent=2, ensure_ascii=False)
-        # from Rust instead of the json module's pure-Python indenting encoder (a tenth of the CPU)
-        write_bytes_atomic(case.path, to_json(record, indent=2, inf_nan_mode="constants") + b"\n")
-
-    def _set_status(self, case: Case, out: Outcome, first_attempt: int) -> None:
+    def _set_status(self, case: Case, out: Outcome, first_attempt: int,
+                    record: Callable[[], bytes] | None = None) -> None:
+        """Store the case's outcome: its record file (when accepted) and then its status row,
+        both on the catalog's writer thread, in that order, while this worker goes on
+        (:meth:`~ioa_synth.store.catalog.Catalog.record_later`). The record is written
+        without fsync; the writer fsyncs it before the status commits."""
         reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
-        self.catalog.record([(None, (
-            "UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
-            "stage2_attempts = GREATEST(stage2_attempts, ?), "
-            "path = ?, discard_reason = ?, error = ?, updated_at = ? WHERE case_id = ?",
-            [out.status, *reached,
-             str(case.path) if out.status == "accepted" else None,
-             out.reason if out.status == "discarded" else None,
-             out.reason if out.status == "failed" else None, now_utc(), case.case_id]))])
+        status = (out.status, str(case.path) if out.status == "accepted" else None,
+                  out.reason if out.status == "discarded" else None, out.reason if out.status == "failed" else None)
+
+        def store() -> list:
+            if record is not None:
+                write_bytes_atomic(case.path, record(), sync=False)
+            return [(None, (
+                "UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
+                "stage2_attempts = GREATEST(stage2_attempts, ?), "
+                "path = ?, discard_reason = ?, error = ?, updated_at = ? WHERE case_id = ?",
+                [status[0], *reached, *status[1:], now_utc(), case.case_id]))]
+
+        self.catalog.record_later(store, sync=[case.path] if record is not None else [])
+
+
+def _record_bytes(case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> bytes:
+    """The accepted case's record file (the released IoA-Suite layout), indented JSON."""
+    turns = [t.model_dump() for t in dialogue.turns]
+    record = {
+        "case_id": case.case_id,
+        "profiles": profiles.model_dump(),
+        "dialogue": {"num_turns": len(turns), "turns": turns},
+        "seed": case.seed.as_record(),
+        "quality": quality,
+    }
+    # pydantic-core's encoder: the indented output of json.dumps(indent=2, ensure_ascii=False)
+    # from Rust instead of the json module's pure-Python indenting encoder (a tenth of the CPU)
+    return to_json(record, indent=2, inf_nan_mode="constants") + b"\n"
 
 
 def _without_surface_forms(failures: list[str], gen: BaseModel | None) -> list[str]:

@@ -230,8 +230,11 @@ class _Scheduler:
         calls = CaseCalls(self.recorder, case.case_id, self.replay_tries)
         record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
         # pydantic-core's encoder: json.dumps(indent=2)'s output without its pure-Python indenter
-        write_bytes_atomic(record_path(self.out_dir, case.case_id),
-                           to_json(record, indent=2, inf_nan_mode="constants") + b"\n")
+        # the fsync goes to the catalog's writer (next batch), off this worker's path; an
+        # unreadable record after a power cut is evaluated again (read_record)
+        path = write_bytes_atomic(record_path(self.out_dir, case.case_id),
+                                  to_json(record, indent=2, inf_nan_mode="constants") + b"\n", sync=False)
+        self.run_ctx.catalog.record([], sync=[path])
         return record["status"]
 
     def _done(self, case: EvalCase, status: str) -> None:

@@ -30,7 +30,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
-import httpx
 import openai
 
 from ioa_synth.llm.config import ComponentConfig, StructuredOutput
@@ -39,6 +38,7 @@ from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, 
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
 from ioa_synth.llm.serving import ServerSlots, stream_completion
+from ioa_synth.llm.transport import ChatPost
 from ioa_synth.reports.activity import CallActivity
 
 __all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "ProviderRefusal", "SetupError",
@@ -155,7 +155,7 @@ class LLMClient:
 
     Args:
         endpoint: the resolved endpoint.
-        http_client: optional ``httpx.Client`` (tests inject transports here).
+        http_client: optional ``httpx2.Client`` for the SDK (tests may inject transports here).
         stop: when set, no new request starts (:class:`CallCancelled`); rate-limit
             waits end early.
         on_wait: called with a one-line note (``"judge: HTTP 429, waiting 30 s
@@ -171,6 +171,7 @@ class LLMClient:
         # max_retries=0: the SDK would wait out a Retry-After (up to 60-120 s) beyond max_wait, unseen
         self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key,
                                      max_retries=0, timeout=endpoint.timeout, http_client=http_client)
+        self._chat_post = ChatPost(self._client)
         self._secrets = [endpoint.api_key]
         self.stop = stop or threading.Event()
         self.on_wait = on_wait or (lambda note: None)
@@ -324,12 +325,7 @@ class LLMClient:
             if data is None:
                 raise CallCancelled(f"{self.endpoint.component}: the run is stopping; reply abandoned")
             return data
-        resp = self._client.post("/chat/completions", content=payload.encode(), cast_to=httpx.Response,
-                                 options={"headers": {"Content-Type": "application/json"}})
-        try:
-            return resp.json()
-        except ValueError:
-            return None
+        return self._chat_post(payload.encode())
 
     def _read(self, data: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
         if not isinstance(data, dict):

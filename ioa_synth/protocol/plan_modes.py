@@ -21,6 +21,8 @@ Default: ``scaffold`` for the embedded model, ``protocol`` for a remote endpoint
 from __future__ import annotations
 
 import copy
+import json
+from functools import lru_cache
 from typing import Any, Sequence
 
 from ioa_synth.protocol.plan import CasePlan
@@ -62,13 +64,19 @@ def protocol_stage1_schema(plan: CasePlan, types: Sequence[str] | None = None) -
     """The protocol-mode request schema of a case: MA count and ids (and the planned
     ``types``; without them every type is the model's, the one-definitional rule being
     checked after parsing) and member ids fixed; names and surface forms free; an outline
-    of :func:`outline_bounds` turns whose ``ma_ids`` list any of the case's ids."""
+    of :func:`outline_bounds` turns whose ``ma_ids`` list any of the case's ids. A fresh
+    object each call, parsed from the schema text made once per (ids, types)."""
+    return json.loads(_protocol_schema_text(tuple(plan.ma_ids), tuple(types or ())))
+
+
+@lru_cache(maxsize=1024)
+def _protocol_schema_text(ids: tuple[str, ...], kinds: tuple[str, ...]) -> str:
+    """The protocol-mode schema of a case with these MA ``ids`` and planned ``kinds``, as
+    JSON text: it depends on nothing else, so it is built once per combination."""
     schema = copy.deepcopy(request_schema(Stage1Output))
     props = schema["properties"]
     member = props["members"].pop("items")
     props["members"]["prefixItems"] = [_const(member, id=mid) for mid in ("M1", "M2")]
-    ids = list(plan.ma_ids)
-    kinds = list(types or ())
     point = props["misalignment_points"].pop("items")
     point["properties"]["surface_form"] = {"type": "string", "minLength": 2, "maxLength": SURFACE}
     points = []
@@ -84,7 +92,7 @@ def protocol_stage1_schema(plan: CasePlan, types: Sequence[str] | None = None) -
     outline["items"]["properties"]["ma_ids"] = {"type": "array", "items": {"type": "string", "enum": ids},
                                                 "maxItems": len(ids)}
     outline.update(minItems=low, maxItems=high)
-    return schema
+    return json.dumps(schema)
 
 
 def stage1_request_schema(mode: str, seed_id: str, types: Sequence[str] | None = None) -> dict[str, Any]:

@@ -124,6 +124,10 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
                       workers: int, guard: InterruptGuard) -> int:
     """Keep up to ``workers`` items in flight until ``items`` is empty; return how many finished.
 
+    One item more than ``workers`` is submitted, waiting in the pool's queue, so that a
+    worker that finishes takes its next item at once instead of after a round trip through
+    this thread; once ``guard.stop`` is set, items not started are cancelled.
+
     Args:
         submit: starts one item, returning its future (e.g. ``lambda i: pool.submit(f, i)``).
         items: the queue; ``on_done`` may append to it (e.g. reserve draws).
@@ -142,9 +146,12 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
     finished = 0
     deadline: float | None = None
     while True:
-        while items and len(running) < max(1, workers) and not guard.stop.is_set():
+        while items and len(running) < max(1, workers) + 1 and not guard.stop.is_set():
             item = items.popleft()
             running[submit(item)] = item
+        if guard.stop.is_set():
+            for fut in [f for f in running if f.cancel()]:  # queued, not started: it never runs
+                items.appendleft(running.pop(fut))
         if not running:
             break
         if guard.stop.is_set():

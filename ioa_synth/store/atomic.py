@@ -49,14 +49,18 @@ def _umask() -> int:
 FILE_MODE = 0o666 & ~_umask()
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+def write_bytes_atomic(path: str | Path, data: bytes, sync: bool = True) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one.
 
-    Parent folders are created. Raises ``OSError`` on I/O failure, or
-    :class:`~ioa_synth.llm.errors.StorageFull` when the disk is full (the target is untouched).
+    Parent folders are created. With ``sync`` False the data is not fsynced before the
+    rename: still all-or-nothing for readers and against a killed process, but not against
+    a power cut until someone fsyncs it (a case record: the catalog's writer does,
+    before it commits the case's status; see :meth:`ioa_synth.store.catalog.Catalog.record`).
+    Raises ``OSError`` on I/O failure, or :class:`~ioa_synth.llm.errors.StorageFull` when
+    the disk is full (the target is untouched).
     """
     path = Path(path)
-    tmp = _staged(path, data)
+    tmp = _staged(path, data, sync)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -65,8 +69,9 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     return path
 
 
-def _staged(path: Path, data: bytes) -> Path:
-    """``data`` written and synced to a temporary file next to ``path`` (not yet renamed)."""
+def _staged(path: Path, data: bytes, sync: bool = True) -> Path:
+    """``data`` written (and with ``sync``, fsynced) to a temporary file next to ``path``
+    (not yet renamed)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -80,7 +85,8 @@ def _staged(path: Path, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fchmod(fh.fileno(), FILE_MODE)
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         full = disk_full(exc, path)

@@ -138,11 +138,12 @@ class CallRecorder:
         extra = {} if temperature is None else {"temperature": temperature}
         value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
         self._bill(case_id, rec, stored=True)
-        row = call_row(base, rec)
-        entries: list[Entry] = [("llm_calls", row)]
-        if derive is not None:
-            entries += derive(row["call_id"], value)
-        self.catalog.record(entries)  # the call and what it produced: one journal write
+
+        def entries() -> list[Entry]:  # the call and what it produced: one journal write
+            row = call_row(base, rec)
+            return [("llm_calls", row)] + (derive(row["call_id"], value) if derive is not None else [])
+
+        self.catalog.record_later(entries)  # made and written while the next request is on the wire
         with self._lock:
             self.replay[key] = rec.response_text or ""
         return value, True

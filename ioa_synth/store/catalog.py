@@ -28,7 +28,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import duckdb
 
@@ -174,12 +174,21 @@ class Catalog:
                 self._journal.recover(self._apply_recovered)
 
     # -- write-behind ------------------------------------------------------------
-    def record(self, entries: list[Entry]) -> None:
+    def record(self, entries: list[Entry], sync: tuple[Path, ...] | list[Path] = ()) -> None:
         """Queue rows and statements for the next batch commit; returns once they are in
         the journal (safe against a process kill). ``entries`` are ``(table, row_dict)``
-        inserts and ``(None, (sql, params))`` statements, applied in order."""
+        inserts and ``(None, (sql, params))`` statements, applied in order. The files
+        ``sync`` (written without fsync) are fsynced before that commit."""
         assert self._journal is not None, "catalog opened read-only"
-        self._journal.append(entries)
+        self._journal.append(entries, sync)
+
+    def record_later(self, make: Callable[[], list[Entry]], sync: tuple[Path, ...] | list[Path] = ()) -> None:
+        """Like :meth:`record` for the entries ``make()`` returns (and the files ``sync``),
+        but made and journaled by the writer thread moments later, off the caller's path
+        (:meth:`~ioa_synth.store.journal.Journal.append_later`); a later :meth:`record`
+        or read sees them first."""
+        assert self._journal is not None, "catalog opened read-only"
+        self._journal.append_later(make, sync)
 
     def flush(self) -> None:
         """Commit everything queued by :meth:`record` now (not inside a transaction())."""
@@ -281,17 +290,21 @@ class Catalog:
         """Commit what is queued, remove the journal, close the connection (idempotent);
         remove the catalog again if this handle created it and nothing was stored."""
         journal, self._journal = self._journal, None
-        if journal is not None:
-            journal.close()  # not under self._lock: the writer thread may be waiting for it
-        with self._lock:
-            empty = bool(self._made) and self._is_empty()
-            try:
-                self._con.close()
-            except duckdb.Error:
-                pass
-            if empty:
-                self._remove_made()
-            self._made = []
+        committed = False
+        try:
+            if journal is not None:
+                journal.close()  # not under self._lock: the writer thread may be waiting for it
+            committed = True
+        finally:  # the connection closes even when the last commit failed (its journal stays)
+            with self._lock:
+                empty = committed and bool(self._made) and self._is_empty()
+                try:
+                    self._con.close()
+                except duckdb.Error:
+                    pass
+                if empty:
+                    self._remove_made()
+                self._made = []
 
     def _make_folder(self) -> None:
         """Create ``out_dir`` (and missing parents), noting what was created; a folder that

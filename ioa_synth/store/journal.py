@@ -1,6 +1,12 @@
 """Write-behind journal of the catalog: rows are appended to a JSONL file (durable against
 a process kill once ``append`` returns) and committed to DuckDB in batches by one writer
-thread. Opening the catalog after a kill re-applies what the journal holds."""
+thread. Opening the catalog after a kill re-applies what the journal holds.
+
+Files written beside the catalog without their own ``fsync`` (a case's record: see
+:func:`ioa_synth.store.atomic.write_bytes_atomic`) can be handed to :meth:`Journal.append`
+as ``sync``: the writer fsyncs them before it commits the batch, so a status row never
+reaches the database before the file it points at is on disk, and the fsync (tens of
+milliseconds on a slow disk) is off the worker's path."""
 
 from __future__ import annotations
 
@@ -41,6 +47,8 @@ class Journal:
         self._lock = lock
         self._cond = threading.Condition()
         self._queue: list[Entry] = []
+        self._sync: list[Path] = []
+        self._later: list[tuple[Callable[[], list[Entry]], Any]] = []
         self._error: BaseException | None = None
         self._closing = False
         self._file = None
@@ -62,8 +70,9 @@ class Journal:
         self.path.unlink(missing_ok=True)
         return len(entries)
 
-    def append(self, entries: list[Entry]) -> None:
-        """Journal ``entries`` (one write, flushed to the OS) and queue them for commit.
+    def append(self, entries: list[Entry], sync: tuple[Path, ...] | list[Path] = ()) -> None:
+        """Journal ``entries`` (one write, flushed to the OS) and queue them for commit;
+        the files ``sync`` are fsynced before that commit.
 
         Raises:
             RuntimeError: an earlier batch failed to commit (the message says why).
@@ -71,25 +80,75 @@ class Journal:
         blob = b"".join(_line(e) for e in entries)
         with self._cond:
             self._raise_if_failed()
-            if self._file is None:
-                self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
-                self._writer = threading.Thread(target=self._write_loop, name="catalog-writer", daemon=True)
-                self._writer.start()
-            try:
-                os.write(self._file.fileno(), blob)
-            except OSError as exc:
-                full = disk_full(exc, self.path)
-                if full is not None:
-                    raise full from exc
-                raise
-            if not self._queue:
+            self._start()
+            self._journal_later()  # entries appended earlier go first
+            self._write(blob)
+            if not self._queue and not self._sync:
                 self._cond.notify()  # the writer waits for a first entry, then for the window
             self._queue.extend(entries)
+            self._sync.extend(sync)
+
+    def append_later(self, make: Callable[[], list[Entry]], sync: tuple[Path, ...] | list[Path] = ()) -> None:
+        """Journal the entries ``make()`` returns on the writer thread, in append order
+        (``sync`` as in :meth:`append`, for files ``make`` writes),
+        within moments rather than before returning: the caller goes on to its next request
+        and the rows are encoded and written while that request is on the wire. A process
+        killed in between loses those rows (the call is asked again on resume), never their
+        order; :meth:`append`, :meth:`drain` and :meth:`close` journal them first.
+
+        Raises:
+            RuntimeError: an earlier batch failed to commit or ``make`` failed.
+        """
+        with self._cond:
+            self._raise_if_failed()
+            self._start()
+            self._later.append((make, sync))
+            self._cond.notify()
+
+    def _start(self) -> None:
+        if self._file is None:
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
+            self._writer = threading.Thread(target=self._write_loop, name="catalog-writer", daemon=True)
+            self._writer.start()
+
+    def _write(self, blob: bytes) -> None:
+        if not blob:
+            return
+        try:
+            os.write(self._file.fileno(), blob)
+        except OSError as exc:
+            full = disk_full(exc, self.path)
+            if full is not None:
+                raise full from exc
+            raise
+
+    def _journal_later(self) -> None:
+        """Journal and queue what :meth:`append_later` left (the caller holds ``_cond``)."""
+        if not self._later:
+            return
+        while self._later:
+            make, sync = self._later.pop(0)
+            entries = make()
+            self._write(b"".join(_line(e) for e in entries))
+            self._queue.extend(entries)
+            self._sync.extend(sync)
 
     def drain(self) -> None:
         """Commit every queued entry now (the caller holds the catalog's lock)."""
         with self._cond:
+            try:
+                self._journal_later()
+            except BaseException as exc:
+                self._error = exc
+                raise
             batch, self._queue = self._queue, []
+            files, self._sync = self._sync, []
+        if files:
+            try:
+                fsync_files(files)
+            except BaseException as exc:
+                self._error = exc
+                raise
         if batch:
             try:
                 self._commit(batch)
@@ -106,21 +165,28 @@ class Journal:
         if self._writer is not None:
             self._writer.join()
         with self._lock:
-            self.drain()
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            try:
+                self.drain()
+            finally:  # on failure the journal file stays, for the next open to re-apply
+                if self._file is not None:
+                    self._file.close()
+                    self._file = None
             self.path.unlink(missing_ok=True)
 
     def _write_loop(self) -> None:
         while True:
             with self._cond:
-                while not self._queue and not self._closing:
+                while not (self._queue or self._sync or self._later) and not self._closing:
                     self._cond.wait()
                 if self._closing:
                     return
                 deadline = time.monotonic() + BATCH_WINDOW_S  # let the entries of the window join the batch
                 while not self._closing and (left := deadline - time.monotonic()) > 0:
+                    try:
+                        self._journal_later()
+                    except BaseException as exc:  # noqa: BLE001 - kept in _error, raised to the next caller
+                        self._error = exc
+                        return
                     self._cond.wait(left)
             try:
                 with self._lock:
@@ -130,10 +196,28 @@ class Journal:
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
+            from ioa_synth.llm.errors import StorageFull  # loaded with the LLM layer anyway
+
+            if isinstance(self._error, StorageFull):  # the journal's own write: it names the file
+                raise self._error
             full = disk_full(self._error, self.path.with_name("catalog.duckdb"))
             if full is not None:
                 raise full from self._error
             raise RuntimeError(f"catalog write failed: {self._error}") from self._error
+
+
+def fsync_files(paths: list[Path]) -> None:
+    """fsync each existing file of ``paths`` (a file replaced or removed since is skipped:
+    its successor was written the same way)."""
+    for path in dict.fromkeys(paths):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _line(entry: Entry) -> bytes:
