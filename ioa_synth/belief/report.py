@@ -92,7 +92,9 @@ def write_report(out: Path) -> dict[str, Any] | None:
 
 
 def _pct(v: Any) -> str:
-    return "-" if v is None else f"{100 * v:.1f}%"
+    from ioa_synth.reports.output import fmt
+
+    return fmt(v, percent=True)
 
 
 def summary_table(summary: dict[str, Any]):

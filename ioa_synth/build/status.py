@@ -25,6 +25,7 @@ from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
+from ioa_synth.reports.output import fmt
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
 
@@ -143,7 +144,7 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
+    return fmt(value, percent=True)
 
 
 def status_tables(report: dict[str, Any]) -> list[Table]:

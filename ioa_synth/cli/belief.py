@@ -255,6 +255,7 @@ def agreement(
     """A second judge relabels private answers: agreement, Cohen's kappa, corrected FPI (agreement.json)."""
     from ioa_synth.belief.agreement import run_agreement
     from ioa_synth.belief.report import ReportError
+    from ioa_synth.reports.output import fmt
 
     _check_local(local_model)
     if not results.is_dir():
@@ -268,7 +269,7 @@ def agreement(
             res = run_agreement(results, cfg, sample, seed, local_model, workers, args)
     except ReportError as exc:
         fail(str(exc))
-    kappa = "-" if res["kappa"] is None else f"{res['kappa']:.3f}"
+    kappa = fmt(res["kappa"], 3)
     typer.echo(f"{res['n']} answers relabelled by {res['judge_model']}: agreement {res['agreement']:.1%}, "
                f"Cohen's kappa {kappa}; agreement.json written")
     for key, c in res["conditions"].items():

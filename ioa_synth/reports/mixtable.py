@@ -7,9 +7,11 @@ from typing import Any
 
 from rich.table import Table
 
+from ioa_synth.reports.output import fmt
+
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
+    return fmt(value, percent=True)
 
 
 def type_mix_table(split: str, mix: dict[str, Any]) -> Table:

@@ -1,5 +1,6 @@
-"""``evaluate`` re-runs: a call whose tries all failed draws a new seed on the re-run (the
-seed counts the failed tries stored for its key)."""
+"""``evaluate`` re-runs and empty summaries: a call whose tries all failed draws a new seed
+on the re-run (the seed counts the failed tries stored for its key), and a summary with
+nothing scored has no P/R/F1 (null, shown as n/a) instead of 0.0."""
 
 from __future__ import annotations
 
@@ -47,3 +48,14 @@ def test_rerun_of_a_failed_call_draws_a_new_seed(cli, trio, tmp_path):
     sent = sorted(r["body"]["seed"] for r in servers.simulator.requests)
     assert sent == sorted(call_seed(0, (CASE, 1, f"simulator:{p}", 1)) for p in ("M1", "M2"))
 
+
+def test_nothing_scored_has_no_precision_recall_f1(cli, trio, tmp_path):
+    _, _, out, res = failed_run(cli, trio, tmp_path)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cases"] == {"requested": 1, "scored": 0, "failed": 1}
+    assert {k: summary[k] for k in ("precision", "recall", "f1", "mean_k", "mean_b")} == dict.fromkeys(
+        ("precision", "recall", "f1", "mean_k", "mean_b"))
+    assert '"f1": null' in (out / "summary.json").read_text()
+    row = next(line for line in res.stdout.splitlines() if line.strip("│ ").startswith("all"))
+    assert row.count("n/a") == 3 and "0.0%" not in res.stdout
+    assert "mean K n/a" in res.stdout

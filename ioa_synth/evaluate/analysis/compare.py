@@ -25,7 +25,7 @@ from ioa_synth.evaluate.analysis.permutation import (EXACT_MAX_PAIRS, bootstrap_
                                                      sign_flip_test, small_sample_warnings)
 from ioa_synth.evaluate.analysis.render import Table
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
-from ioa_synth.reports.output import fmt
+from ioa_synth.reports.output import NA, fmt
 
 METRICS: tuple[str, ...] = ("f1", "precision", "recall")
 #: Ids listed in a refusal before "... and N more".
@@ -141,24 +141,24 @@ def compare(a: Results, b: Results, intersect: bool = False, resamples: int = DE
 
 def fmt_p(p: float | None, floor: float | None = None) -> str:
     """A p-value for tables: ``<=F`` at the test's floor ``F`` (the smallest p it can give),
-    ``<0.001`` below 0.001, else three decimals; ``-`` for ``None``."""
+    ``<0.001`` below 0.001, else three decimals; ``n/a`` for ``None``."""
     if p is None:
-        return "-"
+        return NA
     if floor is not None and p <= floor:
         return f"<={floor:.2g}"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _ci(m: dict[str, Any]) -> str:
-    return "-" if m["ci_low"] is None else f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
+    return NA if m["ci_low"] is None else f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
 
 
 def _hits(t: dict[str, Any] | None) -> str:
-    return "-" if t is None else f"{t['hit']}/{t['total']}"
+    return NA if t is None else f"{t['hit']}/{t['total']}"
 
 
 def _recall(t: dict[str, Any] | None) -> str:
-    return "-" if t is None else fmt(t["recall"])
+    return fmt(None if t is None else t["recall"])
 
 
 def compare_tables(result: dict[str, Any]) -> list[Table]:
