@@ -73,27 +73,35 @@ def score(
     local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model for unset endpoints"),
 ) -> None:
     """Score one completion with the training reward (the F1 'evaluate' gives its question set)
-    and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input."""
+    and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input.
+
+    Every argument (the case among --data's cases included) is checked before any endpoint,
+    catalog or log is opened."""
     import json
     import sys
     from dataclasses import asdict
 
-    from ioa_synth.cli.common import config_or_fail, llm_command_errors
-    from ioa_synth.evaluate.inputs import InputError
-    from ioa_synth.train.reward import RewardScorer, UnknownCaseError
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
+    from ioa_synth.evaluate.inputs import InputError, load_cases
+    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
 
+    check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     cfg = config_or_fail(config)
+    try:
+        cases = load_cases(data)
+        find_case({c.case_id: c for c in cases}, case_id, data)
+    except (InputError, UnknownCaseError) as exc:
+        fail(str(exc))
     try:
         text = sys.stdin.read() if str(completion) == "-" else completion.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"--completion {completion}: cannot read ({exc})")
+    writable_out(out)
     with llm_command_errors():
-        try:
-            with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model) as reward:
-                result = reward.score(case_id, text)
-        except (InputError, UnknownCaseError) as exc:
-            fail(str(exc))
+        with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model, cases=cases) as reward:
+            result = reward.score(case_id, text)
     typer.echo(json.dumps(asdict(result)))
     if result.f1 is None:
         raise typer.Exit(1)
