@@ -55,14 +55,20 @@ def summarize(out: Path) -> dict[str, Any]:
     return {"model": model, "conditions": conditions}
 
 
-def plot_curves(summary: dict[str, Any]) -> bytes:
-    """PNG of the infection curves (matplotlib, headless)."""
-    import io
+#: Room below 0 and above 1 on the share axis, so a curve at 0 (no infection, e.g. k = 0) or
+#: at 1 is drawn above the axis line instead of hidden on it.
+Y_MARGIN = 0.04
 
+
+def curves_figure(summary: dict[str, Any]):
+    """The matplotlib ``Figure`` of the infection curves (headless): steps are whole rounds,
+    so the step axis has integer ticks only; the share axis runs from just below 0 to just
+    above 1 (:data:`Y_MARGIN`), so a curve that stays at 0 stays visible."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(7, 4.5))
     ax = fig.add_subplot()
@@ -71,11 +77,19 @@ def plot_curves(summary: dict[str, Any]) -> bytes:
         ax.plot(range(len(ys)), ys, marker="o", markersize=3, label=key)
     ax.set_xlabel("step (0 = before the discussion, t = after round t)")
     ax.set_ylabel("share of benign agents privately infected")
-    ax.set_ylim(0, 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(-Y_MARGIN, 1 + Y_MARGIN)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
+    return fig
+
+
+def plot_curves(summary: dict[str, Any]) -> bytes:
+    """PNG of :func:`curves_figure`."""
+    import io
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    curves_figure(summary).savefig(buf, format="png", dpi=110, bbox_inches="tight")
     return buf.getvalue()
 
 

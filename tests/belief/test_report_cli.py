@@ -46,3 +46,20 @@ def test_report_on_a_folder_without_results(tmp_path, cli):
     assert result.exit_code == 2 and result.stderr.startswith("error:") and "run.json" in result.stderr
     result = cli("belief", "report", tmp_path / "missing")
     assert result.exit_code == 2 and "no such results folder" in result.stderr
+
+
+def test_curves_have_integer_steps_and_show_zero_curves():
+    from ioa_synth.belief.report import curves_figure, plot_curves
+
+    summary = {"conditions": {"m|counterfact|k=0": {"curve": [0.0, 0.0, 0.0, 0.0]},
+                              "m|counterfact|k=1": {"curve": [0.0, 0.25, 0.5, None]}}}
+    fig = curves_figure(summary)
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)  # steps are whole rounds
+    low, high = ax.get_ylim()
+    assert low < 0 and high > 1  # a curve at 0 is drawn above the axis line, not on it
+    zero = next(line for line in ax.get_lines() if line.get_label() == "m|counterfact|k=0")
+    assert list(zero.get_ydata()) == [0.0] * 4
+    assert plot_curves(summary)[:8] == b"\x89PNG\r\n\x1a\n"
