@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, embedded_workers, fail,
-                                  llm_command_errors, out_dir_option)
+from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, fail, llm_command_errors,
+                                  lowered_workers, out_dir_option)
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)
@@ -37,13 +37,13 @@ def audit(
     check_choice("--split", split, SPLITS)
     check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(judge_config)
-    workers = embedded_workers(["audit_judge"], workers)
+    workers, announce = lowered_workers(["audit_judge"], workers)  # said once the build is known to be good
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
             "workers": workers, "local_model": local_model}
     try:
         with llm_command_errors():
             report = run_audit(out, split, cfg, limit=limit, workers=workers, local_model=local_model,
-                               console=wide_console(stderr=True), args=args)
+                               console=wide_console(stderr=True), args=args, on_start=announce)
     except BuildDirError as exc:
         fail(str(exc))
     paths = write_audit_report(out, report)
