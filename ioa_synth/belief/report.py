@@ -17,31 +17,62 @@ class ReportError(ValueError):
     """A folder that holds no study results."""
 
 
+#: What a conversation record holds at least (see docs/belief.md, Records).
+RECORD_KEYS = ("item", "k", "agents", "turns", "probes")
+
+
+def belief_run_json(out: Path) -> dict[str, Any]:
+    """``out/run.json``, written by ``belief run``.
+
+    Raises:
+        ReportError: no or an unreadable run.json, or one another command wrote (the
+            message names the command: an evaluate results folder is not a study's).
+    """
+    path = out / "run.json"
+    if not path.is_file():
+        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: unreadable ({exc})") from exc
+    command = data.get("command") if isinstance(data, dict) else None
+    if command != "belief run":
+        by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"
+        raise ReportError(f"{out} is not a 'belief run' results folder (its run.json was {by})")
+    return data
+
+
 def read_conversations(out: Path) -> list[dict[str, Any]]:
     """Every conversation record under ``out/conversations`` (sorted by file name).
 
     Raises:
-        ReportError: no run.json / no conversation, or an unreadable record.
+        ReportError: not a belief results folder (:func:`belief_run_json`), no
+            conversation, or an unreadable record or one that is not a conversation.
     """
-    if not (out / "run.json").is_file():
-        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
+    belief_run_json(out)
     convs = []
     for path in sorted((out / "conversations").glob("*.json")):
         try:
-            convs.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError) as exc:
+            conv = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ReportError(f"{path}: unreadable conversation record ({exc})") from exc
+        missing = [k for k in RECORD_KEYS if k not in conv] if isinstance(conv, dict) else list(RECORD_KEYS)
+        if missing:
+            raise ReportError(f"{path}: not a conversation record (no {', '.join(missing)})")
+        convs.append(conv)
     if not convs:
         raise ReportError(f"{out}: no finished conversation yet (conversations/ is empty)")
     return convs
 
 
 def agent_model(out: Path) -> str:
-    try:
-        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
-        return str(run["components"]["agent"]["model"])
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ReportError(f"{out / 'run.json'}: unreadable ({exc})") from exc
+    """The agents' model named in ``out/run.json`` (``components.agent.model``)."""
+    components = belief_run_json(out).get("components")
+    agent = components.get("agent") if isinstance(components, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    if model is None:
+        raise ReportError(f"{out / 'run.json'} names no agent model (components.agent.model)")
+    return str(model)
 
 
 def summarize(out: Path) -> dict[str, Any]:

@@ -151,6 +151,7 @@ def report(
 
     if not results.is_dir():
         fail(f"{results}: no such results folder")
+    refuse_other_kind(results, "belief", "RESULTS")
     try:
         summary = summarize(results)
     except ReportError as exc:
@@ -231,6 +232,7 @@ def reask(
     step_list = _int_list("--steps", steps)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
+    refuse_other_kind(results, "belief", "RESULTS")
     cfg = config_or_fail(config)
     args = {"results": str(results), "variant": variant, "steps": step_list}
     try:
@@ -260,6 +262,7 @@ def agreement(
     _check_local(local_model)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
+    refuse_other_kind(results, "belief", "RESULTS")
     if not judge_config.is_file():
         fail(f"--judge-config {judge_config}: no such file")
     cfg = config_or_fail(judge_config)
