@@ -31,6 +31,7 @@ from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
+from ioa_synth.text.plural import plural
 from ioa_synth.store.runs import check_fingerprint
 
 SCREEN_LABEL_OF = {"endorses_true": "true", "endorses_manipulated": "manipulated", "neither": "neither",
@@ -61,7 +62,7 @@ def decide(items: list[Item], labels: dict[str, list[str]], th: Thresholds) -> t
         elif shares["both"] > th.max_both:
             reason = f"both {shares['both']:.0%} > {th.max_both:.0%}"
         elif th.cap_per_relation is not None and per_relation[item.relation] >= th.cap_per_relation:
-            reason = f"relation {item.relation} already has {th.cap_per_relation} items"
+            reason = f"relation {item.relation} already has {plural(th.cap_per_relation, 'item')}"
         if reason is None:
             per_relation[item.relation] += 1
             kept.append(item)

@@ -33,6 +33,7 @@ def audit(
     from ioa_synth.llm.local_model import LOCAL_MODELS
     from ioa_synth.build.audit import run_audit, write_audit_report
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.text.plural import plural
 
     check_choice("--split", split, SPLITS)
     check_choice("--local-model", local_model, LOCAL_MODELS)
@@ -51,7 +52,7 @@ def audit(
     console.print(audit_table(report))
     run = report["run"]
     console.print(f"audit judge {run['model']}: {run['scored']} stage(s) scored now, {run['skipped']} already audited, "
-                  f"{run['failed']} failed, {run['tokens']:,} tokens")
+                  f"{run['failed']} failed, {plural(run['tokens'], 'token')}")
     for err in run["errors"][:5]:
         console.print(f"failed: {err}")
     for p in paths:

@@ -12,6 +12,7 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   writable_out)
+from ioa_synth.text.plural import plural
 
 meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                           help="Probe real meetings: import a transcript, write blinded question sets, collect "
@@ -48,7 +49,7 @@ def import_(
     except TranscriptError as exc:
         fail(str(exc))
     session = Session.create(out, found, file.name, turns)
-    typer.echo(f"{out}: {len(session.turns)} turns ({found}), participants "
+    typer.echo(f"{out}: {plural(len(session.turns), 'turn')} ({found}), participants "
                + ", ".join(f"{p.id} = {p.pseudonym}" for p in session.participants)
                + f"; the name map stays in {out / 'private'}")
 
@@ -83,7 +84,7 @@ def probe(
         fail(str(exc))
     except LLMCallError as exc:
         fail(f"a detector gave no usable question set ({exc}); run the same command again to retry", code=1)
-    typer.echo(f"{session_dir}: blinded sets " + ", ".join(f"{label} ({n} questions)" for label, n in counts.items())
+    typer.echo(f"{session_dir}: blinded sets " + ", ".join(f"{label} ({plural(n, 'question')})" for label, n in counts.items())
                + f"; next: ioa-synth meeting serve {session_dir}")
 
 

@@ -65,6 +65,7 @@ def regenerate(
 
 def _print_summary(summary: dict[str, Any]) -> None:
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.text.plural import plural
 
     console = wide_console()
     for s in summary["skipped"]:
@@ -84,4 +85,4 @@ def _print_summary(summary: dict[str, Any]) -> None:
     changed = sum(r["before"] != r["after"] for r in rows)
     written = sum(r["after"] == "accepted" and not r["kept_previous"] for r in rows)
     console.print(f"{len(rows)} case(s) re-run: {written} accepted with a new record, {changed} changed status, "
-                  f"{summary['tokens']:,} tokens")
+                  f"{plural(summary['tokens'], 'token')}")

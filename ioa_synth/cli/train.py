@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.text.plural import plural
 
 train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
 
@@ -33,7 +34,7 @@ def sft(
         fail(str(exc))
     path = write_sft(export, out)
     removed = "kept (--keep-c)" if keep_c else f"{export.removed_c} removed"
-    typer.echo(f"wrote {len(export.rows)} rows to {path} (teacher {export.teacher}; splits "
+    typer.echo(f"wrote {plural(len(export.rows), 'row')} to {path} (teacher {export.teacher}; splits "
                f"{', '.join(sorted(export.splits))}); Category-C questions: {removed}; "
                f"{len(export.dropped_empty)} dialogue(s) dropped with no question left; "
                f"{len(export.not_scored)} case(s) not scored in the teacher run", err=True)
@@ -60,7 +61,7 @@ def prompts(
         path, n = export_prompts(data, out, access=access, fmt=fmt)
     except (InputError, ExportError) as exc:
         fail(str(exc))
-    typer.echo(f"wrote {n} prompts to {path} (access {access}, {fmt} layout)", err=True)
+    typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
 
 
 @train_app.command("score")

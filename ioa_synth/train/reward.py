@@ -50,6 +50,7 @@ from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries, 
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.run_context import open_run
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.text.plural import plural
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
 
 #: ``runs.command`` of a reward catalog.
@@ -78,7 +79,7 @@ def find_case(cases: dict[str, EvalCase], case_id: str, data: Path) -> EvalCase:
         return cases[case_id]
     except (KeyError, TypeError):
         example = f", e.g. {next(iter(cases))!r}" if cases else ""
-        raise UnknownCaseError(f"case_id {case_id!r} is not a case of {data} ({len(cases)} cases{example})") from None
+        raise UnknownCaseError(f"case_id {case_id!r} is not a case of {data} ({plural(len(cases), 'case')}{example})") from None
 
 
 class RewardSetupError(FingerprintMismatch):

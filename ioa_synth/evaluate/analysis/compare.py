@@ -26,6 +26,7 @@ from ioa_synth.evaluate.analysis.permutation import (EXACT_MAX_PAIRS, bootstrap_
 from ioa_synth.evaluate.analysis.render import Table
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
 from ioa_synth.reports.output import NA, fmt
+from ioa_synth.text.plural import plural
 
 METRICS: tuple[str, ...] = ("f1", "precision", "recall")
 #: Ids listed in a refusal before "... and N more".
@@ -166,7 +167,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     boot, ma, mb = result["bootstrap"], result["means"]["a"], result["means"]["b"]
     perm = boot.get("permutation") or {}
     kind = "exact" if perm.get("exact") else "Monte Carlo"
-    out = [Table(f"Paired bootstrap over {result['pairing']['paired']} dialogues (B − A)",
+    out = [Table(f"Paired bootstrap over {plural(result['pairing']['paired'], 'dialogue')} (B − A)",
                  ["metric", "A", "B", "B − A", "95% CI", "p (bootstrap)", "p (sign-flip)"],
                  [[name, fmt(m["mean_a"], 3), fmt(m["mean_b"], 3), f"{m['diff']:+.3f}", _ci(m),
                    fmt_p(m["p"], boot.get("p_floor")), fmt_p(m.get("p_permutation"), perm.get("p_floor"))]
@@ -209,7 +210,7 @@ def intro_lines(result: dict[str, Any]) -> list[str]:
     extra = f"; left out: {len(p['only_a'])} only in A, {len(p['only_b'])} only in B" if p["intersect"] else ""
     if p.get("different_inputs"):
         extra += f"; {len(p['different_inputs'])} left out: different input files in A and B"
-    lines.append(f"{p['paired']} dialogues paired by case id and input file{extra}")
+    lines.append(f"{plural(p['paired'], 'dialogue')} paired by case id and input file{extra}")
     if result["rerun"]["kind"] is None:
         lines.append(f"not a re-run of A ({result['rerun']['why']}): no outcome consistency")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
