@@ -38,7 +38,7 @@ from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, 
                                   content_filter_message)
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
-from ioa_synth.llm.serving import ServerSlots, stream_completion
+from ioa_synth.llm.serving import STREAM_OPTIONS, ServerSlots, stream_completion
 from ioa_synth.reports.activity import CallActivity
 from ioa_synth.text.plural import plural
 
@@ -197,6 +197,7 @@ class LLMClient:
         body.update(ep.request_options)
         if ep.slots is not None:
             body["stream"] = True  # closing a streamed reply stops the server decoding it
+            body["stream_options"] = dict(STREAM_OPTIONS)  # the usage chunk, where the server sends one
         return body
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
