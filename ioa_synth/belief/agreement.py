@@ -1,8 +1,9 @@
 """``ioa-synth belief agreement`` (§4 judge check): a second belief judge (its settings
 from ``--judge-config``) relabels a seeded random sample of the default private answers,
 the way the run labelled them (:func:`ioa_synth.belief.conversation.label_answer`: a
-string match settles an answer that names only one of the item's answers); reported: agreement, Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) over the four
-labels, and each condition's FPI corrected by the relabel rates:
+string match settles an answer that names only one of the item's answers); reported:
+agreement, Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) over the four labels,
+and each condition's FPI corrected by the relabel rates:
 ``fpi * P(second says manipulated | first did) + (1 - fpi) * P(second says manipulated |
 first did not)``, both rates estimated on the whole sample. Written to
 ``RESULTS/agreement.json``; calls stored in the results catalog (role
