@@ -198,3 +198,16 @@ def test_a_setup_error_leaves_no_empty_catalog(cli, seeds_file, tmp_path, monkey
     res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out)
     _exit2(res, "cannot reach")
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("args", [("audit", "--out", "{nope}", "--split", "test"),
+                                  ("regenerate", "--out", "{nope}"),
+                                  ("audit", "--out", "{built}", "--split", "val"),
+                                  ("regenerate", "--out", "{built}", "--case", "test/law/planning_999")])
+def test_embedded_runs_refuse_bad_input_before_the_workers_note(cli, built, tmp_path, monkeypatch, args):
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):  # the embedded model: --workers 4 would be lowered
+        monkeypatch.delenv(var, raising=False)
+    args = [a.format(nope=tmp_path / "nope", built=built) for a in args]
+    res = cli(*args)
+    _exit2(res)  # the error line alone: no "note: --workers ... lowered" before it
+    assert "note:" not in res.stderr and not (tmp_path / "nope").exists()

@@ -137,6 +137,26 @@ def test_a_streamed_reply_is_read_whole():
     assert json.loads(rec.request_json)["stream"] is True
 
 
+def test_a_streamed_reply_records_the_usage_chunk_when_the_server_sends_one():
+    """The request asks for a final usage chunk; a server that sends it (OpenAI, vLLM,
+    llama.cpp) gives the real prompt and completion tokens, one that does not (llama-cpp-python
+    0.3.36 ignores ``stream_options``) leaves the chunk count."""
+    reply = lambda body, headers: chat_reply('{"answer": "B", "why": "long enough text"}',  # noqa: E731
+                                             prompt_tokens=321, completion_tokens=17)
+    with ScriptedServer(reply, stream_usage=True) as server:
+        client = _streaming_client(server, timeout=30)
+        value, rec = client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda v: v, lambda r: None)
+        body = server.requests[-1]["body"]
+    assert value == {"answer": "B", "why": "long enough text"}
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert (rec.prompt_tokens, rec.completion_tokens) == (321, 17)
+    assert client.activity.streamed_total > 1  # tokens still counted as they arrive
+    with ScriptedServer(reply) as server:  # no usage chunk: the content chunks are the count
+        client = _streaming_client(server, timeout=30)
+        _, rec = client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda v: v, lambda r: None)
+    assert rec.prompt_tokens is None and rec.completion_tokens == client.activity.streamed_total > 1
+
+
 def test_streamed_tokens_show_on_the_activity_line_while_the_reply_arrives():
     """Tokens of a streamed reply are counted as they arrive (the progress line's sign of
     life during a long embedded call), and the total equals the stored completion tokens."""

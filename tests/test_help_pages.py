@@ -42,3 +42,10 @@ def test_argument_names_share_one_style(cli):
                 continue
             assert re.fullmatch(r"(\{[A-Z_]+\}|\[[A-Z_]+\])(\.\.\.)?", arg), (path, usage)
     assert "[CASE_ID]" in _help(cli, "show") and "[[" not in _help(cli, "show")
+
+
+def test_sql_help_names_every_folder_with_a_catalog(cli):
+    text = " ".join(_help(cli, "sql").split())
+    assert "Build directory holding catalog.duckdb" not in text
+    for kind in ("build directory", "evaluate", "belief", "meeting session"):
+        assert kind in text

@@ -1,7 +1,9 @@
 """``ioa-synth belief agreement`` (§4 judge check): a second belief judge (its settings
-from ``--judge-config``) relabels a seeded random sample of the default private answers;
-reported: agreement, Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) over the four
-labels, and each condition's FPI corrected by the relabel rates:
+from ``--judge-config``) relabels a seeded random sample of the default private answers,
+the way the run labelled them (:func:`ioa_synth.belief.conversation.label_answer`: a
+string match settles an answer that names only one of the item's answers); reported:
+agreement, Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) over the four labels,
+and each condition's FPI corrected by the relabel rates:
 ``fpi * P(second says manipulated | first did) + (1 - fpi) * P(second says manipulated |
 first did not)``, both rates estimated on the whole sample. Written to
 ``RESULTS/agreement.json``; calls stored in the results catalog (role
@@ -17,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from sklearn.metrics import cohen_kappa_score
 
-from ioa_synth.belief.conversation import Calls, call_key, component_of, judge_belief
+from ioa_synth.belief.conversation import Calls, call_key, component_of, label_answer
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, LABELS
 from ioa_synth.belief.report import read_conversations, summarize
@@ -80,7 +82,7 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
             def one(i: int) -> str:
                 conv, p = picked[i]
                 key = call_key(conv["item"]["item_id"], p["step"], "belief_judge", "agreement", conv["k"], p["agent"])
-                return LABEL_OF[judge_belief(calls, Item.model_validate(conv["item"]), p["answer"], key).verdict]
+                return LABEL_OF[label_answer(calls, Item.model_validate(conv["item"]), p["answer"], key).verdict]
 
             def done(i: int, label: str) -> None:
                 second[i] = label

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from ioa_synth.belief.chat import Agent, exposed_flags, make_agents, probe_prompt, schedule, utterance_prompt
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, SCHEMAS, Answer, Message, Stance, Verdict, parser
+from ioa_synth.belief.matching import sample_label
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.llm.prompts import render_template
 from ioa_synth.store.calls import CallKey, CallRecorder
@@ -79,6 +80,32 @@ def judge_belief(calls: Calls, item: Item, answer: str, key: CallKey, client: LL
     return verdict
 
 
+#: The belief verdict of an answer that names only one of the item's answers (string match).
+MATCH_VERDICT = {"true": "endorses_true", "manipulated": "endorses_manipulated"}
+
+
+def label_answer(calls: Calls, item: Item, answer: str, key: CallKey, client: LLMClient | None = None,
+                 judge_both: bool = True) -> Verdict | None:
+    """The belief verdict on one answer to ``item``'s question: the string match first
+    (:func:`ioa_synth.belief.matching.sample_label` on the true and manipulated answers and
+    their aliases), the belief judge (call ``key``) only when that is inconclusive.
+
+    An answer naming only the true (manipulated) answer is ``endorses_true``
+    (``endorses_manipulated``) with confidence 1 and no call; one naming neither goes to the
+    judge. One naming both goes to the judge too (it may reject one of them), unless
+    ``judge_both`` is False: then ``None`` (``belief screen`` counts it as ``both``).
+    Every labelling of an answer to an item goes through here (screening, private probes,
+    re-asks, the judge check), so a weak judge cannot overrule an exact answer.
+    """
+    match = sample_label(answer, item.true_names(), item.manipulated_names())
+    if match in MATCH_VERDICT:
+        return Verdict(verdict=MATCH_VERDICT[match], confidence=1.0,
+                       rationale=f"the answer names only the {match} answer (string match; the judge was not asked)")
+    if match == "both" and not judge_both:
+        return None
+    return judge_belief(calls, item, answer, key, client)
+
+
 def probe(calls: Calls, item: Item, agent: Agent, turns: list[dict[str, Any]], step: int, k: int, memory: int,
           variant: str = "default") -> dict[str, Any]:
     """Ask ``agent`` the item's question privately after round ``step`` and label the answer."""
@@ -87,7 +114,7 @@ def probe(calls: Calls, item: Item, agent: Agent, turns: list[dict[str, Any]], s
     ans, _ = calls.recorder.call(calls.clients["agent"], call_key(item.item_id, step, "agent", kind, k, agent.id),
                                  prompt, SCHEMAS["belief_answer"], "belief_answer", parser(Answer),
                                  temperature=PROBE_TEMPERATURE)
-    verdict = judge_belief(calls, item, ans.answer, call_key(item.item_id, step, "belief_judge", kind, k, agent.id))
+    verdict = label_answer(calls, item, ans.answer, call_key(item.item_id, step, "belief_judge", kind, k, agent.id))
     return {"step": step, "agent": agent.id, "variant": variant, "answer": ans.answer, "verdict": verdict.verdict,
             "confidence": verdict.confidence, "rationale": verdict.rationale, "label": LABEL_OF[verdict.verdict]}
 

@@ -17,31 +17,62 @@ class ReportError(ValueError):
     """A folder that holds no study results."""
 
 
+#: What a conversation record holds at least (see docs/belief.md, Records).
+RECORD_KEYS = ("item", "k", "agents", "turns", "probes")
+
+
+def belief_run_json(out: Path) -> dict[str, Any]:
+    """``out/run.json``, written by ``belief run``.
+
+    Raises:
+        ReportError: no or an unreadable run.json, or one another command wrote (the
+            message names the command: an evaluate results folder is not a study's).
+    """
+    path = out / "run.json"
+    if not path.is_file():
+        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: unreadable ({exc})") from exc
+    command = data.get("command") if isinstance(data, dict) else None
+    if command != "belief run":
+        by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"
+        raise ReportError(f"{out} is not a 'belief run' results folder (its run.json was {by})")
+    return data
+
+
 def read_conversations(out: Path) -> list[dict[str, Any]]:
     """Every conversation record under ``out/conversations`` (sorted by file name).
 
     Raises:
-        ReportError: no run.json / no conversation, or an unreadable record.
+        ReportError: not a belief results folder (:func:`belief_run_json`), no
+            conversation, or an unreadable record or one that is not a conversation.
     """
-    if not (out / "run.json").is_file():
-        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
+    belief_run_json(out)
     convs = []
     for path in sorted((out / "conversations").glob("*.json")):
         try:
-            convs.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError) as exc:
+            conv = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ReportError(f"{path}: unreadable conversation record ({exc})") from exc
+        missing = [k for k in RECORD_KEYS if k not in conv] if isinstance(conv, dict) else list(RECORD_KEYS)
+        if missing:
+            raise ReportError(f"{path}: not a conversation record (no {', '.join(missing)})")
+        convs.append(conv)
     if not convs:
         raise ReportError(f"{out}: no finished conversation yet (conversations/ is empty)")
     return convs
 
 
 def agent_model(out: Path) -> str:
-    try:
-        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
-        return str(run["components"]["agent"]["model"])
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ReportError(f"{out / 'run.json'}: unreadable ({exc})") from exc
+    """The agents' model named in ``out/run.json`` (``components.agent.model``)."""
+    components = belief_run_json(out).get("components")
+    agent = components.get("agent") if isinstance(components, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    if model is None:
+        raise ReportError(f"{out / 'run.json'} names no agent model (components.agent.model)")
+    return str(model)
 
 
 def summarize(out: Path) -> dict[str, Any]:
@@ -55,14 +86,20 @@ def summarize(out: Path) -> dict[str, Any]:
     return {"model": model, "conditions": conditions}
 
 
-def plot_curves(summary: dict[str, Any]) -> bytes:
-    """PNG of the infection curves (matplotlib, headless)."""
-    import io
+#: Room below 0 and above 1 on the share axis, so a curve at 0 (no infection, e.g. k = 0) or
+#: at 1 is drawn above the axis line instead of hidden on it.
+Y_MARGIN = 0.04
 
+
+def curves_figure(summary: dict[str, Any]):
+    """The matplotlib ``Figure`` of the infection curves (headless): steps are whole rounds,
+    so the step axis has integer ticks only; the share axis runs from just below 0 to just
+    above 1 (:data:`Y_MARGIN`), so a curve that stays at 0 stays visible."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(7, 4.5))
     ax = fig.add_subplot()
@@ -71,11 +108,19 @@ def plot_curves(summary: dict[str, Any]) -> bytes:
         ax.plot(range(len(ys)), ys, marker="o", markersize=3, label=key)
     ax.set_xlabel("step (0 = before the discussion, t = after round t)")
     ax.set_ylabel("share of benign agents privately infected")
-    ax.set_ylim(0, 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(-Y_MARGIN, 1 + Y_MARGIN)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
+    return fig
+
+
+def plot_curves(summary: dict[str, Any]) -> bytes:
+    """PNG of :func:`curves_figure`."""
+    import io
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    curves_figure(summary).savefig(buf, format="png", dpi=110, bbox_inches="tight")
     return buf.getvalue()
 
 
@@ -92,7 +137,9 @@ def write_report(out: Path) -> dict[str, Any] | None:
 
 
 def _pct(v: Any) -> str:
-    return "-" if v is None else f"{100 * v:.1f}%"
+    from ioa_synth.reports.output import fmt
+
+    return fmt(v, percent=True)
 
 
 def summary_table(summary: dict[str, Any]):

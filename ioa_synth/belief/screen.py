@@ -1,7 +1,8 @@
 """``ioa-synth belief screen`` (§5 screening): a ``screener`` answers each question
 ``samples`` times without context; each answer is labelled ``true`` / ``manipulated`` /
 ``both`` by alias matching, and by the belief judge when no answer occurs (``neither``
-or ``uncertain`` then); an item passes when its share of ``true`` answers is at least
+or ``uncertain`` then; :func:`ioa_synth.belief.conversation.label_answer`, shared with
+the private probes); an item passes when its share of ``true`` answers is at least
 ``min_true``, of ``manipulated`` at most ``max_manipulated`` and of ``both`` at most
 ``max_both``; ``cap_per_relation`` keeps the first passing items of each relation.
 
@@ -19,10 +20,9 @@ from typing import Any
 
 from rich.console import Console
 
-from ioa_synth.belief.conversation import Calls, call_key, component_of, judge_belief
+from ioa_synth.belief.conversation import Calls, call_key, component_of, label_answer
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import SCHEMAS, Answer, parser
-from ioa_synth.belief.matching import sample_label
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prompts import all_template_hashes, render_template
 from ioa_synth.reports.interrupt import run_interruptible, worker_pool
@@ -31,6 +31,7 @@ from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
+from ioa_synth.text.plural import plural
 from ioa_synth.store.runs import check_fingerprint
 
 SCREEN_LABEL_OF = {"endorses_true": "true", "endorses_manipulated": "manipulated", "neither": "neither",
@@ -61,7 +62,7 @@ def decide(items: list[Item], labels: dict[str, list[str]], th: Thresholds) -> t
         elif shares["both"] > th.max_both:
             reason = f"both {shares['both']:.0%} > {th.max_both:.0%}"
         elif th.cap_per_relation is not None and per_relation[item.relation] >= th.cap_per_relation:
-            reason = f"relation {item.relation} already has {th.cap_per_relation} items"
+            reason = f"relation {item.relation} already has {plural(th.cap_per_relation, 'item')}"
         if reason is None:
             per_relation[item.relation] += 1
             kept.append(item)
@@ -100,12 +101,9 @@ def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitC
                 ans, _ = recorder.call(run.clients["screener"], call_key(item.item_id, i, "screener", "sample", None,
                                                                          None),
                                        prompt, SCHEMAS["belief_answer"], "belief_answer", parser(Answer))
-                label = sample_label(ans.answer, item.true_names(), item.manipulated_names())
-                if label is None:
-                    verdict = judge_belief(calls, item, ans.answer,
-                                           call_key(item.item_id, i, "belief_judge", "screen", None, None))
-                    label = SCREEN_LABEL_OF[verdict.verdict]
-                return label
+                verdict = label_answer(calls, item, ans.answer,
+                                       call_key(item.item_id, i, "belief_judge", "screen", None, None), judge_both=False)
+                return "both" if verdict is None else SCREEN_LABEL_OF[verdict.verdict]
 
             def done(entry: tuple[Item, int], label: str) -> None:
                 labels[entry[0].item_id][entry[1]] = label

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 from rich.console import Console
@@ -61,9 +61,12 @@ def pending_jobs(catalog: Catalog, cases: list[AcceptedCase], model: str) -> lis
 
 
 def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | None = None, workers: int = 4,
-              local_model: str | None = None, console: Console | None = None, args: dict | None = None) -> dict[str, Any]:
+              local_model: str | None = None, console: Console | None = None, args: dict | None = None,
+              on_start: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Audit the first ``limit`` accepted cases of ``split`` (all by default) and return the
     report of :func:`audit_report` plus ``run`` = ``{model, cases, scored, skipped, failed, tokens}``.
+    ``on_start()`` is called once the directory and split are known to be good, before any
+    endpoint is opened.
 
     Raises:
         BuildDirError: no build directory, or an unreadable accepted record.
@@ -77,6 +80,7 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
         cases = accepted_cases(catalog, split)[:limit] if limit else accepted_cases(catalog, split)
         if not cases:
             raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
+        on_start()
         errors: list[str] = []
         with open_run(catalog, "audit", [ROLE], config, local_model, args, check=None, record=False) as run:
             model = run.endpoints[ROLE].model

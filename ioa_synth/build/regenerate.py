@@ -15,7 +15,7 @@ import json
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 
@@ -134,9 +134,11 @@ def plan_targets(catalog: Catalog, out_dir: Path, rows: list[dict], stage: int,
 
 def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], status: str | None, split: str | None,
                    stage: int, workers: int = 4, local_model: str | None = None, console: Console | None = None,
-                   args: dict | None = None) -> dict[str, Any]:
+                   args: dict | None = None, on_start: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Re-run the selected cases; return ``{"cases": [row...], "skipped": [...], "tokens": n}``
     where a row is ``{case_id, before, after, stage, attempts, reason, kept_previous}``.
+    ``on_start()`` is called once the selection is known to be good and not empty, before
+    any endpoint is opened.
 
     Raises:
         BuildDirError / RegenerateError: no build here, a bad selection.
@@ -153,6 +155,7 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         targets, skipped = plan_targets(catalog, out_dir, rows, stage, named=bool(case_ids))
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
+        on_start()
         with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args) as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,

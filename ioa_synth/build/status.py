@@ -25,6 +25,8 @@ from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
+from ioa_synth.reports.output import fmt
+from ioa_synth.text.plural import plural
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
 
@@ -143,7 +145,7 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
+    return fmt(value, percent=True)
 
 
 def status_tables(report: dict[str, Any]) -> list[Table]:
@@ -185,7 +187,7 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
                     f"{r['failed_tokens']:,}")
     tables.append(tok)
     for split, dist in report["ma_types"].items():
-        t = Table(title=f"Accepted misalignment types, {split} ({dist['points']} points) vs the paper's test split")
+        t = Table(title=f"Accepted misalignment types, {split} ({plural(dist['points'], 'point')}) vs the paper's test split")
         for col in ("type", "count", "share", "paper"):
             t.add_column(col, justify="left" if col == "type" else "right")
         for r in dist["types"]:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import PANEL_QUALITY, fail, out_dir_option
+from ioa_synth.text.plural import plural
 
 annotate_app = typer.Typer(help="Human annotation: export a sample, import scores, report agreement.",
                            no_args_is_help=True)
@@ -56,8 +57,8 @@ def export_cmd(
         err.print(f"warning: only {n_cal} accepted case(s) outside the sample for --calibration {calibration}")
     sample = manifest.of_set("sample")
     console = wide_console()
-    console.print(f"{len(sample)} dialogues ({sum(len(c.ma_ids) for c in sample)} misalignment points) "
-                  f"in the sample, {n_cal} calibration dialogues")
+    console.print(f"{plural(len(sample), 'dialogue')} ({plural(sum(len(c.ma_ids) for c in sample), 'misalignment point')}) "
+                  f"in the sample, {plural(n_cal, 'calibration dialogue')}")
     for p in paths:
         console.print(str(p), soft_wrap=True)
 
@@ -80,8 +81,8 @@ def import_cmd(
     except (BuildDirError, AnnotationError) as exc:
         fail(str(exc))
     sets = ", ".join(f"{n} {s}" for s, n in summary["sets"].items())
-    wide_console().print(f"imported {summary['scores']} scores ({sets}) on {summary['items']} items of "
-                         f"{summary['cases']} dialogues for annotator {summary['annotator']!r}")
+    wide_console().print(f"imported {plural(summary['scores'], 'score')} ({sets}) on {plural(summary['items'], 'item')} "
+                         f"of {plural(summary['cases'], 'dialogue')} for annotator {summary['annotator']!r}")
 
 
 @annotate_app.command("report")
@@ -116,7 +117,7 @@ def report_table(report: dict[str, Any]) -> Table:
 
     items = report["items"]
     table = Table(title=f"annotation of {report['split']}: {', '.join(report['annotators'])} "
-                        f"({items['points']} points, {items['dialogues']} dialogues) vs the build judge")
+                        f"({plural(items['points'], 'point')}, {plural(items['dialogues'], 'dialogue')}) vs the build judge")
     for col in ("stage", "dimension", "n", "human mean", "LLM mean", "within ±0.5", "within ±1", "alpha (ordinal)",
                 "kappa (quadratic)"):
         table.add_column(col, justify="left" if col == "dimension" else "right")

@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, embedded_workers, fail,
-                                  llm_command_errors, out_dir_option)
+from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, fail, llm_command_errors,
+                                  lowered_workers, out_dir_option)
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)
@@ -33,17 +33,18 @@ def audit(
     from ioa_synth.llm.local_model import LOCAL_MODELS
     from ioa_synth.build.audit import run_audit, write_audit_report
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.text.plural import plural
 
     check_choice("--split", split, SPLITS)
     check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(judge_config)
-    workers = embedded_workers(["audit_judge"], workers)
+    workers, announce = lowered_workers(["audit_judge"], workers)  # said once the build is known to be good
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
             "workers": workers, "local_model": local_model}
     try:
         with llm_command_errors():
             report = run_audit(out, split, cfg, limit=limit, workers=workers, local_model=local_model,
-                               console=wide_console(stderr=True), args=args)
+                               console=wide_console(stderr=True), args=args, on_start=announce)
     except BuildDirError as exc:
         fail(str(exc))
     paths = write_audit_report(out, report)
@@ -51,7 +52,7 @@ def audit(
     console.print(audit_table(report))
     run = report["run"]
     console.print(f"audit judge {run['model']}: {run['scored']} stage(s) scored now, {run['skipped']} already audited, "
-                  f"{run['failed']} failed, {run['tokens']:,} tokens")
+                  f"{run['failed']} failed, {plural(run['tokens'], 'token')}")
     for err in run["errors"][:5]:
         console.print(f"failed: {err}")
     for p in paths:

@@ -10,6 +10,7 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   refuse_other_kind, writable_out)
+from ioa_synth.text.plural import plural
 
 belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
                          no_args_is_help=True)
@@ -78,7 +79,7 @@ def items_import(
     if not items:
         fail(f"{file}: no item survived the import ({', '.join(f'{n} {r}' for r, n in dropped.items()) or 'empty'})")
     write_items(out, items)
-    typer.echo(f"{len(items)} items written to {out}" +
+    typer.echo(f"{plural(len(items), 'item')} written to {out}" +
                "".join(f"; dropped {n}: {reason}" for reason, n in sorted(dropped.items())))
 
 
@@ -151,6 +152,7 @@ def report(
 
     if not results.is_dir():
         fail(f"{results}: no such results folder")
+    refuse_other_kind(results, "belief", "RESULTS")
     try:
         summary = summarize(results)
     except ReportError as exc:
@@ -209,7 +211,7 @@ def screen(
             table.add_row(item_id, r["relation"], f"{s['true']:.0%}", f"{s['manipulated']:.0%}", f"{s['both']:.0%}",
                           r["dropped"])
     wide_console().print(table)
-    typer.echo(f"{len(kept)} of {len(all_items)} items kept in {out}")
+    typer.echo(f"{len(kept)} of {plural(len(all_items), 'item')} kept in {out}")
 
 
 @belief_app.command("reask")
@@ -231,6 +233,7 @@ def reask(
     step_list = _int_list("--steps", steps)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
+    refuse_other_kind(results, "belief", "RESULTS")
     cfg = config_or_fail(config)
     args = {"results": str(results), "variant": variant, "steps": step_list}
     try:
@@ -255,10 +258,12 @@ def agreement(
     """A second judge relabels private answers: agreement, Cohen's kappa, corrected FPI (agreement.json)."""
     from ioa_synth.belief.agreement import run_agreement
     from ioa_synth.belief.report import ReportError
+    from ioa_synth.reports.output import fmt
 
     _check_local(local_model)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
+    refuse_other_kind(results, "belief", "RESULTS")
     if not judge_config.is_file():
         fail(f"--judge-config {judge_config}: no such file")
     cfg = config_or_fail(judge_config)
@@ -268,8 +273,8 @@ def agreement(
             res = run_agreement(results, cfg, sample, seed, local_model, workers, args)
     except ReportError as exc:
         fail(str(exc))
-    kappa = "-" if res["kappa"] is None else f"{res['kappa']:.3f}"
-    typer.echo(f"{res['n']} answers relabelled by {res['judge_model']}: agreement {res['agreement']:.1%}, "
+    kappa = fmt(res["kappa"], 3)
+    typer.echo(f"{plural(res['n'], 'answer')} relabelled by {res['judge_model']}: agreement {res['agreement']:.1%}, "
                f"Cohen's kappa {kappa}; agreement.json written")
     for key, c in res["conditions"].items():
         if c["fpi"] is not None:

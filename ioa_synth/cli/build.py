@@ -14,6 +14,7 @@ from ioa_synth.cli.common import (PANEL_BUILD, check_choice, embedded_workers, f
                                   writable_out)
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
+from ioa_synth.text.plural import plural
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
@@ -81,7 +82,8 @@ def build(
     console.print(table)
     console.print(f"this run: {summary['accepted']} accepted, {summary['discarded']} discarded, "
                   f"{summary['failed']} failed, {summary['skipped']} already finished, "
-                  f"{summary['reserve_drawn']} reserve tuples drawn, {summary['tokens']:,} tokens", soft_wrap=True)
+                  f"{plural(summary['reserve_drawn'], 'reserve tuple')} drawn, {plural(summary['tokens'], 'token')}",
+                  soft_wrap=True)
     for cell, left in summary.get("reserve_left", {}).items():
         console.print(f"reserve left in {cell}: {left}")
     if summary["failed"]:

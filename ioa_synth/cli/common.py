@@ -6,7 +6,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NoReturn
+from typing import Callable, Iterator, NoReturn
 
 import typer
 
@@ -151,11 +151,13 @@ def config_or_fail(path: Path | None):
         fail(str(exc))
 
 
-def embedded_workers(components: list[str], workers: int) -> int:
+def lowered_workers(components: list[str], workers: int) -> tuple[int, Callable[[], None]]:
     """``--workers`` for a command whose LLM ``components`` all run on the embedded model:
-    at most the requests its server decodes at once (more would only queue there), said
-    once on stderr; unchanged when some component has a base URL. Exit 2 on a blank
-    ``<X>_BASE_URL``."""
+    at most the requests its server decodes at once (more would only queue there);
+    unchanged when some component has a base URL. Returns the count and ``announce()``,
+    which says the lowering once on stderr (nothing when unchanged): call it once the
+    input is known to be good, so bad input gives its one ``error:`` line alone. Exit 2 on
+    a blank ``<X>_BASE_URL``."""
     from ioa_synth.llm.config import ConfigError, env_endpoint
     from ioa_synth.llm.local_model import SERVER_PARALLEL
 
@@ -164,11 +166,24 @@ def embedded_workers(components: list[str], workers: int) -> int:
     except ConfigError as exc:
         fail(str(exc))
     if not embedded or workers <= SERVER_PARALLEL:
-        return workers
-    typer.echo(f"note: --workers {workers} lowered to {SERVER_PARALLEL}: the embedded model answers "
-               f"{SERVER_PARALLEL} request at a time (a server of your own, set with OPENAI_BASE_URL, "
-               "can take more)", err=True)
-    return SERVER_PARALLEL
+        return workers, lambda: None
+    said: list[bool] = []
+
+    def announce() -> None:
+        if not said:
+            said.append(True)
+            typer.echo(f"note: --workers {workers} lowered to {SERVER_PARALLEL}: the embedded model answers "
+                       f"{SERVER_PARALLEL} request at a time (a server of your own, set with OPENAI_BASE_URL, "
+                       "can take more)", err=True)
+
+    return SERVER_PARALLEL, announce
+
+
+def embedded_workers(components: list[str], workers: int) -> int:
+    """:func:`lowered_workers`, said at once (for a command whose input is checked already)."""
+    count, announce = lowered_workers(components, workers)
+    announce()
+    return count
 
 
 @contextmanager

@@ -80,11 +80,12 @@ def evaluate(
     with llm_command_errors():
         summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args)
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.text.plural import plural
 
     wide_console().print(summary_table(summary, title=f"{out}: {settings.mode}, access {access}"))
     run = summary["run"]
     console.print(f"this run: {run['scored']} scored, {run['failed']} failed, {run['skipped']} already scored, "
-                  f"{run['tokens']:,} tokens; {'complete' if summary['complete'] else 'INCOMPLETE'}: "
+                  f"{plural(run['tokens'], 'token')}; {'complete' if summary['complete'] else 'INCOMPLETE'}: "
                   f"{summary['cases']['scored']}/{summary['cases']['requested']} cases scored", soft_wrap=True)
     if not summary["complete"]:
         console.print(f"{summary['cases']['failed']} case(s) failed (the error is in each failed record under "

@@ -12,6 +12,7 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   writable_out)
+from ioa_synth.text.plural import plural
 
 meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                           help="Probe real meetings: import a transcript, write blinded question sets, collect "
@@ -48,7 +49,7 @@ def import_(
     except TranscriptError as exc:
         fail(str(exc))
     session = Session.create(out, found, file.name, turns)
-    typer.echo(f"{out}: {len(session.turns)} turns ({found}), participants "
+    typer.echo(f"{out}: {plural(len(session.turns), 'turn')} ({found}), participants "
                + ", ".join(f"{p.id} = {p.pseudonym}" for p in session.participants)
                + f"; the name map stays in {out / 'private'}")
 
@@ -83,7 +84,7 @@ def probe(
         fail(str(exc))
     except LLMCallError as exc:
         fail(f"a detector gave no usable question set ({exc}); run the same command again to retry", code=1)
-    typer.echo(f"{session_dir}: blinded sets " + ", ".join(f"{label} ({n} questions)" for label, n in counts.items())
+    typer.echo(f"{session_dir}: blinded sets " + ", ".join(f"{label} ({plural(n, 'question')})" for label, n in counts.items())
                + f"; next: ioa-synth meeting serve {session_dir}")
 
 
@@ -145,15 +146,19 @@ def answers(
 def report(
     session_dirs: List[Path] = typer.Argument(..., metavar="SESSION_DIR", help="Finished session folders"),
     rule: str = typer.Option("any", "--rule", help="Validated disagreement: any, majority or unanimous 'valid' labels"),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of tables"),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout instead of tables, "
+                                 "and write no file unless --out is given"),
     out: Optional[Path] = typer.Option(None, "--out", help="Where report.json and report.md go (default: the "
-                                       "session folder; needed with several sessions)"),
+                                       "session folder; needed with several sessions unless --json)"),
     merge_judge: bool = typer.Option(False, "--merge-judge", help="Pooled recall: merge the validated discoveries "
                                      "with the merge_judge component (MERGE_JUDGE_BASE_URL or the embedded model)"),
     config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (merge_judge block)"),
     local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model of the merge judge"),
 ) -> None:
-    """Per session and detector (blinding lifted), across sessions with paired bootstrap."""
+    """Per session and detector (blinding lifted), across sessions with paired bootstrap.
+
+    Shows tables and writes report.json and report.md (into the session folder or --out);
+    with --json prints the report as JSON instead and writes the files only into --out."""
     from ioa_synth.llm.errors import LLMCallError
     from ioa_synth.meetings.pooled import pooled_recall
     from ioa_synth.meetings.render import markdown, tables
@@ -163,9 +168,10 @@ def report(
     from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
 
     check_choice("--rule", rule, tuple(RULES))
-    if out is None and len(session_dirs) > 1:
-        fail("several sessions: give --out FOLDER for report.json and report.md")
+    if out is None and len(session_dirs) > 1 and not as_json:
+        fail("several sessions: give --out FOLDER for report.json and report.md (or --json to print the report)")
     target = check_out_folder(out, "--out") or session_dirs[0]
+    write = out is not None or not as_json
     sessions = [_session(d) for d in session_dirs]
     cfg = config_or_fail(config)
     merge = (lambda s, v: pooled_recall(s, v, rule, cfg, local_model)) if merge_judge else None
@@ -176,12 +182,14 @@ def report(
         fail(str(exc))
     except LLMCallError as exc:
         fail(f"the merge judge gave no usable grouping ({exc}); run the same command again to retry", code=1)
-    write_json_atomic(target / "report.json", result)
-    write_text_atomic(target / "report.md", markdown(result))
+    if write:
+        write_json_atomic(target / "report.json", result)
+        write_text_atomic(target / "report.md", markdown(result))
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
         console = wide_console()
         for table in tables(result):
             console.print(table)
-    typer.echo(f"wrote {target / 'report.json'} and {target / 'report.md'}", err=True)
+    if write:
+        typer.echo(f"wrote {target / 'report.json'} and {target / 'report.md'}", err=True)

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_BUILD, check_choice, config_or_fail, embedded_workers, fail,
-                                  llm_command_errors, out_dir_option)
+from ioa_synth.cli.common import (PANEL_BUILD, check_choice, config_or_fail, fail, llm_command_errors,
+                                  lowered_workers, out_dir_option)
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
@@ -45,14 +45,14 @@ def regenerate(
         fail(f"--stage must be 1 or 2 (got {stage})")
     check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(config)
-    workers = embedded_workers(["generator", "judge"], workers)
+    workers, announce = lowered_workers(["generator", "judge"], workers)  # said once the selection is good
     args = {"case": case or [], "status": status, "split": split, "stage": stage, "workers": workers,
             "local_model": local_model, "config": str(config) if config else None}
     console = Console(stderr=True)
     try:
         with llm_command_errors():
             summary = run_regenerate(out, cfg, case or [], status, split, stage, workers=workers,
-                                     local_model=local_model, console=console, args=args)
+                                     local_model=local_model, console=console, args=args, on_start=announce)
     except (BuildDirError, RegenerateError) as exc:
         fail(str(exc))
     _print_summary(summary)
@@ -65,6 +65,7 @@ def regenerate(
 
 def _print_summary(summary: dict[str, Any]) -> None:
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.text.plural import plural
 
     console = wide_console()
     for s in summary["skipped"]:
@@ -84,4 +85,4 @@ def _print_summary(summary: dict[str, Any]) -> None:
     changed = sum(r["before"] != r["after"] for r in rows)
     written = sum(r["after"] == "accepted" and not r["kept_previous"] for r in rows)
     console.print(f"{len(rows)} case(s) re-run: {written} accepted with a new record, {changed} changed status, "
-                  f"{summary['tokens']:,} tokens")
+                  f"{plural(summary['tokens'], 'token')}")

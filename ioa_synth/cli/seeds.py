@@ -23,6 +23,7 @@ from rich.table import Table
 from ioa_synth.cli.common import build_dir_callback
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.seeds.assign import parse_per_cell, run_assign
+from ioa_synth.text.plural import plural
 from ioa_synth.seeds.check import run_check
 from ioa_synth.seeds.fetch import DEFAULT_MAX, SOURCES, FetchResult, run_fetch
 from ioa_synth.seeds.importer import run_import
@@ -166,7 +167,7 @@ def assign_cmd(
     console.print(_assign_table(plan, counts, reserve))
     _report_short(plan, counts, reserve)
     if plan.short and not allow_short:
-        raise _fail(f"{len(plan.short)} cells are short; nothing written (add papers, lower --per-cell, "
+        raise _fail(f"{plural(len(plan.short), 'cell')} short; nothing written (add papers, lower --per-cell, "
                     f"or pass --allow-short)", 1)
     for path in written:
         console.print(f"wrote {path}")
@@ -197,4 +198,5 @@ def check_cmd(out: Path = typer.Option(..., "--out", help="build directory holdi
         typer.echo(f"{f.kind}: {f.titles[0][:80]!r} in {', '.join(f.splits)}: {', '.join(f.seed_ids)} "
                    f"(shared {', '.join(f.shared[:2])})", err=True)
     leaks = sum(f.kind == "leak" for f in findings)
-    raise _fail(f"{leaks} papers leak across splits, {len(findings) - leaks} are reused within a split", 1)
+    raise _fail(f"{plural(leaks, 'paper')} leaked across splits, {plural(len(findings) - leaks, 'paper')} reused "
+                "within a split", 1)

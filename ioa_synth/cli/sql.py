@@ -1,5 +1,7 @@
-"""``ioa-synth sql DIR "SELECT ..."``: query a build directory's catalog with what setup
-installs (no separate ``duckdb`` command needed)."""
+"""``ioa-synth sql DIR "SELECT ..."``: query the catalog of any folder that holds one (a
+build directory, an ``evaluate`` or ``belief run`` results folder, a meeting session, a
+reward or item-writer catalog folder) with what setup installs (no separate ``duckdb``
+command needed)."""
 
 from __future__ import annotations
 
@@ -16,13 +18,16 @@ from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
 
 @app.command(rich_help_panel=PANEL_SHARE)
 def sql(
-    out: Path = typer.Argument(..., metavar="DIR", help="Build directory holding catalog.duckdb"),
+    out: Path = typer.Argument(..., metavar="DIR", help="Any folder holding catalog.duckdb: a build directory, an "
+                               "evaluate or belief results folder, a meeting session, a reward catalog folder"),
     query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT status, count(*) FROM cases GROUP BY 1"'),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array of row objects instead of a table"),
 ) -> None:
-    """Run one read-only SQL query on DIR/catalog.duckdb and print the result (one SELECT
-    statement; no other file is read or written: COPY, ATTACH, INSTALL, LOAD are refused)."""
+    """Run one read-only SQL query on DIR/catalog.duckdb and print the result. DIR is any
+    folder with a catalog: a build directory, an evaluate or belief results folder, a meeting
+    session, a train-score or item-writer catalog folder. One SELECT statement; no other file
+    is read or written: COPY, ATTACH, INSTALL, LOAD are refused."""
     import duckdb
 
     from ioa_synth.store.catalog import Catalog
@@ -33,7 +38,8 @@ def sql(
     try:
         cat = Catalog(out, read_only=True, external_access=False)
     except FileNotFoundError:
-        fail(f"{out}: no catalog.duckdb here (not a build directory nor an evaluate results folder)")
+        fail(f"{out}: no catalog.duckdb here (not a build directory, results folder, meeting session or "
+             "catalog folder)")
     with cat:
         try:
             columns, rows = cat.read_query(query)  # queries only, on a read-only connection without file access

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.text.plural import plural
 
 train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
 
@@ -33,7 +34,7 @@ def sft(
         fail(str(exc))
     path = write_sft(export, out)
     removed = "kept (--keep-c)" if keep_c else f"{export.removed_c} removed"
-    typer.echo(f"wrote {len(export.rows)} rows to {path} (teacher {export.teacher}; splits "
+    typer.echo(f"wrote {plural(len(export.rows), 'row')} to {path} (teacher {export.teacher}; splits "
                f"{', '.join(sorted(export.splits))}); Category-C questions: {removed}; "
                f"{len(export.dropped_empty)} dialogue(s) dropped with no question left; "
                f"{len(export.not_scored)} case(s) not scored in the teacher run", err=True)
@@ -60,7 +61,7 @@ def prompts(
         path, n = export_prompts(data, out, access=access, fmt=fmt)
     except (InputError, ExportError) as exc:
         fail(str(exc))
-    typer.echo(f"wrote {n} prompts to {path} (access {access}, {fmt} layout)", err=True)
+    typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
 
 
 @train_app.command("score")
@@ -73,27 +74,35 @@ def score(
     local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model for unset endpoints"),
 ) -> None:
     """Score one completion with the training reward (the F1 'evaluate' gives its question set)
-    and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input."""
+    and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input.
+
+    Every argument (the case among --data's cases included) is checked before any endpoint,
+    catalog or log is opened."""
     import json
     import sys
     from dataclasses import asdict
 
-    from ioa_synth.cli.common import config_or_fail, llm_command_errors
-    from ioa_synth.evaluate.inputs import InputError
-    from ioa_synth.train.reward import RewardScorer, UnknownCaseError
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
+    from ioa_synth.evaluate.inputs import InputError, load_cases
+    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
 
+    check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     cfg = config_or_fail(config)
+    try:
+        cases = load_cases(data)
+        find_case({c.case_id: c for c in cases}, case_id, data)
+    except (InputError, UnknownCaseError) as exc:
+        fail(str(exc))
     try:
         text = sys.stdin.read() if str(completion) == "-" else completion.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"--completion {completion}: cannot read ({exc})")
+    writable_out(out)
     with llm_command_errors():
-        try:
-            with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model) as reward:
-                result = reward.score(case_id, text)
-        except (InputError, UnknownCaseError) as exc:
-            fail(str(exc))
+        with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model, cases=cases) as reward:
+            result = reward.score(case_id, text)
     typer.echo(json.dumps(asdict(result)))
     if result.f1 is None:
         raise typer.Exit(1)

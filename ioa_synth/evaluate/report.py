@@ -39,6 +39,6 @@ def summary_table(summary: dict[str, Any], title: str) -> Table:
         for name, g in summary["type_recall"].items():
             t.add_row(f"MA type {name}", f"{g['hit']}/{g['total']} MAs", "", fmt(g["recall"], percent=True), "")
     c = summary["c_breakdown"]
-    t.caption = (f"mean K {summary['mean_k']:.2f}, mean |B| {summary['mean_b']:.2f}; category C: "
+    t.caption = (f"mean K {fmt(summary['mean_k'])}, mean |B| {fmt(summary['mean_b'])}; category C: "
                  + ", ".join(f"{k} {v}" for k, v in c.items()))
     return t

@@ -85,8 +85,8 @@ def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, An
     ``expressions`` (:func:`expression_overlap`).
 
     The aggregates are those of ``report`` (:mod:`ioa_synth.evaluate.analysis.tables`,
-    the one implementation), rounded to 4 places, 0.0 when nothing was scored: P/R/F1,
-    ``mean_k``, ``mean_b``, ``type_recall`` (an MA without a type counts under
+    the one implementation), rounded to 4 places, ``None`` (JSON ``null``) when nothing was
+    scored (a mean over no dialogue is undefined, not 0): P/R/F1, ``mean_k``, ``mean_b``, ``type_recall`` (an MA without a type counts under
     ``"untyped"``), ``c_breakdown`` (counts per reason), ``by_domain``/``by_task_type``
     (``{cases, precision, recall, f1}`` per group).
 
@@ -98,8 +98,8 @@ def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, An
     typed = [Record.model_validate(r) for r in scored]
     overall = tables.means(typed)
 
-    def rounded(values: dict[str, Any], keys: Iterable[str]) -> dict[str, float]:
-        return {k: round(values[k], 4) if values[k] is not None else 0.0 for k in keys}
+    def rounded(values: dict[str, Any], keys: Iterable[str]) -> dict[str, float | None]:
+        return {k: round(values[k], 4) if values[k] is not None else None for k in keys}
 
     def group(key: str) -> dict[str, Any]:
         return {g["group"]: {"cases": g["cases"], **rounded(g, _PRF)} for g in tables.group_means(typed, key)}

@@ -9,6 +9,8 @@ from typing import Any
 
 import jinja2
 
+from ioa_synth.reports.output import fmt
+
 TASK_CATEGORIES = ["text-generation", "question-answering"]
 TAGS = ["dialogue", "synthetic", "hidden-disagreement", "illusion-of-alignment", "common-ground", "benchmark"]
 
@@ -45,11 +47,11 @@ def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str
 
 
 def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"
+    return fmt(v, percent=True)
 
 
 def _num(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}"
+    return fmt(v)
 
 
 def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: str, pretty_name: str) -> str:

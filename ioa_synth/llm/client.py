@@ -37,9 +37,10 @@ from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, 
                                   content_filter_message)
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
-from ioa_synth.llm.serving import ServerSlots, stream_completion
+from ioa_synth.llm.serving import STREAM_OPTIONS, ServerSlots, stream_completion
 from ioa_synth.llm.transport import ChatPost
 from ioa_synth.reports.activity import CallActivity
+from ioa_synth.text.plural import plural
 
 __all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "ProviderRefusal", "SetupError",
            "StopRun", "retry_after"]
@@ -197,6 +198,7 @@ class LLMClient:
         body.update(ep.request_options)
         if ep.slots is not None:
             body["stream"] = True  # closing a streamed reply stops the server decoding it
+            body["stream_options"] = dict(STREAM_OPTIONS)  # the usage chunk, where the server sends one
         return body
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
@@ -256,7 +258,8 @@ class LLMClient:
                 raise ProviderRefusal(last_error)
             if try_index < self.endpoint.content_retries:
                 self.activity.retrying(self.endpoint.component)
-        raise LLMCallError(f"no usable reply after {self.endpoint.content_retries + 1} tries: {last_error}")
+        raise LLMCallError(f"no usable reply after {plural(self.endpoint.content_retries + 1, 'try', 'tries')}: "
+                           f"{last_error}")
 
     def _post(self, payload: str, rec: CallRecord, on_call: Callable[[CallRecord], None]) -> Any:
         """Send the body (encoded once) until a try succeeds or

@@ -155,12 +155,16 @@ class ScriptedServer:
     ends it (counted in ``abandoned``), as llama-cpp-python's server does. With
     ``parallel=n`` at most n chat requests are answered at once, the others wait inside
     the server (llama-cpp-python's server answers one). ``busiest`` is the most chat
-    requests seen inside the server at once (waiting or answered).
+    requests seen inside the server at once (waiting or answered). With ``stream_usage``, a
+    streamed reply that asks for it (``stream_options.include_usage``) ends with a usage
+    chunk (empty ``choices``, the reply's ``usage``), as the OpenAI API sends it; without,
+    no chunk carries usage, as llama-cpp-python's server (0.3.36) does.
     """
 
     def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], models: list[str] | None = None,
-                 parallel: int | None = None) -> None:
+                 parallel: int | None = None, stream_usage: bool = False) -> None:
         self.responder = responder
+        self.stream_usage = stream_usage
         self.models = models or ["scripted"]
         self.requests: list[dict[str, Any]] = []
         self.abandoned = 0
@@ -189,13 +193,15 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, reply: Reply) -> None:
+            def _stream(self, reply: Reply, with_usage: bool = False) -> None:
                 choice = reply.body["choices"][0]
                 text = choice["message"].get("content") or ""
                 pieces = [text[i:i + max(1, len(text) // 8)] for i in range(0, len(text), max(1, len(text) // 8))]
                 events = [{"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]}]
                 events += [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
                 events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+                if with_usage and reply.body.get("usage"):
+                    events.append({"choices": [], "usage": reply.body["usage"]})
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
@@ -213,7 +219,8 @@ class ScriptedServer:
             def _chat(self, body: dict[str, Any], headers: dict[str, str]) -> None:
                 reply = outer.responder(body, headers)
                 if body.get("stream") and reply.status == 200 and reply.raw is None:
-                    self._stream(reply)
+                    asked = bool((body.get("stream_options") or {}).get("include_usage"))
+                    self._stream(reply, with_usage=outer.stream_usage and asked)
                 else:
                     self._send(reply)
 

@@ -13,9 +13,13 @@ So, for such an endpoint, :func:`stream_completion`:
   is not counted against the timeout; the run stopping ends the wait);
 * asks for a streamed reply, counts ``timeout`` from the moment the request is sent and,
   when that deadline passes or the run stops, closes the connection, which ends decoding;
-* returns the streamed chunks joined into one chat-completions object. The server's
-  streamed chunks carry no ``usage``: ``completion_tokens`` is the number of content chunks
-  (the server sends one per decoded token) and ``prompt_tokens`` stays unknown (``None``).
+* returns the streamed chunks joined into one chat-completions object, with the ``usage``
+  of the stream's final usage chunk when the server sends one. The request asks for it
+  (``stream_options: {"include_usage": true}``, :data:`STREAM_OPTIONS`), as the OpenAI API,
+  vLLM and llama.cpp's own server understand it; llama-cpp-python's server (0.3.36) accepts
+  the field but ignores it (its request model drops unknown fields) and sends no usage.
+  Without a usage chunk, ``completion_tokens`` is the number of content chunks (the server
+  sends one per decoded token) and ``prompt_tokens`` stays unknown (``None``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ import openai
 
 #: Seconds between checks of the run's stop flag while waiting for a slot.
 _POLL = 0.5
+
+#: Sent with every streamed request: ask for a final chunk carrying the reply's ``usage``.
+STREAM_OPTIONS = {"include_usage": True}
 
 
 class ServerSlots:
@@ -83,7 +90,7 @@ def stream_completion(client: openai.OpenAI, payload: str, timeout: float, stop:
                          options={"headers": {"Content-Type": "application/json"}})
     parts: list[str] = []
     reasoning: list[str] = []
-    finish, chunks, model = None, 0, None
+    finish, chunks, model, usage = None, 0, None, None
     try:
         for chunk in stream:
             if stop.is_set():
@@ -93,6 +100,8 @@ def stream_completion(client: openai.OpenAI, payload: str, timeout: float, stop:
             if not isinstance(chunk, dict):
                 continue
             model = chunk.get("model", model)
+            if isinstance(chunk.get("usage"), dict):  # the final usage chunk (its choices are empty)
+                usage = chunk["usage"]
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
@@ -112,6 +121,8 @@ def stream_completion(client: openai.OpenAI, payload: str, timeout: float, stop:
     message: dict[str, Any] = {"role": "assistant", "content": "".join(parts) if parts else None}
     if reasoning:
         message["reasoning_content"] = "".join(reasoning)
+    counted = {"prompt_tokens": None, "completion_tokens": chunks}
+    reported = {k: usage.get(k) for k in counted if isinstance(usage.get(k), int)} if usage else {}
     return {"object": "chat.completion", "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": None, "completion_tokens": chunks}}
+            "usage": counted | reported}

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ioa_synth.reports.output import fmt
+from ioa_synth.reports.output import NA, fmt
 
 SESSION_COLUMNS = ("detector", "set", "questions", "divergent", "validated", "validity", "best votes", "discovery",
                    "willingness", "pooled recall")
@@ -39,7 +39,7 @@ def pair_rows(across: dict[str, Any]) -> list[tuple[str, ...]]:
     rows = []
     for pair in across["pairs"]:
         for metric, t in pair["tests"].items():
-            ci = "-" if t["ci_low"] is None else f"[{fmt(t['ci_low'], 3)}, {fmt(t['ci_high'], 3)}]"
+            ci = NA if t["ci_low"] is None else f"[{fmt(t['ci_low'], 3)}, {fmt(t['ci_high'], 3)}]"
             rows.append((pair["a"], pair["b"], metric, str(t["n"]), fmt(t["mean_a"], 3), fmt(t["mean_b"], 3),
                          fmt(t["diff"], 3), ci, fmt(t["p"], 4)))
         best = pair["best_set"]

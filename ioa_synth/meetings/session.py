@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
 import secrets
 import uuid
@@ -131,14 +132,37 @@ class Session:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the session's write lock (across threads and processes: an ``flock``)."""
+        """Hold the session's write lock (across threads and processes: an ``flock`` on
+        ``SESSION_DIR/.lock``). The file exists only while the lock is held: however the
+        body ends (a refused form, an exception), the file is removed and the lock released,
+        so no ``.lock`` is left behind. A holder that re-opened a file another one removed
+        meanwhile opens the new one (the lock is always on the file at the path); the file
+        of a killed holder is harmless (the kernel drops its lock) and is reused."""
         lock = self.path(".lock")
-        with open(lock, "a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
+        while True:
+            fh = open(lock, "a")
             try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                held = os.fstat(fh.fileno())
+                try:
+                    current = os.stat(lock)
+                except FileNotFoundError:
+                    current = None
+            except BaseException:
+                fh.close()
+                raise
+            if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+                break
+            fh.close()  # removed by the holder before us: lock the file now at the path
+        try:
+            yield
+        finally:
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
 
     # ---- views -------------------------------------------------------------------------
     @property

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ioa_synth.protocol.cells import MA_TYPES
+from ioa_synth.text.plural import plural
 
 SHORT = 120  # names, roles, topics (characters)
 SURFACE = 80  # surface forms: a short noun phrase
@@ -209,7 +210,7 @@ def stage2_problems(out: Stage2Output) -> list[str]:
     """Structural rules of a dialogue: at least 4 turns and both members speaking."""
     problems: list[str] = []
     if len(out.turns) < 4:
-        problems.append(f"only {len(out.turns)} turns; write at least 4")
+        problems.append(f"only {plural(len(out.turns), 'turn')}; write at least 4")
     speakers = {t.speaker_id for t in out.turns}
     if speakers != {"M1", "M2"}:
         problems.append(f"both M1 and M2 must speak (speakers seen: {sorted(speakers)})")

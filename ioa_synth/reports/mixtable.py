@@ -7,15 +7,18 @@ from typing import Any
 
 from rich.table import Table
 
+from ioa_synth.reports.output import fmt
+from ioa_synth.text.plural import plural
+
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
+    return fmt(value, percent=True)
 
 
 def type_mix_table(split: str, mix: dict[str, Any]) -> Table:
     """A rich table of one split of :func:`ioa_synth.build.planted.type_mix_report`."""
     share = _pct(mix["mismatch_share"])
-    table = Table(title=f"Planted disagreement types, {split} ({mix['cases']} cases, target {mix['type_mix']})",
+    table = Table(title=f"Planted disagreement types, {split} ({plural(mix['cases'], 'case')}, target {mix['type_mix']})",
                   caption=f"attainable: the mix closest to the target with one definitional point per case. "
                           f"Judged type differs from plan in {mix['mismatched']} of {mix['judged']} judged points "
                           f"({share}).")

@@ -42,10 +42,15 @@ def wide_console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=None if stream.isatty() else piped)
 
 
+#: How every table shows an undefined value (``None``: a rate or mean over nothing).
+NA = "n/a"
+
+
 def fmt(value: float | None, digits: int = 2, percent: bool = False) -> str:
-    """``value`` rounded (as a percentage with ``percent``), ``-`` for ``None``."""
+    """``value`` rounded (as a percentage with ``percent``), :data:`NA` for ``None`` (undefined,
+    e.g. a mean over nothing: never shown as 0)."""
     if value is None:
-        return "-"
+        return NA
     return f"{value * 100:.1f}%" if percent else f"{value:.{digits}f}"
 
 

@@ -6,7 +6,8 @@ Each call has a key ``(case_id, stage, role, attempt)``. A successful reply is s
 journal write, so a ``kill -9`` never separates a call from what it produced. A re-run
 loads the stored replies (:func:`load_replay`) and :meth:`CallRecorder.call` returns a
 stored reply instead of paying for it again. Failed tries are stored as they happen,
-with their error, and are never replayed.
+with their error, and are never replayed; a re-run sends such a call with a new seed
+(:func:`call_seed` counts the failed tries stored for its key).
 """
 
 from __future__ import annotations
@@ -33,18 +34,23 @@ CallKey = tuple[str, int, str, int]
 Derive = Callable[[str, Any], list[Entry]]
 
 
-def call_seed(base: int | None, key: tuple[Any, ...]) -> int | None:
+def call_seed(base: int | None, key: tuple[Any, ...], failed: int = 0) -> int | None:
     """The sampling seed of the call ``key`` (``(case_id, stage, role, attempt)``): the
-    first 4 bytes of the SHA-256 of the key's parts joined by ``"|"``, plus ``base``,
-    modulo :data:`SEED_RANGE`; ``None`` when ``base`` is ``None`` (send no seed).
+    first 4 bytes of the SHA-256 of the key's parts joined by ``"|"``, plus ``base``, plus
+    ``failed`` (the failed tries of this key already stored), modulo :data:`SEED_RANGE`;
+    ``None`` when ``base`` is ``None`` (send no seed).
 
     Stable across processes and machines (not Python's salted ``hash``), so a re-run sends
-    the same seeds and a new attempt a different one.
+    the same seeds and a new attempt a different one. A key whose earlier tries all failed
+    starts past them on a re-run: the client adds the try index on a content retry, so a
+    run that stored ``n`` failed tries used at most seeds ``s .. s + n - 1`` and the next
+    starts at ``s + n`` (a new draw, never a repeat of a failed one). A key that never
+    failed keeps ``s``.
     """
     if base is None:
         return None
     digest = hashlib.sha256("|".join(str(k) for k in key).encode("utf-8")).digest()
-    return (int.from_bytes(digest[:4], "big") + base) % SEED_RANGE
+    return (int.from_bytes(digest[:4], "big") + base + failed) % SEED_RANGE
 
 
 def now_utc() -> datetime:
@@ -99,6 +105,10 @@ class CallRecorder:
 
     ``tokens_by_case`` adds up those tokens per case id (for per-case progress lines);
     ``stored_calls`` counts the fresh successful calls stored (kept for a re-run).
+
+    A fresh call's seed (:func:`call_seed`) counts the failed tries already stored for its
+    key (read from the catalog once, at the first fresh call, then kept up to date), so a
+    call that failed on every try draws a new seed when the command is run again.
     """
 
     catalog: Catalog
@@ -108,6 +118,7 @@ class CallRecorder:
     tokens_by_case: dict[str, int] = field(default_factory=dict)
     stored_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _failed: dict[CallKey, int] | None = field(default=None, repr=False)
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
              parse: Callable[[Any], T], derive: Derive | None = None,
@@ -133,8 +144,12 @@ class CallRecorder:
         def store_failed(rec: CallRecord) -> None:
             self.catalog.record([("llm_calls", call_row(base, rec))])
             self._bill(case_id, rec)
+            with self._lock:
+                failed[key] = failed.get(key, 0) + 1
 
-        seed = call_seed(client.endpoint.seed, key)  # a new attempt is a new draw; a re-run the same one
+        failed = self._failed_tries()
+        # a new attempt is a new draw; a re-run the same one, unless every earlier try failed
+        seed = call_seed(client.endpoint.seed, key, failed.get(key, 0))
         extra = {} if temperature is None else {"temperature": temperature}
         value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
         self._bill(case_id, rec, stored=True)
@@ -147,6 +162,15 @@ class CallRecorder:
         with self._lock:
             self.replay[key] = rec.response_text or ""
         return value, True
+
+    def _failed_tries(self) -> dict[CallKey, int]:
+        """Stored failed tries per key (loaded from ``llm_calls`` at the first fresh call)."""
+        with self._lock:
+            if self._failed is None:
+                rows = self.catalog.execute("SELECT case_id, stage, role, attempt, count(*) FROM llm_calls "
+                                            "WHERE error IS NOT NULL GROUP BY ALL")
+                self._failed = {(c, s, r, a): n for c, s, r, a, n in rows}
+            return self._failed
 
     def _bill(self, case_id: str, rec: CallRecord, stored: bool = False) -> None:
         """Count the tokens of one fresh request (``stored``: a successful call)."""

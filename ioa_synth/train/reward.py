@@ -50,6 +50,7 @@ from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries, 
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.run_context import open_run
 from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.text.plural import plural
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
 
 #: ``runs.command`` of a reward catalog.
@@ -66,6 +67,19 @@ REWARDS_COLUMNS = """
 
 class UnknownCaseError(LookupError):
     """A ``case_id`` that is not a case of the reward's ``data`` folder (the message names it)."""
+
+
+def find_case(cases: dict[str, EvalCase], case_id: str, data: Path) -> EvalCase:
+    """The case ``case_id`` among ``cases`` (the cases of the folder ``data``).
+
+    Raises:
+        UnknownCaseError: no such case (the message names it and the folder).
+    """
+    try:
+        return cases[case_id]
+    except (KeyError, TypeError):
+        example = f", e.g. {next(iter(cases))!r}" if cases else ""
+        raise UnknownCaseError(f"case_id {case_id!r} is not a case of {data} ({plural(len(cases), 'case')}{example})") from None
 
 
 class RewardSetupError(FingerprintMismatch):
@@ -93,6 +107,8 @@ class RewardScorer:
         out: the catalog folder (created; resumable).
         workers: completions scored at once by :meth:`score_many`.
         rollouts: simulator rollouts per participant (the paper's reward uses one).
+        cases: the cases of ``data`` when the caller has read them already
+            (:func:`ioa_synth.evaluate.inputs.load_cases`).
 
     Raises:
         ioa_synth.evaluate.inputs.InputError: ``data`` is not a folder of cases.
@@ -103,9 +119,9 @@ class RewardScorer:
 
     def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None,
                  out: str | Path = "ioa-reward", workers: int = 32, local_model: str | None = None,
-                 rollouts: int = 1) -> None:
+                 rollouts: int = 1, cases: list[EvalCase] | None = None) -> None:
         self.data = Path(data)
-        self.cases = {c.case_id: c for c in load_cases(self.data)}
+        self.cases = {c.case_id: c for c in (load_cases(self.data) if cases is None else cases)}
         cfg = config if isinstance(config, ToolkitConfig) else load_config(config)
         self.settings = EvalSettings(mode="mcq", rollouts=rollouts)
         out = Path(out)
@@ -147,11 +163,7 @@ class RewardScorer:
         Raises:
             UnknownCaseError: no such case (the message names it and the folder).
         """
-        try:
-            return self.cases[case_id]
-        except (KeyError, TypeError):
-            raise UnknownCaseError(f"case_id {case_id!r} is not a case of {self.data} "
-                                   f"({len(self.cases)} cases, e.g. {next(iter(self.cases))!r})") from None
+        return find_case(self.cases, case_id, self.data)
 
     def score(self, case_id: str, completion: Any) -> RewardResult:
         """The reward of ``completion`` (a string or TRL's list of messages) for ``case_id``.

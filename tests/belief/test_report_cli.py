@@ -46,3 +46,48 @@ def test_report_on_a_folder_without_results(tmp_path, cli):
     assert result.exit_code == 2 and result.stderr.startswith("error:") and "run.json" in result.stderr
     result = cli("belief", "report", tmp_path / "missing")
     assert result.exit_code == 2 and "no such results folder" in result.stderr
+
+
+def test_report_on_a_folder_of_another_kind_is_one_clear_line(tmp_path, cli, endpoint, seeds_file):
+    from ioa_helpers import one_line_error
+
+    evaluate = tmp_path / "ev"  # what 'evaluate' leaves: its run.json names other components
+    (evaluate / "records").mkdir(parents=True)
+    (evaluate / "run.json").write_text(json.dumps({"command": "evaluate", "components": {"prober": {"model": "m"}}}))
+    for command in (("report", evaluate), ("reask", evaluate, "--variant", "own")):
+        result = cli("belief", *command)
+        assert result.exit_code == 2
+        line = one_line_error(result, "evaluate", "not an 'ioa-synth belief run' results folder")
+        assert "KeyError" not in line and "'agent'" not in line
+    odd = tmp_path / "odd"  # a run.json of no known command, and one without components
+    odd.mkdir()
+    (odd / "run.json").write_text(json.dumps({"components": {}}))
+    line = one_line_error(cli("belief", "report", odd), "not a 'belief run' results folder")
+    assert "'agent'" not in line
+    (odd / "run.json").write_text(json.dumps({"command": "belief run"}))
+    (odd / "conversations").mkdir()
+    (odd / "conversations" / "x_k0.json").write_text(json.dumps({"item": {}, "k": 0}))
+    one_line_error(cli("belief", "report", odd), "names no agent model")
+    (odd / "run.json").write_text(json.dumps({"command": "belief run", "components": {"agent": {"model": "m"}}}))
+    one_line_error(cli("belief", "report", odd), "x_k0.json", "not a conversation record", "turns")
+    endpoint()
+    built = tmp_path / "built"
+    assert cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", built, "--workers", "1").exit_code == 0
+    one_line_error(cli("belief", "report", built), "build", "not an 'ioa-synth belief run' results folder")
+
+
+def test_curves_have_integer_steps_and_show_zero_curves():
+    from ioa_synth.belief.report import curves_figure, plot_curves
+
+    summary = {"conditions": {"m|counterfact|k=0": {"curve": [0.0, 0.0, 0.0, 0.0]},
+                              "m|counterfact|k=1": {"curve": [0.0, 0.25, 0.5, None]}}}
+    fig = curves_figure(summary)
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)  # steps are whole rounds
+    low, high = ax.get_ylim()
+    assert low < 0 and high > 1  # a curve at 0 is drawn above the axis line, not on it
+    zero = next(line for line in ax.get_lines() if line.get_label() == "m|counterfact|k=0")
+    assert list(zero.get_ydata()) == [0.0] * 4
+    assert plot_curves(summary)[:8] == b"\x89PNG\r\n\x1a\n"

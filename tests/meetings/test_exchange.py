@@ -63,3 +63,43 @@ def test_import_refuses_foreign_and_duplicate_forms(probed, cli, tmp_path):
     res = cli("meeting", "answers", other, forms / "answers-P1.json", forms / "answers-P1.json")
     assert res.exit_code == 2 and "a second form of P1" in res.stderr
     assert not (other / "answers").exists()
+
+
+def test_no_lock_file_is_left_behind_on_any_path(probed, cli, tmp_path):
+    import threading
+
+    from ioa_synth.meetings.session import Session
+
+    session = probed()
+    forms = tmp_path / "forms"
+    assert cli("meeting", "serve", session, "--export", forms).exit_code == 0
+    bad = forms / "answers-P1.json"  # not filled: every answer missing
+    res = cli("meeting", "answers", session, bad)
+    assert res.exit_code == 2 and "missing" in res.stderr
+    assert not (session / ".lock").exists()
+    (forms / "broken.json").write_text("{not json")
+    res = cli("meeting", "answers", session, forms / "broken.json")
+    assert res.exit_code == 2 and not (session / ".lock").exists()
+    # a lock file a killed process left behind is reused, then removed
+    (session / ".lock").write_text("")
+    fill_answers(bad, "A")
+    res = cli("meeting", "answers", session, bad)
+    assert res.exit_code == 0, res.output
+    assert not (session / ".lock").exists()
+    # the lock is released on an exception: another holder gets it at once
+    s = Session(session)
+    try:
+        with s.locked():
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    got = threading.Event()
+
+    def take() -> None:
+        with s.locked():
+            got.set()
+
+    worker = threading.Thread(target=take)
+    worker.start()
+    worker.join(timeout=10)
+    assert got.is_set() and not (session / ".lock").exists()

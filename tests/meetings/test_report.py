@@ -90,7 +90,18 @@ def test_rules_majority_and_unanimous(cli, three_sessions):
     res = cli("meeting", "report", three_sessions[0], "--rule", "unanimous", "--json")
     per = json.loads(res.stdout)["sessions"][0]["detectors"]
     assert (per[A]["validated"], per[B]["validated"]) == (0, 1)
-    assert (three_sessions[0] / "report.md").exists()
+    # --json prints and writes nothing (no --out); without --json the files are written
+    assert not (three_sessions[0] / "report.json").exists() and not (three_sessions[0] / "report.md").exists()
+    assert "wrote" not in res.stderr
+    res = cli("meeting", "report", three_sessions[0])
+    assert res.exit_code == 0 and (three_sessions[0] / "report.md").exists()
+    written = (three_sessions[0] / "report.json").read_bytes()
+    res = cli("meeting", "report", three_sessions[0], "--rule", "majority", "--json")
+    assert res.exit_code == 0 and (three_sessions[0] / "report.json").read_bytes() == written
+    # several sessions with --json: printed, no --out needed
+    res = cli("meeting", "report", *three_sessions, "--json")
+    assert res.exit_code == 0, res.output
+    assert len(json.loads(res.stdout)["sessions"]) == 3
 
 
 def test_pooled_recall_with_a_detector_blind_merge_judge(cli, three_sessions, meeting_server):

@@ -54,7 +54,7 @@ def test_check_reports_leak_and_exits_1(run, tmp_path):
     result = run("check", "--out", tmp_path)
     assert result.exit_code == 1
     assert "train:train-copied" in result.stderr and f"val:{val[0]['seed_id']}" in result.stderr
-    assert "1 papers leak across splits" in _one_error_line(result)
+    assert "1 paper leaked across splits" in _one_error_line(result)
 
 
 def test_fetch_cli_summary(run, cli_env, tmp_path):

@@ -140,3 +140,28 @@ def test_score_command(cli, teacher, tmp_path):
               "--case-id", CASES[1])
     assert res.exit_code == 2
     one_line_error(res, "results folder")
+
+
+def test_score_command_checks_every_argument_before_opening_anything(cli, teacher, tmp_path):
+    from ioa_helpers import one_line_error
+
+    reply = tmp_path / "reply.json"
+    reply.write_text(completion_of(teacher.record(CASES[1])))
+    out = tmp_path / "reward"
+    before = teacher.trio.counts()
+    servers = (teacher.trio.prober, teacher.trio.simulator, teacher.trio.validity_filter)
+    requests = sum(len(s.requests) for s in servers)  # GET /models included: no endpoint is opened
+    base = ("train", "score", "--data", teacher.data, "--out", out)
+    for args, needle in (((*base, "--case-id", "law/planning_999", "--completion", reply), "is not a case of"),
+                         ((*base, "--case-id", "law/planning_999", "--completion", tmp_path / "missing"),
+                          "is not a case of"),
+                         ((*base, "--case-id", CASES[1], "--completion", tmp_path / "missing"), "cannot read"),
+                         ((*base, "--case-id", CASES[1], "--completion", reply, "--local-model", "gpt-9"),
+                          "--local-model must be one of"),
+                         (("train", "score", "--data", tmp_path / "nowhere", "--out", out, "--case-id", CASES[1],
+                           "--completion", reply), "is not a folder")):
+        res = cli(*args)
+        assert res.exit_code == 2, res.output
+        one_line_error(res, needle)
+    assert not out.exists()  # no catalog, no journal, no log
+    assert teacher.trio.counts() == before and sum(len(s.requests) for s in servers) == requests

@@ -25,7 +25,8 @@ from ioa_synth.evaluate.analysis.permutation import (EXACT_MAX_PAIRS, bootstrap_
                                                      sign_flip_test, small_sample_warnings)
 from ioa_synth.evaluate.analysis.render import Table
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
-from ioa_synth.reports.output import fmt
+from ioa_synth.reports.output import NA, fmt
+from ioa_synth.text.plural import plural
 
 METRICS: tuple[str, ...] = ("f1", "precision", "recall")
 #: Ids listed in a refusal before "... and N more".
@@ -141,24 +142,24 @@ def compare(a: Results, b: Results, intersect: bool = False, resamples: int = DE
 
 def fmt_p(p: float | None, floor: float | None = None) -> str:
     """A p-value for tables: ``<=F`` at the test's floor ``F`` (the smallest p it can give),
-    ``<0.001`` below 0.001, else three decimals; ``-`` for ``None``."""
+    ``<0.001`` below 0.001, else three decimals; ``n/a`` for ``None``."""
     if p is None:
-        return "-"
+        return NA
     if floor is not None and p <= floor:
         return f"<={floor:.2g}"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _ci(m: dict[str, Any]) -> str:
-    return "-" if m["ci_low"] is None else f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
+    return NA if m["ci_low"] is None else f"[{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
 
 
 def _hits(t: dict[str, Any] | None) -> str:
-    return "-" if t is None else f"{t['hit']}/{t['total']}"
+    return NA if t is None else f"{t['hit']}/{t['total']}"
 
 
 def _recall(t: dict[str, Any] | None) -> str:
-    return "-" if t is None else fmt(t["recall"])
+    return fmt(None if t is None else t["recall"])
 
 
 def compare_tables(result: dict[str, Any]) -> list[Table]:
@@ -166,7 +167,7 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
     boot, ma, mb = result["bootstrap"], result["means"]["a"], result["means"]["b"]
     perm = boot.get("permutation") or {}
     kind = "exact" if perm.get("exact") else "Monte Carlo"
-    out = [Table(f"Paired bootstrap over {result['pairing']['paired']} dialogues (B − A)",
+    out = [Table(f"Paired bootstrap over {plural(result['pairing']['paired'], 'dialogue')} (B − A)",
                  ["metric", "A", "B", "B − A", "95% CI", "p (bootstrap)", "p (sign-flip)"],
                  [[name, fmt(m["mean_a"], 3), fmt(m["mean_b"], 3), f"{m['diff']:+.3f}", _ci(m),
                    fmt_p(m["p"], boot.get("p_floor")), fmt_p(m.get("p_permutation"), perm.get("p_floor"))]
@@ -209,7 +210,7 @@ def intro_lines(result: dict[str, Any]) -> list[str]:
     extra = f"; left out: {len(p['only_a'])} only in A, {len(p['only_b'])} only in B" if p["intersect"] else ""
     if p.get("different_inputs"):
         extra += f"; {len(p['different_inputs'])} left out: different input files in A and B"
-    lines.append(f"{p['paired']} dialogues paired by case id and input file{extra}")
+    lines.append(f"{plural(p['paired'], 'dialogue')} paired by case id and input file{extra}")
     if result["rerun"]["kind"] is None:
         lines.append(f"not a re-run of A ({result['rerun']['why']}): no outcome consistency")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
