@@ -13,7 +13,7 @@ import functools
 import re
 import threading
 from functools import lru_cache
-from typing import Callable, Iterable, ParamSpec, TypeVar
+from typing import Any, Callable, Iterable, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
@@ -47,13 +47,22 @@ def stop_words() -> frozenset[str]:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text``."""
-    return WORDS.tokens(text)
+    """Lower-cased word tokens of ``text`` (once per text inside :func:`once_per_output`)."""
+    return _memoised("words", text, WORDS.tokens)
 
 
 def content_words(text: str) -> list[str]:
     """Word tokens of ``text`` without stop words and single letters (the "s" of "paper's")."""
-    return CONTENT.tokens(text)
+    return _memoised("content", text, CONTENT.tokens)
+
+
+def _memoised(kind: str, text: str, tokens: Callable[[str], list[str]]) -> list[str]:
+    memo: dict[tuple[str, Any], list[str]] | None = getattr(_local, "memo", None)
+    if memo is None:
+        return tokens(text)
+    if (kind, text) not in memo:
+        memo[kind, text] = tokens(text)
+    return list(memo[kind, text])
 
 
 def stems(text: str, content: bool = True) -> list[str]:
@@ -178,9 +187,11 @@ def field_failures(fields: Iterable[tuple[str, str]], checks: list[FieldCheck]) 
 
 def text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
     """One failure listing every placeholder field, one listing every copied description."""
+    fields = list(fields)
+    placeholder = {where: is_placeholder(text, gates) for where, text in fields}  # both checks ask
     return field_failures(fields, [
-        (lambda where, text: f"{where} ({text.strip()[:12]!r})" if is_placeholder(text, gates) else None,
+        (lambda where, text: f"{where} ({text.strip()[:12]!r})" if placeholder[where] else None,
          "placeholder instead of content in {fields}; write the actual content"),
-        (lambda where, text: where if not is_placeholder(text, gates) and copies_description(text, gates) else None,
+        (lambda where, text: where if not placeholder[where] and copies_description(text, gates) else None,
          "{fields} copies the field description from the instructions; write the actual content"),
     ])

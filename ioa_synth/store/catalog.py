@@ -153,7 +153,11 @@ class Catalog:
         self.read_only = read_only
         self._external_access = external_access = not read_only if external_access is None else external_access
         self._lock = threading.RLock()
-        config = {} if external_access else {"enable_external_access": False}
+        config: dict[str, Any] = {} if external_access else {"enable_external_access": False}
+        if not read_only:
+            # a run's catalog takes small batches: with DuckDB's pool of one thread per core, its
+            # idle workers woke for every commit and spent more CPU than the commit itself
+            config["threads"] = 1
         try:
             self._con = duckdb.connect(str(path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
