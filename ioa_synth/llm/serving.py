@@ -70,7 +70,7 @@ class GaveUp(openai.APITimeoutError):
         self.args = (self.message,)
 
 
-def stream_completion(client: openai.OpenAI, payload: str, timeout: float, stop: threading.Event,
+def stream_completion(client: openai.OpenAI, payload: bytes, timeout: float, stop: threading.Event,
                       on_token: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
     """POST ``payload`` (a chat-completions body with ``"stream": true``) and return the
     reply as one chat-completions dict; ``None`` when ``stop`` was set (connection closed).
@@ -85,7 +85,7 @@ def stream_completion(client: openai.OpenAI, payload: str, timeout: float, stop:
             broke off (``APIConnectionError``) or stalled (``APITimeoutError``).
     """
     started = time.monotonic()
-    stream = client.post("/chat/completions", content=payload.encode(), cast_to=object, stream=True,
+    stream = client.post("/chat/completions", content=payload, cast_to=object, stream=True,
                          stream_cls=openai.Stream[object],
                          options={"headers": {"Content-Type": "application/json"}})
     parts: list[str] = []

@@ -45,7 +45,8 @@ class Journal:
         self.path = path
         self._commit = commit
         self._lock = lock
-        self._cond = threading.Condition()
+        self._cond = threading.Condition()  # guards the lists below
+        self._order = threading.Lock()  # held while journaling: lines reach the file in append order
         self._queue: list[Entry] = []
         self._sync: list[Path] = []
         self._later: list[tuple[Callable[[], list[Entry]], Any]] = []
@@ -78,15 +79,17 @@ class Journal:
             RuntimeError: an earlier batch failed to commit (the message says why).
         """
         blob = b"".join(_line(e) for e in entries)
-        with self._cond:
-            self._raise_if_failed()
-            self._start()
+        with self._order:
+            with self._cond:
+                self._raise_if_failed()
+                self._start()
             self._journal_later()  # entries appended earlier go first
             self._write(blob)
-            if not self._queue and not self._sync:
-                self._cond.notify()  # the writer waits for a first entry, then for the window
-            self._queue.extend(entries)
-            self._sync.extend(sync)
+            with self._cond:
+                if not self._queue and not self._sync:
+                    self._cond.notify()  # the writer waits for a first entry, then for the window
+                self._queue.extend(entries)
+                self._sync.extend(sync)
 
     def append_later(self, make: Callable[[], list[Entry]], sync: tuple[Path, ...] | list[Path] = ()) -> None:
         """Journal the entries ``make()`` returns on the writer thread, in append order
@@ -123,24 +126,29 @@ class Journal:
             raise
 
     def _journal_later(self) -> None:
-        """Journal and queue what :meth:`append_later` left (the caller holds ``_cond``)."""
-        if not self._later:
-            return
-        while self._later:
-            make, sync = self._later.pop(0)
-            entries = make()
-            self._write(b"".join(_line(e) for e in entries))
-            self._queue.extend(entries)
-            self._sync.extend(sync)
-
-    def drain(self) -> None:
-        """Commit every queued entry now (the caller holds the catalog's lock)."""
-        with self._cond:
+        """Journal and queue what :meth:`append_later` left, in order (the caller holds
+        ``_order``; ``_cond`` is taken only to move items, so that workers queueing more
+        never wait for the encoding); a failing ``make`` is kept in ``_error`` and raised."""
+        while True:
+            with self._cond:
+                if not self._later:
+                    return
+                make, sync = self._later.pop(0)
             try:
-                self._journal_later()
+                entries = make()
+                self._write(b"".join(_line(e) for e in entries))
             except BaseException as exc:
                 self._error = exc
                 raise
+            with self._cond:
+                self._queue.extend(entries)
+                self._sync.extend(sync)
+
+    def drain(self) -> None:
+        """Commit every queued entry now (the caller holds the catalog's lock)."""
+        with self._order:
+            self._journal_later()
+        with self._cond:
             batch, self._queue = self._queue, []
             files, self._sync = self._sync, []
         if files:
@@ -180,14 +188,19 @@ class Journal:
                     self._cond.wait()
                 if self._closing:
                     return
-                deadline = time.monotonic() + BATCH_WINDOW_S  # let the entries of the window join the batch
-                while not self._closing and (left := deadline - time.monotonic()) > 0:
-                    try:
+            deadline = time.monotonic() + BATCH_WINDOW_S  # let the entries of the window join the batch
+            while True:
+                try:
+                    with self._order:
                         self._journal_later()
-                    except BaseException as exc:  # noqa: BLE001 - kept in _error, raised to the next caller
-                        self._error = exc
-                        return
-                    self._cond.wait(left)
+                except BaseException:  # noqa: BLE001 - kept in _error, raised to the next caller
+                    return
+                with self._cond:
+                    left = deadline - time.monotonic()
+                    if self._closing or left <= 0:
+                        break
+                    if not self._later:
+                        self._cond.wait(left)
             try:
                 with self._lock:
                     self.drain()
