@@ -22,7 +22,7 @@ def test_build_split_uses_pool_and_draws_reserve_on_discard(cli, tmp_path, monke
         monkeypatch.setenv("OPENAI_API_KEY", "sk-pool-test-0000")
         res = cli("build", "--split", "test", "--out", out, "--workers", "1", "--limit", "3")
         assert res.exit_code == 0, res.output
-        assert "1 reserve tuples drawn" in " ".join(res.output.split())
+        assert "1 reserve tuple drawn" in " ".join(res.output.split())
         n_requests = len(server.requests)
         again = cli("build", "--split", "test", "--out", out, "--workers", "1", "--limit", "3")
         assert again.exit_code == 0 and len(server.requests) == n_requests

@@ -100,3 +100,32 @@ def test_a_text_is_stemmed_once_per_output_and_not_carried_over(counts):
         first = counts["stem_calls"]
         assert check() == []
         assert counts["stem_calls"] == 2 * first  # the next output is stemmed anew: nothing carried over
+
+
+def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli, endpoint, seeds_file, tmp_path,
+                                                                             monkeypatch):
+    """A worker only makes requests: the call rows, record files and status rows of a case
+    are made on the catalog's writer thread, and a chat request does not go through the
+    SDK's per-request machinery (``OpenAI.post``: options copies, header merge, URL parse)."""
+    import threading
+
+    import openai
+
+    from ioa_synth.build import pipeline
+    from ioa_synth.store import calls
+
+    where: Counter = Counter()
+
+    def on_thread(name, real):
+        def wrapped(*args, **kwargs):
+            where[name, threading.current_thread().name.split("_")[0]] += 1
+            return real(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(calls, "call_row", on_thread("call_row", calls.call_row))
+    monkeypatch.setattr(pipeline, "write_bytes_atomic", on_thread("record", pipeline.write_bytes_atomic))
+    monkeypatch.setattr(openai.OpenAI, "post", on_thread("sdk_post", openai.OpenAI.post))
+    endpoint()
+    res = cli("build", "--seeds", seeds_file(3), "--split", "test", "--out", tmp_path / "out", "--workers", "2")
+    assert res.exit_code == 0, res.output
+    assert where == Counter({("call_row", "catalog-writer"): 12, ("record", "catalog-writer"): 3}), where

@@ -229,12 +229,17 @@ class _Scheduler:
         assert self.recorder is not None  # cases start only inside run()
         calls = CaseCalls(self.recorder, case.case_id, self.replay_tries)
         record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
-        # pydantic-core's encoder: json.dumps(indent=2)'s output without its pure-Python indenter
-        # the fsync goes to the catalog's writer (next batch), off this worker's path; an
-        # unreadable record after a power cut is evaluated again (read_record)
-        path = write_bytes_atomic(record_path(self.out_dir, case.case_id),
-                                  to_json(record, indent=2, inf_nan_mode="constants") + b"\n", sync=False)
-        self.run_ctx.catalog.record([], sync=[path])
+        path = record_path(self.out_dir, case.case_id)
+
+        def write() -> list:
+            # pydantic-core's encoder: json.dumps(indent=2)'s output without its pure-Python indenter
+            write_bytes_atomic(path, to_json(record, indent=2, inf_nan_mode="constants") + b"\n", sync=False)
+            return []
+
+        # written by the catalog's writer after the case's calls, while this worker starts its next
+        # case, and fsynced before the next batch commits; a record a power cut left unreadable is
+        # evaluated again (read_record); run() flushes before anything reads the records
+        self.run_ctx.catalog.record_later(write, sync=[path])
         return record["status"]
 
     def _done(self, case: EvalCase, status: str) -> None:
@@ -261,8 +266,11 @@ class _Scheduler:
         self.replay_tries = load_replay_tries(self.run_ctx.catalog, ids)
         self.progress = progress = eval_progress(self.console, len(todo))
         self.run_ctx.attach(progress)
-        with progress, worker_pool(self.workers, "eval") as pool:
-            run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, self.run_ctx.guard)
+        try:
+            with progress, worker_pool(self.workers, "eval") as pool:
+                run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, self.run_ctx.guard)
+        finally:
+            self.run_ctx.catalog.flush()  # the records written behind the workers are on disk
 
     def _submit(self, pool: ThreadPoolExecutor):
         return lambda case: pool.submit(self._one, case)

@@ -145,10 +145,21 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
     error: BaseException | None = None
     finished = 0
     deadline: float | None = None
+
+    def stop_on_error(fut: Future) -> None:
+        # in the worker, before it takes the queued item: that item must not start (and send
+        # a request) after a setup error or Ctrl-C ended this one
+        if not fut.cancelled() and fut.exception() is not None:
+            guard.stop.set()
+            for other in list(running):
+                other.cancel()
+
     while True:
         while items and len(running) < max(1, workers) + 1 and not guard.stop.is_set():
             item = items.popleft()
-            running[submit(item)] = item
+            fut = submit(item)
+            running[fut] = item
+            fut.add_done_callback(stop_on_error)
         if guard.stop.is_set():
             for fut in [f for f in running if f.cancel()]:  # queued, not started: it never runs
                 items.appendleft(running.pop(fut))
@@ -161,6 +172,9 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
         done, _ = wait(running, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
         for fut in done:
             item = running.pop(fut)
+            if fut.cancelled():  # queued when the run stopped: it never ran
+                items.appendleft(item)
+                continue
             try:
                 on_done(item, fut.result())
                 finished += 1
