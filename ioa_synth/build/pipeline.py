@@ -41,7 +41,7 @@ from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
-from ioa_synth.llm.prompts import render
+from ioa_synth.llm.prompts import compile_templates, render
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
@@ -122,6 +122,7 @@ class Pipeline:
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
         self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
         stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
+        compile_templates("build")
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,

@@ -38,7 +38,7 @@ from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.llm.prompts import all_template_hashes, compile_templates
 from ioa_synth.reports.interrupt import RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
 from ioa_synth.reports.progress import BuildProgress
@@ -218,6 +218,7 @@ class _Scheduler:
         self.workers, self.console = max(1, workers), console
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
+        compile_templates("evaluate")  # before the workers start, not inside their first calls
         # Set by run(), once it knows the cases to do: the bar's total and the stored calls.
         self.progress: BuildProgress | None = None
         self.recorder: CallRecorder | None = None

@@ -70,6 +70,14 @@ def all_template_hashes(capability: str = "build") -> dict[str, str]:
             for p in sorted(folder.glob("*.jinja2"))}
 
 
+def compile_templates(capability: str) -> None:
+    """Compile every template of ``capability`` now (jinja2 keeps them): a first render
+    compiles its template (~15 ms of CPU), and the workers of a run starting together
+    would each compile the same ones inside their first calls."""
+    for name in all_template_hashes(capability):
+        _env().get_template(name)
+
+
 def render_template(name: str, **context: Any) -> Prompt:
     """Render template ``name`` (``<capability>/<file>``) with ``context``.
 
