@@ -76,7 +76,9 @@ def test_gate_and_schema_work_per_case_stays_bounded(cli, endpoint, seeds_file, 
     chats = [r for r in server.requests if r["path"].rstrip("/").endswith("/chat/completions")]
     assert len(chats) == 4 * CASES  # all passed at the first attempt: 4 calls a case
     # one schema per generator call, none per judge call or per retry of the same request
-    assert counts["stage1_request_schema"] == CASES and counts["stage2_schema"] == CASES
+    # (the next case's stage-1 request is made ahead; with 2 workers the case it was made for
+    # may have started already on the other worker, wasting one at the end of the queue)
+    assert CASES <= counts["stage1_request_schema"] <= CASES + 2 and counts["stage2_schema"] == CASES
     assert counts["stage1_schema"] <= CASES  # the scaffold's plan schema, at most once per case
     assert 0 < counts["stemmed_words"] <= MAX_STEMMED_WORDS_PER_CASE * CASES, counts
     # the catalog commits in batches over a time window, not once per call or per case

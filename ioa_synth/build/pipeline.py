@@ -41,7 +41,8 @@ from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
-from ioa_synth.llm.prompts import compile_templates, render
+from ioa_synth.build.ahead import RequestsAhead
+from ioa_synth.llm.prompts import Prompt, compile_templates, render
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
@@ -115,7 +116,11 @@ class Pipeline:
     plan_mode: str | None = None
     #: near-duplicate index of accepted cases (``build --dedup``), or ``None``
     dedup: Any = None
+    #: the case the scheduler starts next (its stage-1 request is made while this worker's
+    #: last judge call is on the wire), or ``None``
+    upcoming: Callable[[], Case | None] = lambda: None
     calls: CallRecorder = field(init=False)
+    _ahead: RequestsAhead = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
@@ -123,6 +128,7 @@ class Pipeline:
         self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
         stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
         compile_templates("build")
+        self._ahead = RequestsAhead(self._generation_request)
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -160,6 +166,7 @@ class Pipeline:
             else:
                 record = partial(_record_bytes, case, profiles, s2.output, quality)
                 out.status = "accepted"
+        self._ahead.forget(case.case_id)
         self._set_status(case, out, first_attempt, record)
         return out
 
@@ -178,7 +185,7 @@ class Pipeline:
     # -- stages --------------------------------------------------------------------
     def _stage(self, case: Case, stage: int, first_attempt: int, out: Outcome,
                profiles: Stage1Output | None) -> StageResult:
-        previous: str | None = None
+        gen: BaseModel | None = None
         feedback: str | None = None
         reasons: list[str] = []
         for attempt in (first_attempt, first_attempt + 1):
@@ -186,9 +193,9 @@ class Pipeline:
                 out.stage1_attempts += 1
             else:
                 out.stage2_attempts += 1
+            previous = gen.model_dump_json() if gen is not None else None  # the rejected attempt
             gen = self._generate(case, stage, attempt, profiles, previous, feedback)
             problems = stage1_problems(gen) if stage == 1 else stage2_problems(gen)
-            previous = gen.model_dump_json()
             if problems:
                 feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
                 reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
@@ -199,6 +206,7 @@ class Pipeline:
                     f"- {g}" for g in _without_surface_forms(gates, gen if stage == 1 else None))
                 reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
                 continue
+            self._prepare_next(case, stage, first_attempt, gen)
             verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
             wrong = type_mismatches(case.planned_types, [p.id for p in gen.misalignment_points],
                                     verdict.judged_types) if stage == 1 else []
@@ -213,14 +221,30 @@ class Pipeline:
             reasons.append(f"attempt {attempt}: " + "; ".join(failed))
         raise Discard(f"stage {stage} failed twice ({' | '.join(reasons)})")
 
+    def _prepare_next(self, case: Case, stage: int, first_attempt: int, gen: BaseModel) -> None:
+        """Start making, on the helper thread, the generator request that follows a passing
+        verdict of the judge call about to be sent: this case's stage 2 (its first attempt,
+        from ``gen``), or after stage 2 the next case's stage 1 (:mod:`ioa_synth.build.ahead`)."""
+        if stage == 1:
+            self._ahead.start((case.case_id, 2, first_attempt), case, 2, gen, None, None)
+            return
+        nxt = self.upcoming()
+        if nxt is not None and nxt is not case and nxt.planned_types is not None:  # its types are known
+            self._ahead.start((nxt.case_id, 1, 1), nxt, 1, None, None, None)
+
+    def _generation_request(self, case: Case, stage: int, profiles: Stage1Output | None, previous: str | None,
+                            feedback: str | None) -> tuple[Prompt, dict[str, Any]]:
+        """The generator's prompt and request schema for one attempt of ``stage``."""
+        ctx = generator_context(stage, case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
+        schema = (stage1_request_schema(self.plan_mode, case.seed.seed_id, case.planned_types) if stage == 1
+                  else stage2_schema(profiles))
+        return render(stage, "generator", **ctx), schema
+
     def _generate(self, case: Case, stage: int, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
         model = Stage1Output if stage == 1 else Stage2Output
-        ctx = generator_context(stage, case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
-        prompt = render(stage, "generator", **ctx)
+        prompt, schema = self._ahead.get((case.case_id, stage, attempt), case, stage, profiles, previous, feedback)
         name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
-        schema = (stage1_request_schema(self.plan_mode, case.seed.seed_id, case.planned_types) if stage == 1
-                  else stage2_schema(profiles))
         value, _ = self.calls.call(self.generator, (case.case_id, stage, "generator", attempt), prompt,
                                    schema, name, model.model_validate)
         return value

@@ -119,6 +119,8 @@ class _Scheduler:
         self.progress = BuildProgress(self.console, total=len(todo))
         self.run_ctx.attach(self.progress)
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
+        self._last_submitted: Case | None = None
+        self.pipeline.upcoming = lambda: self._last_submitted
         with self.progress, worker_pool(self.workers, "case") as pool:
             run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard)
         self.summary["tokens"] = self.run_ctx.tokens.total
@@ -129,6 +131,7 @@ class _Scheduler:
         def submit(case: Case):
             cell = (case.seed.domain, case.seed.task_type)
             self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
+            self._last_submitted = case  # queued behind the running ones: the case a worker starts next
             return pool.submit(self.pipeline.run_case, case)
         return submit
 
