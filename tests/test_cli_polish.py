@@ -113,3 +113,54 @@ def test_context_length_400_is_a_case_error_not_setup():
         with pytest.raises(LLMCallError) as err:
             client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
         assert not isinstance(err.value, SetupError) and client.setup_error is None
+
+
+def test_a_key_quoted_back_by_the_server_never_reaches_the_error_line(cli, seeds_file, tmp_path, monkeypatch):
+    """A 401 whose message quotes the key (as some servers do, in full) is shown with the
+    key redacted, whether it answers the model listing or a chat request."""
+    key = "sk-quoted-back-0123456789abcdef"
+    echo = lambda body, headers: Reply(status=401, body={"error": {"message": f"Incorrect API key provided: {key}"}})  # noqa: E731
+    with ScriptedServer(echo) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        for args in ([], ["--config", str(_models_config(tmp_path))]):  # listing models; chat (model set)
+            res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", tmp_path / "out", *args)
+            assert res.exit_code == 2
+            (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+            assert "HTTP 401" in line and "***" in line and key not in res.output + res.stderr
+
+
+def _models_config(tmp_path):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"generator": {"model": "m"}, "judge": {"model": "m"}}))
+    return cfg
+
+
+def test_a_key_quoted_back_when_listing_models_is_redacted():
+    import http.server
+    import threading
+
+    from ioa_synth.llm.endpoints import _first_model
+
+    key = "sk-listing-0123456789abcdef"
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(SetupError) as err:
+            _first_model("prober", f"http://127.0.0.1:{httpd.server_address[1]}/v1", key)
+    finally:
+        httpd.shutdown()
+    assert "HTTP 401" in str(err.value) and "***" in str(err.value) and key not in str(err.value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 
-from ioa_synth.build.ahead import RequestsAhead
+from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.build import pipeline
 from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 

@@ -41,7 +41,7 @@ from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
-from ioa_synth.build.ahead import RequestsAhead
+from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.prompts import Prompt, compile_templates, render
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.plan import stage2_schema
@@ -224,7 +224,7 @@ class Pipeline:
     def _prepare_next(self, case: Case, stage: int, first_attempt: int, gen: BaseModel) -> None:
         """Start making, on the helper thread, the generator request that follows a passing
         verdict of the judge call about to be sent: this case's stage 2 (its first attempt,
-        from ``gen``), or after stage 2 the next case's stage 1 (:mod:`ioa_synth.build.ahead`)."""
+        from ``gen``), or after stage 2 the next case's stage 1 (:mod:`ioa_synth.llm.ahead`)."""
         if stage == 1:
             self._ahead.start((case.case_id, 2, first_attempt), case, 2, gen, None, None)
             return

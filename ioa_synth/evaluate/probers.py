@@ -18,6 +18,7 @@ from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json
 from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
+from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.llm.prompts import Prompt, render_template
 from ioa_synth.protocol.schemas import request_schema
@@ -47,12 +48,40 @@ class Prober(Protocol):
         """
 
 
+def first_prompt(template: str, case: EvalCase, access: str) -> Prompt:
+    """A prober's first request for ``case`` under ``access``: ``template`` with the case's
+    :func:`prober_context`. Made ahead for the next case while this one's calls are on the
+    wire (:func:`prepare_first`); the same prompt either way."""
+    return render_template(template, **prober_context(case, access))
+
+
+#: First prober prompts made ahead (:mod:`ioa_synth.llm.ahead`).
+_AHEAD: RequestsAhead[Prompt] = RequestsAhead(first_prompt)
+
+
+def prepare_first(prober: "Prober", case: EvalCase, access: str) -> None:
+    """Start making ``case``'s first prober prompt on the helper thread (no-op for a
+    prober that asks nothing, as stored questions)."""
+    template = getattr(prober, "first_template", None)
+    if template is not None:
+        _AHEAD.start((case.case_id, template), template, case, access)
+
+
+def forget_first(case_id: str) -> None:
+    """Drop what was made ahead for a finished case (one asked nothing, or stopped)."""
+    _AHEAD.forget(case_id)
+
+
+def _first(template: str, case: EvalCase, access: str) -> Prompt:
+    return _AHEAD.get((case.case_id, template), template, case, access)
+
+
 class McqProber:
     """``mcq``: K multiple-choice questions (stem + 2-5 lettered options), K chosen by the
     prober; reply ``{"questions": [{"question", "options"}]}``; one call (attempt 1)."""
 
     mode = "mcq"
-    template = "evaluate/prober_mcq.jinja2"
+    template = first_template = "evaluate/prober_mcq.jinja2"
 
     def prompt(self, case: EvalCase, access: str) -> Prompt:
         """The prober request's messages for ``case`` under ``access`` (also the prompt of
@@ -60,12 +89,14 @@ class McqProber:
         return render_template(self.template, **prober_context(case, access))
 
     def ask(self, case: EvalCase, access: str, client: LLMClient, calls: CaseCalls) -> Probe:
-        return self.ask_context(prober_context(case, access), client, calls)
+        return self._ask(_first(self.template, case, access), client, calls)
 
     def ask_context(self, context: dict[str, Any], client: LLMClient, calls: CaseCalls) -> Probe:
         """The questions for a ready prompt ``context`` (a case's :func:`prober_context`, or a
         live meeting's :func:`~ioa_synth.evaluate.access.transcript_only_context`)."""
-        prompt = render_template(self.template, **context)
+        return self._ask(render_template(self.template, **context), client, calls)
+
+    def _ask(self, prompt: Prompt, client: LLMClient, calls: CaseCalls) -> Probe:
         return Probe(calls.call(client, "prober", None, 1, prompt, request_schema(ProberReply), parse_questions))
 
 
@@ -75,10 +106,10 @@ class DirectProber:
     Items go to the validity filter as they are (no simulator)."""
 
     mode = "direct"
-    template = "evaluate/prober_direct.jinja2"
+    template = first_template = "evaluate/prober_direct.jinja2"
 
     def ask(self, case: EvalCase, access: str, client: LLMClient, calls: CaseCalls) -> Probe:
-        prompt = render_template(self.template, **prober_context(case, access))
+        prompt = _first(self.template, case, access)
         return Probe(calls.call(client, "prober", None, 1, prompt, request_schema(ItemsReply), parse_items), "item")
 
 
@@ -93,13 +124,13 @@ class AmbiguityProber:
     (:func:`ioa_synth.evaluate.scoring.expression_overlaps`), done outside the prober."""
 
     mode = "ambiguity"
-    select_template = "evaluate/prober_ambiguity_select.jinja2"
+    select_template = first_template = "evaluate/prober_ambiguity_select.jinja2"
     mcq_template = "evaluate/prober_ambiguity_mcq.jinja2"
 
     def ask(self, case: EvalCase, access: str, client: LLMClient, calls: CaseCalls) -> Probe:
         context = prober_context(case, access)
         utterances = {t.turn_idx: t.utterance for t in case.turns}
-        prompt = render_template(self.select_template, **context)
+        prompt = _first(self.select_template, case, access)
         expressions = calls.call(client, "prober", None, 1, prompt, request_schema(ExpressionsReply),
                                  lambda d: parse_expressions(d, utterances))
         prompt = render_template(self.mcq_template, **context, expressions=expressions)

@@ -61,6 +61,8 @@ class CaseCalls:
     case_id: str
     replay_tries: dict[CallKey, int] = field(default_factory=dict)
     log: list[dict[str, Any]] = field(default_factory=list)
+    #: called before each call is made (the run uses it to start work for the next case)
+    before_call: Callable[[], None] = lambda: None
 
     def call(self, client: LLMClient, component: str, participant: str | None, attempt: int, prompt: Prompt,
              schema: dict[str, Any], parse: Callable[[Any], T]) -> T:
@@ -77,6 +79,7 @@ class CaseCalls:
         def on_record(rec: CallRecord) -> None:
             self.log.append({**base, "response": rec.response_text, "error": rec.error, "try_index": rec.try_index})
 
+        self.before_call()
         value, fresh = self.recorder.call(_LoggedClient(client, on_record), key, prompt, schema, component, parse)
         if not fresh:
             self.log.append({**base, "response": self.recorder.replay.get(key), "error": None,

@@ -31,7 +31,7 @@ from rich.console import Console
 from ioa_synth import __version__
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, questions_digest
+from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, forget_first, prepare_first, questions_digest
 from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
 from ioa_synth.evaluate.report import eval_progress
@@ -223,13 +223,25 @@ class _Scheduler:
         self.progress: BuildProgress | None = None
         self.recorder: CallRecorder | None = None
         self.replay_tries: dict[CallKey, int] = {}
+        self._last_submitted: EvalCase | None = None
 
     def _one(self, case: EvalCase) -> str:
         """Evaluate one case and write its record; a :class:`StopRun` (setup error, Ctrl-C)
         propagates and leaves no record (the case stays to do)."""
         assert self.recorder is not None  # cases start only inside run()
-        calls = CaseCalls(self.recorder, case.case_id, self.replay_tries)
-        record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
+        ahead: list[EvalCase] = []
+
+        def prepare_next() -> None:  # the case queued behind this one: its first prompt, while our calls run
+            nxt = self._last_submitted
+            if not ahead and nxt is not None and nxt is not case:
+                ahead.append(nxt)
+                prepare_first(self.prober, nxt, self.job.settings.access)
+
+        calls = CaseCalls(self.recorder, case.case_id, self.replay_tries, before_call=prepare_next)
+        try:
+            record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
+        finally:
+            forget_first(case.case_id)
         path = record_path(self.out_dir, case.case_id)
 
         def write() -> list:
@@ -274,4 +286,7 @@ class _Scheduler:
             self.run_ctx.catalog.flush()  # the records written behind the workers are on disk
 
     def _submit(self, pool: ThreadPoolExecutor):
-        return lambda case: pool.submit(self._one, case)
+        def submit(case: EvalCase):
+            self._last_submitted = case
+            return pool.submit(self._one, case)
+        return submit

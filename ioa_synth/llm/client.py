@@ -244,9 +244,8 @@ class LLMClient:
                 on_call(rec)
                 if refused is not None:
                     raise ProviderRefusal(rec.error) from exc
-                setup = classify(exc, self.endpoint.component, self.endpoint.base_url)
+                setup = self.classify(exc)
                 if setup is not None:
-                    setup.args = (redact(str(setup), self._secrets),)
                     self.setup_error = setup
                     raise setup from exc
                 raise LLMCallError(rec.error) from exc
@@ -364,6 +363,15 @@ class LLMClient:
             except ValueError as exc:  # pydantic.ValidationError and JudgementError are ValueErrors
                 rec.error = redact(f"reply rejected: {_one_line(exc)}", self._secrets)
         return None, rec.error
+
+    def classify(self, exc: openai.APIError) -> SetupError | None:
+        """:func:`~ioa_synth.llm.errors.classify` for this endpoint, with the key redacted
+        from the message (a server may quote it back, e.g. in a 401)."""
+        setup = classify(exc, self.endpoint.component, self.endpoint.base_url)
+        if setup is not None:
+            setup.args = (redact(str(setup), self._secrets),)
+            setup.hint = redact(setup.hint, self._secrets) or ""
+        return setup
 
     def list_models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``, with the SDK's retries);

@@ -9,7 +9,6 @@ from typing import Iterator
 
 from ioa_synth.llm.config import ToolkitConfig, env_endpoint
 from ioa_synth.llm.client import Endpoint, LLMClient
-from ioa_synth.llm.errors import classify
 from ioa_synth.llm.serving import ServerSlots
 
 
@@ -69,7 +68,7 @@ def _first_model(component: str, base_url: str, api_key: str | None) -> str:
     except Exception as exc:  # noqa: BLE001 - any failure here means: tell the user to set a model
         import openai
 
-        setup = classify(exc, component, base_url) if isinstance(exc, openai.APIError) else None
+        setup = client.classify(exc) if isinstance(exc, openai.APIError) else None  # the key redacted
         if setup is not None:
             raise setup from exc
         raise EndpointError(f"{component}: no model in the config and listing models at {base_url} failed "
