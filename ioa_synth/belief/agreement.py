@@ -19,20 +19,18 @@ from typing import Any
 from rich.console import Console
 from sklearn.metrics import cohen_kappa_score
 
-from ioa_synth.belief.conversation import Calls, call_key, component_of, label_answer
+from ioa_synth.belief.setup import template_setup
+from ioa_synth.belief.conversation import Calls, call_key, label_answer
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, LABELS
 from ioa_synth.belief.report import read_conversations, summarize
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
-from ioa_synth.store.runs import check_fingerprint
 
 
 def sample_probes(convs: list[dict[str, Any]], n: int, seed: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -60,14 +58,7 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
                   args: dict[str, Any]) -> dict[str, Any]:
     convs = read_conversations(out)
     picked = sample_probes(convs, sample, seed)
-    templates = all_template_hashes("belief")
-
-    def describe(eps: dict[str, Any]) -> dict[str, Any]:
-        return {"fingerprint_version": FINGERPRINT_VERSION,
-                "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
-
-    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
-        check_fingerprint(catalog, desc, commands=("belief agreement",), component_of=component_of)
+    describe, check = template_setup("belief agreement")
 
     second: dict[int, str] = {}
     with Catalog(out) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,

@@ -15,20 +15,18 @@ from typing import Any
 from rich.console import Console
 
 from ioa_synth.belief.chat import Agent, probe_prompt
-from ioa_synth.belief.conversation import Calls, call_key, component_of, probe
+from ioa_synth.belief.setup import template_setup
+from ioa_synth.belief.conversation import Calls, call_key, probe
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.report import read_conversations
 from ioa_synth.belief.run import conversation_path, read_run_json
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.atomic import write_json_atomic
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
-from ioa_synth.store.runs import check_fingerprint
 
 
 class ProbeMismatch(RuntimeError):
@@ -61,14 +59,7 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
     settings = (read_run_json(out) or {}).get("settings") or {}
     memory = int(settings.get("memory", 5))
     convs = read_conversations(out)
-    templates = all_template_hashes("belief")
-
-    def describe(eps: dict[str, Any]) -> dict[str, Any]:
-        return {"fingerprint_version": FINGERPRINT_VERSION,
-                "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
-
-    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
-        check_fingerprint(catalog, desc, commands=("belief run", "belief reask"), component_of=component_of)
+    describe, check = template_setup("belief run", "belief reask")
 
     counts = {"asked": 0, "conversations": 0}
     with Catalog(out) as catalog:

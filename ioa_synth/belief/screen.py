@@ -20,19 +20,18 @@ from typing import Any
 
 from rich.console import Console
 
-from ioa_synth.belief.conversation import Calls, call_key, component_of, label_answer
+from ioa_synth.belief.setup import template_setup
+from ioa_synth.belief.conversation import Calls, call_key, label_answer
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import SCHEMAS, Answer, parser
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import all_template_hashes, render_template
+from ioa_synth.llm.prompts import render_template
 from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
 from ioa_synth.text.plural import plural
-from ioa_synth.store.runs import check_fingerprint
 
 SCREEN_LABEL_OF = {"endorses_true": "true", "endorses_manipulated": "manipulated", "neither": "neither",
                    "ambiguous": "uncertain"}
@@ -74,14 +73,7 @@ def decide(items: list[Item], labels: dict[str, list[str]], th: Thresholds) -> t
 def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitConfig, local_model: str | None,
                  workers: int, args: dict[str, Any]) -> dict[str, list[str]]:
     """Ask and label every sample; return ``{item_id: [label per sample]}``."""
-    templates = all_template_hashes("belief")
-
-    def describe(eps: dict[str, Any]) -> dict[str, Any]:
-        return {"fingerprint_version": FINGERPRINT_VERSION,
-                "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
-
-    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
-        check_fingerprint(catalog, desc, commands=("belief screen",), component_of=component_of)
+    describe, check = template_setup("belief screen")
 
     labels: dict[str, list[str | None]] = defaultdict(lambda: [None] * th.samples)
     with Catalog(work) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,

@@ -15,20 +15,19 @@ from typing import Any
 
 from rich.console import Console
 
-from ioa_synth.belief.conversation import call_key, component_of
+from ioa_synth.belief.setup import template_setup
+from ioa_synth.belief.conversation import call_key
 from ioa_synth.belief.items import Draft, Item, check_written
 from ioa_synth.belief.judges import SCHEMAS, WrittenText, parser
 from ioa_synth.llm.client import LLMCallError
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
-from ioa_synth.llm.prompts import all_template_hashes, render_template
+from ioa_synth.llm.prompts import render_template
 from ioa_synth.reports.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.store.run_context import open_run
-from ioa_synth.store.runs import check_fingerprint
 
 
 def _complete(draft: Draft, text: WrittenText) -> Item:
@@ -66,13 +65,7 @@ def write_items(drafts: list[Draft], work: Path, config: ToolkitConfig, local_mo
 
 def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_model: str | None, workers: int,
                  args: dict[str, Any], done: dict[str, Item], dropped: Counter) -> None:
-    templates = all_template_hashes("belief")
-
-    def describe(eps: dict[str, Any]) -> dict[str, Any]:
-        return {"fingerprint_version": FINGERPRINT_VERSION, "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
-
-    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
-        check_fingerprint(catalog, desc, commands=("belief items import",), component_of=component_of)
+    describe, check = template_setup("belief items import")
 
     with Catalog(work) as catalog, open_run(catalog, "belief items import", ["item_writer"], config, local_model,
                                             args, describe=describe, check=check) as run:
