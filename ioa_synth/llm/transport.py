@@ -7,7 +7,8 @@ idempotency key, its retry loop and auth-refresh wrapper. With the retries ours
 (:mod:`ioa_synth.llm.retries`) none of that is needed, and on a 2-core machine it was the
 largest part of the client's work per call (about 0.6 ms of a 1.8 ms round trip on
 loopback, more than the rest of httpx). :class:`ChatPost` sends on the same ``httpx2``
-client (same pool, proxies, TLS and timeout), with headers built once, and raises the
+client's transport for the endpoint's URL (same pool, proxy, TLS and timeout), with
+headers built once, and raises the
 SDK's own exceptions, so retries, setup errors and refusals are classified as before:
 ``APITimeoutError``, ``APIConnectionError``, and the ``APIStatusError`` subclass the SDK
 makes for the status (``RateLimitError`` for 429, ...).
@@ -35,6 +36,10 @@ class ChatPost:
         self._sdk = client
         self._http = client._client  # the SDK's httpx2.Client: its pool, proxy and TLS settings
         self._url = client.base_url.join("chat/completions")
+        # the transport httpx would pick for this URL (a proxy's when one is mounted): sending on
+        # it directly skips the client's auth, redirect, cookie and hook handling, none of which
+        # a chat POST with the key in its headers uses (about 0.15 ms of CPU per call)
+        self._transport = self._http._transport_for_url(self._url)
         headers = {**client.default_headers, **client.auth_headers}
         # what build_request would merge on every call, merged once: the HTTP client's own
         # headers, then the SDK's (JSON content type, user agent, key)
@@ -54,12 +59,15 @@ class ChatPost:
         """
         request = httpx2.Request("POST", self._url, content=body, headers=self._headers,
                                  extensions=self._extensions)
+        if self._http.is_closed:  # as the client's own send
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
         try:
-            response = self._http.send(request)
+            response = self._transport.handle_request(request)
         except httpx2.TimeoutException as err:
             raise openai.APITimeoutError(request=request) from err
         except (httpx2.RequestError, ssl.SSLError) as err:
             raise openai.APIConnectionError(request=request) from err
+        response.request = request  # what the client's send sets (the SDK's status errors read it)
         try:
             try:
                 content = response.read()
