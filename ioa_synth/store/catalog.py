@@ -9,112 +9,32 @@ the rows are appended to ``catalog.journal`` (flushed to the OS, so they survive
 (one transaction per batch instead of one per call). Any read, and closing, first
 commits what is queued; opening a catalog re-applies a journal left by a killed run.
 
-Tables (columns beyond these may be added by later modules with ``ensure_table``):
-
-- ``cases``: one row per case (seed tuple in a split); ``status`` in
-  ``pending | accepted | discarded | failed``.
-- ``llm_calls``: every request sent to an endpoint, with its reply or error;
-  ``reply_field`` is the message field the reply was read from (``content``, or
-  ``reasoning_content``/``reasoning`` when ``content`` was empty).
-- ``scores``: every rubric score given by a judge (build or audit).
-- ``seeds``: the seed tuples a build used, as given.
-- ``runs``: one row per command run, with the setup fingerprint.
+The tables and the encoding of JSON columns are in :mod:`ioa_synth.store.schema`, the
+folder checks made before opening and the errors of a catalog that cannot be opened in
+:mod:`ioa_synth.store.folder_checks`, and how a batch is applied in :mod:`ioa_synth.store.batch`;
+their names stay importable from here.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import duckdb
 
+from ioa_synth.store.batch import apply_batch
+from ioa_synth.store.folder_checks import CatalogLocked, CatalogUnusable, check_utf8, check_writable, shown_path
 from ioa_synth.store.journal import JOURNAL_FILE, Entry, Journal
+from ioa_synth.store.schema import ADDED_COLUMNS, SCHEMA, dumps
+
+__all__ = ["ADDED_COLUMNS", "CATALOG_FILE", "READ_STATEMENTS", "SCHEMA", "Catalog", "CatalogLocked",
+           "CatalogUnusable", "check_utf8", "check_writable", "dumps", "shown_path"]
 
 CATALOG_FILE = "catalog.duckdb"
 
-SCHEMA: dict[str, str] = {
-    "cases": """
-        case_id VARCHAR PRIMARY KEY, split VARCHAR, domain VARCHAR, task_type VARCHAR,
-        seed_id VARCHAR, case_index INTEGER, status VARCHAR,
-        stage1_attempts INTEGER DEFAULT 0, stage2_attempts INTEGER DEFAULT 0,
-        path VARCHAR, discard_reason VARCHAR, error VARCHAR, updated_at TIMESTAMP
-    """,
-    "llm_calls": """
-        call_id VARCHAR, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER,
-        try_index INTEGER, model VARCHAR, base_url VARCHAR, temperature DOUBLE,
-        template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
-        finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
-        latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
-        reply_field VARCHAR
-    """,
-    "scores": """
-        case_id VARCHAR, stage INTEGER, attempt INTEGER, judge_role VARCHAR, judge_model VARCHAR,
-        item VARCHAR, dimension VARCHAR, score INTEGER, feedback VARCHAR, created_at TIMESTAMP,
-        call_id VARCHAR
-    """,
-    "seeds": """
-        seed_id VARCHAR, split VARCHAR, source VARCHAR, domain VARCHAR, task_type VARCHAR,
-        title VARCHAR, abstract VARCHAR, seed_json VARCHAR, PRIMARY KEY (seed_id, split)
-    """,
-    "runs": """
-        run_id VARCHAR PRIMARY KEY, command VARCHAR, args_json VARCHAR, fingerprint VARCHAR,
-        fingerprint_json VARCHAR, toolkit_version VARCHAR, started_at TIMESTAMP,
-        finished_at TIMESTAMP, summary_json VARCHAR
-    """,
-}
-
 #: DuckDB statement types :meth:`Catalog.read_query` runs (``SHOW``/``DESCRIBE`` parse as SELECT).
 READ_STATEMENTS = ("SELECT", "EXPLAIN")
-
-#: Columns added after a table was first released: ``(table, "name TYPE")``.
-ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("llm_calls", "reply_field VARCHAR"),)
-
-
-class CatalogLocked(RuntimeError):
-    """Another process holds the catalog open (DuckDB allows one writer process)."""
-
-
-class CatalogUnusable(RuntimeError):
-    """The catalog cannot be created or opened there: a folder that cannot be written, a
-    path that is not valid UTF-8 (DuckDB takes UTF-8 paths only); the message names it."""
-
-
-def shown_path(path: str | Path) -> str:
-    """``path`` printable: bytes that are not UTF-8 as ``\\xNN``."""
-    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def check_utf8(path: str | Path) -> None:
-    """Raise :class:`CatalogUnusable` when ``path`` is not valid UTF-8 (DuckDB would fail)."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        raise CatalogUnusable(f"{shown_path(path)}: the path is not valid UTF-8; "
-                              "use a folder whose name is UTF-8") from None
-
-
-def check_writable(folder: str | Path) -> None:
-    """Refuse a folder that could not hold a catalog, without creating anything: a path
-    that is not valid UTF-8, or a folder (or, when missing, its nearest existing parent)
-    that is not a writable folder (permissions, an immutable folder, a read-only file system).
-
-    Raises:
-        CatalogUnusable: naming the path.
-    """
-    folder = Path(folder)
-    check_utf8(folder)
-    existing = next((p for p in (folder, *folder.absolute().parents) if p.exists()), None)
-    if existing is None:
-        return
-    if not existing.is_dir():
-        raise CatalogUnusable(f"cannot create {folder}: {existing} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        what = "read-only" if existing == folder else f"inside the read-only folder {existing}"
-        raise CatalogUnusable(f"cannot write {folder}: {what}")
 
 
 class Catalog:
@@ -205,7 +125,7 @@ class Catalog:
         with self._lock:
             self._con.execute("BEGIN TRANSACTION")
             try:
-                _apply(self._con, entries, self._column_types)
+                apply_batch(self._con, entries, self._column_types)
                 self._con.execute("COMMIT")
             except BaseException:
                 self._con.execute("ROLLBACK")
@@ -366,45 +286,3 @@ class _Transaction:
             self.catalog._con.execute("ROLLBACK" if exc_type else "COMMIT")
         finally:
             self.catalog._lock.release()
-
-
-#: A statement entry that names its one table (it must read and write no other): only the
-#: rows of that table queued before it have to be inserted before it runs.
-_OWN_TABLE = re.compile(r"\s*(?:UPDATE\s+(\w+)\s+SET|DELETE\s+FROM\s+(\w+))\b", re.IGNORECASE)
-
-
-def _apply(con: duckdb.DuckDBPyConnection, entries: list[Entry], types: dict[str, dict[str, str]] | None = None) -> None:
-    """Execute a batch of entries with as few statements as order allows: DuckDB spends a
-    fraction of a millisecond on every statement, whatever its size.
-
-    Rows are gathered per table and inserted with one statement, as one list per column
-    (``unnest``; binding 20 lists is much faster than a ``VALUES`` list of 20 parameters per
-    row). Statements run in order; before each, the rows it may see are inserted: those of
-    its own table for an ``UPDATE t SET`` / ``DELETE FROM t`` (:data:`_OWN_TABLE`), all of
-    them for any other statement. A table's rows keep their order. ``types`` caches each
-    table's column types (filled here)."""
-    types = {} if types is None else types
-    pending: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
-
-    def insert(only: str | None = None) -> None:
-        for name, cols in [k for k in pending if only is None or k[0] == only]:
-            rows = pending.pop((name, cols))
-            if not set(cols) <= types.get(name, {}).keys():  # first use, or a column added since
-                types[name] = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() "
-                                               "WHERE table_name = ?", [name]).fetchall())
-            lists = ", ".join(f"unnest(?::{types[name][c]}[])" for c in cols)
-            con.execute(f"INSERT INTO {name} ({', '.join(cols)}) SELECT {lists}", [[r[c] for r in rows] for c in cols])
-
-    for table, payload in entries:
-        if table is not None:
-            pending.setdefault((table, tuple(payload)), []).append(payload)
-            continue
-        own = _OWN_TABLE.match(payload[0])
-        insert(own and (own.group(1) or own.group(2)))
-        con.execute(*payload)
-    insert()
-
-
-def dumps(obj: Any) -> str:
-    """Compact, key-sorted JSON used for every JSON column of the catalog."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

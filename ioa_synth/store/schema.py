@@ -1,0 +1,58 @@
+"""The catalog's tables and how its JSON columns are encoded.
+
+Tables (columns beyond these may be added by later modules with
+:meth:`~ioa_synth.store.catalog.Catalog.ensure_table`):
+
+- ``cases``: one row per case (seed tuple in a split); ``status`` in
+  ``pending | accepted | discarded | failed``.
+- ``llm_calls``: every request sent to an endpoint, with its reply or error;
+  ``reply_field`` is the message field the reply was read from (``content``, or
+  ``reasoning_content``/``reasoning`` when ``content`` was empty).
+- ``scores``: every rubric score given by a judge (build or audit).
+- ``seeds``: the seed tuples a build used, as given.
+- ``runs``: one row per command run, with the setup fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+SCHEMA: dict[str, str] = {
+    "cases": """
+        case_id VARCHAR PRIMARY KEY, split VARCHAR, domain VARCHAR, task_type VARCHAR,
+        seed_id VARCHAR, case_index INTEGER, status VARCHAR,
+        stage1_attempts INTEGER DEFAULT 0, stage2_attempts INTEGER DEFAULT 0,
+        path VARCHAR, discard_reason VARCHAR, error VARCHAR, updated_at TIMESTAMP
+    """,
+    "llm_calls": """
+        call_id VARCHAR, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER,
+        try_index INTEGER, model VARCHAR, base_url VARCHAR, temperature DOUBLE,
+        template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
+        finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
+        latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
+        reply_field VARCHAR
+    """,
+    "scores": """
+        case_id VARCHAR, stage INTEGER, attempt INTEGER, judge_role VARCHAR, judge_model VARCHAR,
+        item VARCHAR, dimension VARCHAR, score INTEGER, feedback VARCHAR, created_at TIMESTAMP,
+        call_id VARCHAR
+    """,
+    "seeds": """
+        seed_id VARCHAR, split VARCHAR, source VARCHAR, domain VARCHAR, task_type VARCHAR,
+        title VARCHAR, abstract VARCHAR, seed_json VARCHAR, PRIMARY KEY (seed_id, split)
+    """,
+    "runs": """
+        run_id VARCHAR PRIMARY KEY, command VARCHAR, args_json VARCHAR, fingerprint VARCHAR,
+        fingerprint_json VARCHAR, toolkit_version VARCHAR, started_at TIMESTAMP,
+        finished_at TIMESTAMP, summary_json VARCHAR
+    """,
+}
+
+#: Columns added after a table was first released: ``(table, "name TYPE")``.
+ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("llm_calls", "reply_field VARCHAR"),)
+
+
+def dumps(obj: Any) -> str:
+    """Compact, key-sorted JSON used for every JSON column of the catalog."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
