@@ -18,6 +18,10 @@ A leading ``<think>`` block is stripped and a null ``content`` falls back to
 endpoint); a provider's content filter or refusal raises
 :class:`~ioa_synth.llm.errors.ProviderRefusal` for that case only; with ``stop`` set no
 new request starts (:class:`~ioa_synth.llm.errors.CallCancelled`).
+
+The endpoint a client calls is described in :mod:`ioa_synth.llm.endpoint`, the request's
+``response_format``, seed bound, stored record and redaction in :mod:`ioa_synth.llm.request`;
+their names stay importable from here.
 """
 
 from __future__ import annotations
@@ -27,129 +31,27 @@ import copy
 import json
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
 import openai
 from pydantic_core import to_json
 
-from ioa_synth.llm.config import ComponentConfig, StructuredOutput
+from ioa_synth.llm.endpoint import EMBEDDED_MAX_TOKENS, EMBEDDED_TIMEOUT, Endpoint
 from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, SetupError, StopRun, classify,
                                   content_filter_message)
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
+from ioa_synth.llm.request import SEED_RANGE, CallRecord, redact, response_format
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
-from ioa_synth.llm.serving import STREAM_OPTIONS, ServerSlots, stream_completion
+from ioa_synth.llm.serving import STREAM_OPTIONS, stream_completion
 from ioa_synth.llm.transport import ChatPost
 from ioa_synth.reports.activity import CallActivity
 from ioa_synth.text.plural import plural
 
-__all__ = ["CallCancelled", "CallRecord", "Endpoint", "LLMCallError", "LLMClient", "ProviderRefusal", "SetupError",
-           "StopRun", "retry_after"]
+__all__ = ["CallCancelled", "CallRecord", "EMBEDDED_MAX_TOKENS", "EMBEDDED_TIMEOUT", "Endpoint", "LLMCallError",
+           "LLMClient", "ProviderRefusal", "SEED_RANGE", "SetupError", "StopRun", "redact", "response_format",
+           "retry_after"]
 
 T = TypeVar("T")
-
-#: ``max_tokens`` sent to the embedded model when the config gives none: a schema alone
-#: does not guarantee that a small model's output ends.
-EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
-                       "prober": 1536, "simulator": 512, "validity_filter": 1024,
-                       # the belief study: short chat messages, one-sentence answers, small labels
-                       "item_writer": 512, "screener": 256, "agent": 256, "belief_judge": 256, "stance_judge": 384}
-
-#: Seconds per request to the embedded model when the config sets no ``timeout``: counted
-#: from when the server starts on the request (:mod:`ioa_synth.llm.serving`), long enough
-#: for a ``max_tokens`` reply on a slow or busy CPU.
-EMBEDDED_TIMEOUT = 3600.0
-
-
-@dataclass
-class Endpoint:
-    """A resolved component endpoint. ``api_key`` is never written anywhere."""
-
-    component: str
-    base_url: str
-    model: str
-    api_key: str = field(repr=False)
-    temperature: float | None
-    structured_output: StructuredOutput
-    json_schema_strict: bool
-    request_options: dict[str, Any]
-    max_retries: int
-    content_retries: int
-    timeout: float
-    embedded: bool = False
-    max_wait: float = 300.0
-    seed: int | None = None
-    #: Requests the server decodes at once, shared by every client of that server
-    #: (``None``: no limit known); replies from such a server are streamed.
-    slots: ServerSlots | None = field(default=None, repr=False, compare=False)
-    plan: str | None = None  # the generator's plan strictness (ioa_synth.protocol.plan_modes)
-
-    @classmethod
-    def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
-                    api_key: str | None, embedded: bool) -> "Endpoint":
-        """Build an endpoint from a component's config and its resolved URL, model and key."""
-        so = cfg.structured_output or ("json_object_schema" if embedded else "json_schema")
-        options = dict(cfg.request_options)
-        if embedded and not {"max_tokens", "max_completion_tokens"} & set(options):
-            options["max_tokens"] = EMBEDDED_MAX_TOKENS.get(component, 2048)
-        timeout = cfg.timeout if "timeout" in cfg.model_fields_set or not embedded else EMBEDDED_TIMEOUT
-        return cls(component=component, base_url=base_url, model=model, api_key=api_key or "no-key",
-                   temperature=cfg.effective_temperature(component), structured_output=so,
-                   json_schema_strict=cfg.json_schema_strict, request_options=options,
-                   max_retries=cfg.max_retries, content_retries=cfg.content_retries, timeout=timeout,
-                   embedded=embedded, max_wait=cfg.max_wait, seed=cfg.effective_seed(),
-                   plan=(cfg.plan or ("scaffold" if embedded else "protocol")) if component == "generator" else None)
-
-    def identity(self) -> dict[str, Any]:
-        """What defines this endpoint's replies, for the fingerprint: model and request
-        settings; not the base URL nor the key (the same model on another host or port
-        resumes)."""
-        plan = {"plan": self.plan} if self.plan else {}  # the generator's plan strictness
-        return {"model": self.model, "seed": self.seed,
-                "temperature": self.temperature, "structured_output": self.structured_output,
-                "json_schema_strict": self.json_schema_strict, "request_options": self.request_options, **plan}
-
-
-@dataclass
-class CallRecord:
-    """One request as stored in the catalog's ``llm_calls`` (secrets already redacted)."""
-
-    model: str
-    base_url: str
-    temperature: float | None
-    request_json: str
-    try_index: int
-    response_text: str | None = None
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_ms: float | None = None
-    error: str | None = None
-    reply_field: str | None = None
-
-
-#: Per-call seeds stay below this bound (a non-negative 32-bit signed integer, which every
-#: server that takes ``seed`` accepts).
-SEED_RANGE = 2**31
-
-
-def response_format(mode: StructuredOutput, schema: dict[str, Any], name: str, strict: bool) -> dict[str, Any] | None:
-    """The ``response_format`` request field for a structured-output ``mode``."""
-    if mode == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
-    if mode == "json_object_schema":
-        return {"type": "json_object", "schema": schema}
-    return None
-
-
-def redact(text: str | None, secrets: list[str]) -> str | None:
-    """``text`` with every secret string replaced by ``***``."""
-    if text is None:
-        return None
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    return text
 
 
 class LLMClient:
