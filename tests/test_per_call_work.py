@@ -113,7 +113,7 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
 
     import openai
 
-    from ioa_synth.build import pipeline
+    from ioa_synth.build import records
     from ioa_synth.store import calls
 
     where: Counter = Counter()
@@ -125,7 +125,7 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
         return wrapped
 
     monkeypatch.setattr(calls, "call_row", on_thread("call_row", calls.call_row))
-    monkeypatch.setattr(pipeline, "write_bytes_atomic", on_thread("record", pipeline.write_bytes_atomic))
+    monkeypatch.setattr(records, "write_bytes_atomic", on_thread("record", records.write_bytes_atomic))
     monkeypatch.setattr(openai.OpenAI, "post", on_thread("sdk_post", openai.OpenAI.post))
     endpoint()
     res = cli("build", "--seeds", seeds_file(3), "--split", "test", "--out", tmp_path / "out", "--workers", "2")

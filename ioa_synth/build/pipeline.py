@@ -17,7 +17,8 @@ an earlier one is discarded instead (:mod:`ioa_synth.build.dedup`).
 
 Every successful LLM call is stored (with the scores it produced) in one catalog
 transaction, and a re-run replays stored calls instead of paying for them again: a
-case interrupted anywhere resumes from its last completed step.
+case interrupted anywhere resumes from its last completed step. The stored rows, record file
+and status are made in :mod:`ioa_synth.build.records`.
 """
 
 from __future__ import annotations
@@ -28,15 +29,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel
-from pydantic_core import to_json
 
 from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_feedback, mismatch_reason, stored_types,
                                      type_mismatches, with_type_field)
 from ioa_synth.protocol.plan_modes import stage1_request_schema
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS
-from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.build.contexts import generator_context, judge_context
+from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
@@ -49,8 +49,7 @@ from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_proble
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.store.calls import CallRecorder, now_utc
 
-#: ``scores.dimension`` of the row flagging an inconsistent verdict (score NULL).
-JUDGE_INCONSISTENCY = "judge_inconsistency"
+__all__ = ["JUDGE_INCONSISTENCY", "Case", "Discard", "Outcome", "Pipeline", "StageResult"]
 
 
 @dataclass
@@ -164,10 +163,10 @@ class Pipeline:
             if near:
                 out.status, out.reason = "discarded", near
             else:
-                record = partial(_record_bytes, case, profiles, s2.output, quality)
+                record = partial(record_bytes, case, profiles, s2.output, quality)
                 out.status = "accepted"
         self._ahead.forget(case.case_id)
-        self._set_status(case, out, first_attempt, record)
+        store_outcome(self.catalog, case, out, first_attempt, record)
         return out
 
     def judge_stage(self, case: Case, stage: int, attempt: int, profiles: Stage1Output,
@@ -261,7 +260,7 @@ class Pipeline:
             schema = with_type_field(schema, ma_ids)
 
         def score_rows(call_id: str, verdict: Judgement) -> list:  # stored with the call, one journal write
-            rows = _score_rows(call_id, case.case_id, stage, attempt, role, model, verdict)
+            rows = verdict_rows(call_id, case.case_id, stage, attempt, role, model, verdict)
             base = {"case_id": case.case_id, "stage": stage, "attempt": attempt, "judge_role": role,
                     "judge_model": model, "created_at": now_utc(), "call_id": call_id}
             return [("scores", r) for r in rows + judged_type_rows(base, verdict.judged_types)]
@@ -274,44 +273,6 @@ class Pipeline:
         value, _ = self.calls.call(self.judge, (case.case_id, stage, role, attempt), prompt, schema,
                                    f"stage{stage}_scores", parse, score_rows)
         return value
-
-    # -- storage -----------------------------------------------------------------------
-
-    def _set_status(self, case: Case, out: Outcome, first_attempt: int,
-                    record: Callable[[], bytes] | None = None) -> None:
-        """Store the case's outcome: its record file (when accepted) and then its status row,
-        both on the catalog's writer thread, in that order, while this worker goes on
-        (:meth:`~ioa_synth.store.catalog.Catalog.record_later`). The record is written
-        without fsync; the writer fsyncs it before the status commits."""
-        reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
-        status = (out.status, str(case.path) if out.status == "accepted" else None,
-                  out.reason if out.status == "discarded" else None, out.reason if out.status == "failed" else None)
-
-        def store() -> list:
-            if record is not None:
-                write_bytes_atomic(case.path, record(), sync=False)
-            return [(None, (
-                "UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
-                "stage2_attempts = GREATEST(stage2_attempts, ?), "
-                "path = ?, discard_reason = ?, error = ?, updated_at = ? WHERE case_id = ?",
-                [status[0], *reached, *status[1:], now_utc(), case.case_id]))]
-
-        self.catalog.record_later(store, sync=[case.path] if record is not None else [])
-
-
-def _record_bytes(case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> bytes:
-    """The accepted case's record file (the released IoA-Suite layout), indented JSON."""
-    turns = [t.model_dump() for t in dialogue.turns]
-    record = {
-        "case_id": case.case_id,
-        "profiles": profiles.model_dump(),
-        "dialogue": {"num_turns": len(turns), "turns": turns},
-        "seed": case.seed.as_record(),
-        "quality": quality,
-    }
-    # pydantic-core's encoder: the indented output of json.dumps(indent=2, ensure_ascii=False)
-    # from Rust instead of the json module's pure-Python indenting encoder (a tenth of the CPU)
-    return to_json(record, indent=2, inf_nan_mode="constants") + b"\n"
 
 
 def _without_surface_forms(failures: list[str], gen: BaseModel | None) -> list[str]:
@@ -327,23 +288,3 @@ def _without_surface_forms(failures: list[str], gen: BaseModel | None) -> list[s
             failure = failure.replace(f" ({q})", "").replace(f" {q}", "")
         out.append(failure)
     return out
-
-
-def _score_rows(call_id: str, case_id: str, stage: int, attempt: int, role: str, model: str,
-                j: Judgement) -> list[dict[str, Any]]:
-    now = now_utc()
-    rows = [{"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
-             "item": item, "dimension": dim, "score": score, "feedback": j.feedback.get(item, ""), "created_at": now, "call_id": call_id}
-            for item, dims in j.items.items() for dim, score in dims.items()]
-    for item in j.inconsistent:
-        below_max = ", ".join(f"{d} {s}" for d, s in j.items[item].items())
-        rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
-                     "item": item, "dimension": JUDGE_INCONSISTENCY, "score": None,
-                     "feedback": f"feedback claims no change while scores are {below_max}: {j.feedback.get(item, '')}",
-                     "created_at": now, "call_id": call_id})
-    if j.overall_feedback:
-        rows.append({"case_id": case_id, "stage": stage, "attempt": attempt, "judge_role": role, "judge_model": model,
-                     "item": "overall", "dimension": "overall_feedback", "score": None,
-                     "feedback": j.overall_feedback, "created_at": now, "call_id": call_id})
-    return rows
-
