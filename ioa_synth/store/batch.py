@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 
 from ioa_synth.store.journal import Entry
+from ioa_synth.store.keyed_updates import distinct_key_runs, keyed_table, merged_update
 
 
 #: A statement entry that names its one table (it must read and write no other): only the
@@ -25,8 +26,10 @@ def apply_batch(con: duckdb.DuckDBPyConnection, entries: list[Entry], types: dic
     (``unnest``; binding 20 lists is much faster than a ``VALUES`` list of 20 parameters per
     row). Statements run in order; before each, the rows it may see are inserted: those of
     its own table for an ``UPDATE t SET`` / ``DELETE FROM t`` (:data:`_OWN_TABLE`), all of
-    them for any other statement. A table's rows keep their order. ``types`` caches each
-    table's column types (filled here)."""
+    them for any other statement. A table's rows keep their order. A run of one keyed
+    ``UPDATE t ... WHERE key = ?`` (a build's case statuses), with no row or other statement
+    of ``t`` in between, runs as one statement (:mod:`ioa_synth.store.keyed_updates`).
+    ``types`` caches each table's column types (filled here)."""
     types = {} if types is None else types
     pending: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
 
@@ -39,11 +42,33 @@ def apply_batch(con: duckdb.DuckDBPyConnection, entries: list[Entry], types: dic
             lists = ", ".join(f"unnest(?::{types[name][c]}[])" for c in cols)
             con.execute(f"INSERT INTO {name} ({', '.join(cols)}) SELECT {lists}", [[r[c] for r in rows] for c in cols])
 
+    held: list[Any] = []  # a run of one keyed UPDATE: [sql, table, [params, ...]]
+
+    def run_held() -> None:
+        if held:
+            sql, _, params = held
+            held.clear()
+            for run in distinct_key_runs(params):
+                merged = merged_update(sql, run) if len(run) > 1 else None
+                for statement in [merged] if merged else [(sql, p) for p in run]:
+                    con.execute(*statement)
+
     for table, payload in entries:
         if table is not None:
+            if held and held[1] == table:  # the held statements must not see this row
+                run_held()
             pending.setdefault((table, tuple(payload)), []).append(payload)
             continue
+        if held and held[0] == payload[0]:
+            held[2].append(payload[1])
+            continue
+        run_held()
         own = _OWN_TABLE.match(payload[0])
         insert(own and (own.group(1) or own.group(2)))
-        con.execute(*payload)
+        keyed = keyed_table(payload[0])
+        if keyed is not None:
+            held.extend([payload[0], keyed, [payload[1]]])
+        else:
+            con.execute(*payload)
+    run_held()
     insert()
