@@ -108,12 +108,14 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
                                                                              monkeypatch):
     """A worker only makes requests: the call rows, record files and status rows of a case
     are made on the catalog's writer thread, and a chat request does not go through the
-    SDK's per-request machinery (``OpenAI.post``: options copies, header merge, URL parse)."""
+    SDK's per-request machinery (``OpenAI.post``: options copies, header merge, URL parse).
+    What the stage-2 gates compare dialogues with is made ahead, on the helper thread,
+    while the stage-1 judge call is on the wire."""
     import threading
 
     import openai
 
-    from ioa_synth.build import records
+    from ioa_synth.build import pipeline, records
     from ioa_synth.store import calls
 
     where: Counter = Counter()
@@ -127,7 +129,9 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     monkeypatch.setattr(calls, "call_row", on_thread("call_row", calls.call_row))
     monkeypatch.setattr(records, "write_bytes_atomic", on_thread("record", records.write_bytes_atomic))
     monkeypatch.setattr(openai.OpenAI, "post", on_thread("sdk_post", openai.OpenAI.post))
+    monkeypatch.setattr(pipeline, "profile_reference", on_thread("reference", pipeline.profile_reference))
     endpoint()
     res = cli("build", "--seeds", seeds_file(3), "--split", "test", "--out", tmp_path / "out", "--workers", "2")
     assert res.exit_code == 0, res.output
-    assert where == Counter({("call_row", "catalog-writer"): 12, ("record", "catalog-writer"): 3}), where
+    assert where == Counter({("call_row", "catalog-writer"): 12, ("record", "catalog-writer"): 3,
+                             ("reference", "ahead"): 3}), where

@@ -37,7 +37,7 @@ from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.build.contexts import generator_context, judge_context
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
-from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
+from ioa_synth.protocol.gates import ProfileReference, profile_reference, stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
@@ -120,6 +120,7 @@ class Pipeline:
     upcoming: Callable[[], Case | None] = lambda: None
     calls: CallRecorder = field(init=False)
     _ahead: RequestsAhead = field(init=False, repr=False)
+    _references: RequestsAhead[ProfileReference] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
@@ -128,6 +129,7 @@ class Pipeline:
         stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
         compile_templates("build")
         self._ahead = RequestsAhead(self._generation_request)
+        self._references = RequestsAhead(profile_reference)  # what the stage-2 gates compare with
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -166,6 +168,7 @@ class Pipeline:
                 record = partial(record_bytes, case, profiles, s2.output, quality)
                 out.status = "accepted"
         self._ahead.forget(case.case_id)
+        self._references.forget(case.case_id)
         store_outcome(self.catalog, case, out, first_attempt, record)
         return out
 
@@ -199,7 +202,8 @@ class Pipeline:
                 feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
                 reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
                 continue
-            gates = stage1_gate_failures(gen) if stage == 1 else stage2_gate_failures(gen, profiles)
+            gates = (stage1_gate_failures(gen) if stage == 1 else
+                     stage2_gate_failures(gen, profiles, reference=self._references.get((case.case_id,), profiles)))
             if gates:
                 feedback = "The output failed these content checks:\n" + "\n".join(
                     f"- {g}" for g in _without_surface_forms(gates, gen if stage == 1 else None))
@@ -223,9 +227,11 @@ class Pipeline:
     def _prepare_next(self, case: Case, stage: int, first_attempt: int, gen: BaseModel) -> None:
         """Start making, on the helper thread, the generator request that follows a passing
         verdict of the judge call about to be sent: this case's stage 2 (its first attempt,
-        from ``gen``), or after stage 2 the next case's stage 1 (:mod:`ioa_synth.llm.ahead`)."""
+        from ``gen``, and what its gates compare dialogues with), or after stage 2 the next
+        case's stage 1 (:mod:`ioa_synth.llm.ahead`)."""
         if stage == 1:
             self._ahead.start((case.case_id, 2, first_attempt), case, 2, gen, None, None)
+            self._references.start((case.case_id,), gen)
             return
         nxt = self.upcoming()
         if nxt is not None and nxt is not case and nxt.planned_types is not None:  # its types are known

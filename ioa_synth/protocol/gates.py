@@ -34,6 +34,7 @@ also drop scikit-learn's English stop-word list. Every threshold lives in
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures
@@ -42,7 +43,7 @@ from ioa_synth.protocol.gates_text import (TITLES, content_words, copies_descrip
                                            text_fields, words)
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
-__all__ = ["GateThresholds", "copies_description", "is_placeholder", "load_gates", "overlap",
+__all__ = ["GateThresholds", "ProfileReference", "profile_reference", "copies_description", "is_placeholder", "load_gates", "overlap",
            "stage1_gate_failures", "stage2_gate_failures", "stems", "words"]
 
 
@@ -101,39 +102,70 @@ def _name_matches(said: str, name: str) -> bool:
     return bool(s) and set(s) <= set(full)
 
 
-def _voiced(surface: str, utterance_stems: list[set[str]], gates: GateThresholds) -> bool:
+def _wanted(surface: str, gates: GateThresholds) -> tuple[set[str], int]:
+    """The stems an utterance must share with ``surface`` to voice it, and how many of them."""
     want = set(stems(surface)) or set(stems(surface, content=False))
-    need = max(1, math.ceil(len(want) * gates.surface_form_coverage - 1e-9))
-    return any(len(want & u) >= need for u in utterance_stems)
+    return want, max(1, math.ceil(len(want) * gates.surface_form_coverage - 1e-9))
+
+
+@dataclass(frozen=True)
+class ProfileReference:
+    """What the stage-2 gates compare every dialogue of one accepted stage-1 output with:
+    the members, the surface forms' stems, and the word n-grams of the private readings
+    and of the outline. It depends on the profiles only, so the build makes it while the
+    dialogue call is on the wire (:func:`profile_reference`)."""
+
+    members: dict[str, str]  # member id -> name
+    surface: set[str]  # stems of every surface form (content words kept)
+    surface_forms: list[tuple[str, str, set[str], int]]  # (MA id, surface form, stems wanted, how many)
+    private: list[tuple[str, set[tuple[str, ...]]]]  # (field, its n-grams of stems)
+    outline: set[tuple[str, ...]]  # n-grams of the outline descriptions' stems
+
+
+@once_per_output
+def profile_reference(profiles: Stage1Output, gates: GateThresholds | None = None) -> ProfileReference:
+    """The :class:`ProfileReference` of ``profiles`` under ``gates`` (default: the shipped thresholds)."""
+    gates = gates or load_gates()
+    n = gates.private_ngram_words
+    private = [(f"{p.id}.{key}", ngrams(stems(getattr(p, key)), n)) for p in profiles.misalignment_points
+               for key in ("member_a_understanding", "member_b_understanding")]
+    private += [(f"{m.id}.private_state", ngrams(stems(m.private_state), n)) for m in profiles.members]
+    outline = {g for t in profiles.conversation_outline
+               for g in ngrams(stems(t.description), gates.thought_outline_words)}
+    return ProfileReference({m.id: m.name for m in profiles.members}, _surface_stems(profiles),
+                            [(p.id, p.surface_form, *_wanted(p.surface_form, gates))
+                             for p in profiles.misalignment_points], private, outline)
 
 
 @once_per_output
 def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
-                         gates: GateThresholds | None = None) -> list[str]:
-    """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes)."""
+                         gates: GateThresholds | None = None, reference: ProfileReference | None = None) -> list[str]:
+    """Gate failures of a dialogue given its accepted ``profiles`` (empty when it passes);
+    ``reference``: ``profile_reference(profiles, gates)`` when already made."""
     gates = gates or load_gates()
+    ref = reference or profile_reference(profiles, gates)
     fields = [f for t in dialogue.turns for f in text_fields(f"turn {t.turn_idx}", t)]
     failures = text_failures(fields, gates) + form_failures(fields, gates)
-    members = {m.id: m.name for m in profiles.members}
+    members = ref.members
     for t in dialogue.turns:
         name = members.get(t.speaker_id)
         if name is None or not _name_matches(t.speaker_name, name):
             want = f"{t.speaker_id} is {name!r}" if name else f"speaker ids are {', '.join(members)}"
             failures.append(f"turn {t.turn_idx}: speaker {t.speaker_id} {t.speaker_name!r} does not match the "
                             f"profiles ({want})")
-    ids = {m.id.lower() for m in profiles.members}
+    ids = {i.lower() for i in members}
     by_id = [t.turn_idx for t in dialogue.turns if ids & set(words(t.utterance))]
     if by_id:
         failures.append(f"{_turns(by_id)}: a speaker says a member id ({', '.join(sorted(members))}) "
                         "aloud; people call each other by name")
     utter = [set(stems(t.utterance, content=False)) for t in dialogue.turns]
-    for p in profiles.misalignment_points:
-        if not _voiced(p.surface_form, utter, gates):
-            failures.append(f"{p.id}: its surface form {p.surface_form!r} appears in no utterance; "
+    for ma_id, surface_form, want, need in ref.surface_forms:
+        if not any(len(want & u) >= need for u in utter):
+            failures.append(f"{ma_id}: its surface form {surface_form!r} appears in no utterance; "
                             "a speaker must say it")
     failures += _repeats(dialogue, gates)
-    failures += _private_leaks(dialogue, profiles, gates)
-    failures += _outline_echoes(dialogue, profiles, gates)
+    failures += _private_leaks(dialogue, ref, gates)
+    failures += _outline_echoes(dialogue, ref, gates)
     return failures
 
 
@@ -163,10 +195,8 @@ def _own_grams(st: list[str], n: int, surface: set[str]) -> set[tuple[str, ...]]
     return {g for g in ngrams(st, n) if 2 * sum(w in surface for w in g) < n}
 
 
-def _outline_echoes(dialogue: Stage2Output, profiles: Stage1Output, gates: GateThresholds) -> list[str]:
-    n = gates.thought_outline_words
-    surface = _surface_stems(profiles)
-    outline = {g for t in profiles.conversation_outline for g in ngrams(stems(t.description), n)}
+def _outline_echoes(dialogue: Stage2Output, ref: ProfileReference, gates: GateThresholds) -> list[str]:
+    n, surface, outline = gates.thought_outline_words, ref.surface, ref.outline
     echoed = [t.turn_idx for t in dialogue.turns if _own_grams(stems(t.inner_thought), n, surface) & outline]
     if not echoed:
         return []
@@ -175,15 +205,8 @@ def _outline_echoes(dialogue: Stage2Output, profiles: Stage1Output, gates: GateT
             "assume the other means"]
 
 
-def _private_leaks(dialogue: Stage2Output, profiles: Stage1Output, gates: GateThresholds) -> list[str]:
-    n = gates.private_ngram_words
-    surface = _surface_stems(profiles)
-    private: list[tuple[str, set[tuple[str, ...]]]] = []
-    for p in profiles.misalignment_points:
-        for key in ("member_a_understanding", "member_b_understanding"):
-            private.append((f"{p.id}.{key}", ngrams(stems(getattr(p, key)), n)))
-    for m in profiles.members:
-        private.append((f"{m.id}.private_state", ngrams(stems(m.private_state), n)))
+def _private_leaks(dialogue: Stage2Output, ref: ProfileReference, gates: GateThresholds) -> list[str]:
+    n, surface, private = gates.private_ngram_words, ref.surface, ref.private
     out: list[str] = []
     for t in dialogue.turns:
         spoken = content_words(t.utterance)
