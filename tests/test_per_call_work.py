@@ -115,7 +115,7 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
 
     import openai
 
-    from ioa_synth.build import pipeline, records
+    from ioa_synth.build import records, stage2_inputs
     from ioa_synth.store import calls
 
     where: Counter = Counter()
@@ -129,7 +129,7 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     monkeypatch.setattr(calls, "call_row", on_thread("call_row", calls.call_row))
     monkeypatch.setattr(records, "write_bytes_atomic", on_thread("record", records.write_bytes_atomic))
     monkeypatch.setattr(openai.OpenAI, "post", on_thread("sdk_post", openai.OpenAI.post))
-    monkeypatch.setattr(pipeline, "profile_reference", on_thread("reference", pipeline.profile_reference))
+    monkeypatch.setattr(stage2_inputs, "profile_reference", on_thread("reference", stage2_inputs.profile_reference))
     endpoint()
     res = cli("build", "--seeds", seeds_file(3), "--split", "test", "--out", tmp_path / "out", "--workers", "2")
     assert res.exit_code == 0, res.output

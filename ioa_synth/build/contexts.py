@@ -50,10 +50,10 @@ def generator_context(stage: int, seed: SeedTuple, profiles: Stage1Output | None
 
 def judge_context(stage: int, seed: SeedTuple, profiles: Stage1Output, dialogue: Stage2Output | None,
                   rubric: Rubric) -> dict[str, Any]:
-    """Context of the stage-``stage`` judge template (build and audit judge alike)."""
+    """Context of the stage-``stage`` judge template (build and audit judge alike); at
+    stage 2 without ``dialogue``, all but the dialogue (:mod:`ioa_synth.build.stage2_inputs`)."""
     ctx = _seed(seed) | {"profiles": profiles.model_dump(), "stage_rubric": rubric.stage(stage),
                          "no_change": rubric.no_change_feedback}
-    if stage == 2:
-        assert dialogue is not None
+    if stage == 2 and dialogue is not None:
         ctx["dialogue"] = dialogue.model_dump()
     return ctx

@@ -33,11 +33,11 @@ from pydantic import BaseModel
 from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_feedback, mismatch_reason, stored_types,
                                      type_mismatches, with_type_field)
 from ioa_synth.protocol.plan_modes import stage1_request_schema
-from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.store.catalog import Catalog
-from ioa_synth.build.contexts import generator_context, judge_context
+from ioa_synth.build.contexts import generator_context
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
-from ioa_synth.protocol.gates import ProfileReference, profile_reference, stage1_gate_failures, stage2_gate_failures
+from ioa_synth.build.stage2_inputs import Stage2Inputs, judge_prompt, stage2_inputs
+from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
@@ -120,7 +120,7 @@ class Pipeline:
     upcoming: Callable[[], Case | None] = lambda: None
     calls: CallRecorder = field(init=False)
     _ahead: RequestsAhead = field(init=False, repr=False)
-    _references: RequestsAhead[ProfileReference] = field(init=False, repr=False)
+    _stage2: RequestsAhead[Stage2Inputs] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
@@ -129,7 +129,7 @@ class Pipeline:
         stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
         compile_templates("build")
         self._ahead = RequestsAhead(self._generation_request)
-        self._references = RequestsAhead(profile_reference)  # what the stage-2 gates compare with
+        self._stage2 = RequestsAhead(partial(stage2_inputs, rubric=self.rubric))  # gate reference, judge prompt
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -168,7 +168,7 @@ class Pipeline:
                 record = partial(record_bytes, case, profiles, s2.output, quality)
                 out.status = "accepted"
         self._ahead.forget(case.case_id)
-        self._references.forget(case.case_id)
+        self._stage2.forget(case.case_id)
         store_outcome(self.catalog, case, out, first_attempt, record)
         return out
 
@@ -188,6 +188,7 @@ class Pipeline:
     def _stage(self, case: Case, stage: int, first_attempt: int, out: Outcome,
                profiles: Stage1Output | None) -> StageResult:
         gen: BaseModel | None = None
+        prepared: Stage2Inputs | None = None
         feedback: str | None = None
         reasons: list[str] = []
         for attempt in (first_attempt, first_attempt + 1):
@@ -202,15 +203,17 @@ class Pipeline:
                 feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
                 reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
                 continue
+            if stage == 2 and prepared is None:  # made during the stage-1 judge call when it could be
+                prepared = self._stage2.get((case.case_id,), case, profiles)
             gates = (stage1_gate_failures(gen) if stage == 1 else
-                     stage2_gate_failures(gen, profiles, reference=self._references.get((case.case_id,), profiles)))
+                     stage2_gate_failures(gen, profiles, reference=prepared.reference))
             if gates:
                 feedback = "The output failed these content checks:\n" + "\n".join(
                     f"- {g}" for g in _without_surface_forms(gates, gen if stage == 1 else None))
                 reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
                 continue
             self._prepare_next(case, stage, first_attempt, gen)
-            verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen)
+            verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen, prepared)
             wrong = type_mismatches(case.planned_types, [p.id for p in gen.misalignment_points],
                                     verdict.judged_types) if stage == 1 else []
             if verdict.passed and not wrong:
@@ -231,7 +234,7 @@ class Pipeline:
         case's stage 1 (:mod:`ioa_synth.llm.ahead`)."""
         if stage == 1:
             self._ahead.start((case.case_id, 2, first_attempt), case, 2, gen, None, None)
-            self._references.start((case.case_id,), gen)
+            self._stage2.start((case.case_id,), case, gen)
             return
         nxt = self.upcoming()
         if nxt is not None and nxt is not case and nxt.planned_types is not None:  # its types are known
@@ -254,12 +257,12 @@ class Pipeline:
                                    schema, name, model.model_validate)
         return value
 
-    def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel) -> Judgement:
+    def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel,
+               prepared: Stage2Inputs | None = None) -> Judgement:
         srub = self.rubric.stage(stage)
         ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
-        ctx = judge_context(stage, case.seed, profiles, gen if stage == 2 else None, self.rubric)
         read_types = stage == 1 and bool(case.planned_types)  # the build judge reads each point's type
-        prompt = render(stage, "judge", **ctx, judge_types=read_types, type_definitions=TYPE_DEFINITIONS)
+        prompt = judge_prompt(stage, case, profiles, gen, self.rubric, read_types, prepared)
         role, model = self.judge_role, self.judge.endpoint.model
         schema = judge_schema(srub, ma_ids)
         if read_types:
