@@ -41,9 +41,12 @@ class OneLineErrors(TyperGroup):
         except click_exc.ClickException as exc:
             hint = ""
             ctx = getattr(exc, "ctx", None)
+            message = exc.format_message()
             if isinstance(exc, click_exc.UsageError) and ctx is not None:
                 hint = f" (see '{ctx.command_path} --help')"
-            typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+                if isinstance(exc, click_exc.NoSuchOption):
+                    message = _no_such_option(exc, ctx)
+            typer.echo(f"error: {' '.join(message.split())}{hint}", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("error: interrupted", err=True)
@@ -89,6 +92,21 @@ class OneLineErrors(TyperGroup):
         for panel, rows in sections.items():
             with formatter.section(panel):
                 formatter.write_dl(rows)
+
+
+def _no_such_option(exc: Any, ctx: Any) -> str:
+    """The message for an unknown option: the close names if any, else all the command's
+    options. Click suggests what difflib finds close *with* the leading ``--``, which the
+    dashes alone make look alike (``status --bogus`` got "(Possible options: --out)");
+    names are compared here without their dashes."""
+    import difflib
+
+    names = [opt for param in ctx.command.get_params(ctx) if not getattr(param, "hidden", False)
+             for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--") and opt != "--help"]
+    close = difflib.get_close_matches(exc.option_name.lstrip("-"), [n.lstrip("-") for n in names], n=3)
+    if close:
+        return f"{exc.message}; did you mean {' or '.join('--' + n for n in close)}?"
+    return f"{exc.message}; this command takes {', '.join(names) or 'no options'}"
 
 
 def _utf8(text: str) -> bool:
