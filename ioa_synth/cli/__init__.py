@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 from typer._click import exceptions as click_exc  # typer >= 0.22 vendors click as typer._click
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 
 class OneLineErrors(TyperGroup):
@@ -94,6 +94,26 @@ class OneLineErrors(TyperGroup):
                 formatter.write_dl(rows)
 
 
+class PlainUsage(TyperCommand):
+    """A command whose usage line names its arguments in click's style: ``DIR QUERY``, an
+    optional one ``[CASE_ID]``. Typer wraps a required argument in braces (``{DIR}
+    {QUERY}``), which reads like a set of choices (``--source {arxiv,pmc,openalex}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        import re
+
+        return [re.sub(r"^\{([^{}]+)\}", r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
+
+
+def _plain_usage(typer_app: typer.Typer) -> None:
+    """Give every command of ``typer_app`` (sub-apps included) :class:`PlainUsage`."""
+    for info in typer_app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = PlainUsage
+    for group in typer_app.registered_groups:
+        _plain_usage(group.typer_instance)
+
+
 def _no_such_option(exc: Any, ctx: Any) -> str:
     """The message for an unknown option: the close names if any, else all the command's
     options. Click suggests what difflib finds close *with* the leading ``--``, which the
@@ -163,6 +183,7 @@ def _register() -> None:
 
     app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",
                   rich_help_panel=PANEL_MEETINGS)
+    _plain_usage(app)
 
 
 _register()
