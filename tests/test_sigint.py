@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 
 from ioa_helpers import SlowCounting, q, stored_ok
 from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
@@ -73,6 +74,21 @@ def test_sigint_line_counts_the_failed_tries_stored(seeds_file, tmp_path):
     calls, replies = int(got[2]), int(got[3])
     assert replies == stored_ok(out) and calls == replies + 2
     assert q(out, "SELECT count(*) FROM llm_calls")[0][0] == calls
+
+
+@pytest.mark.parametrize("args, line", [
+    ((0, 0, "case", 0), "interrupted: 0 cases finished, no model call stored"),
+    ((1, 0, "case", 1), "interrupted: 1 case finished, 1 model call stored (the next run reuses its reply)"),
+    ((3, 1, "case", 10, 2), "interrupted: 3 cases finished, 12 model calls stored (10 replies the next run reuses, "
+                            "2 failed tries); 1 case still running was abandoned"),
+    ((2, 0, "conversation", 0, 1), "interrupted: 2 conversations finished, 1 model call stored (0 replies the next run "
+                                   "reuses, 1 failed try)"),
+    ((2, 2, "item"), "interrupted: 2 items finished; 2 items still running were abandoned"),
+])
+def test_interrupted_line_wording(args, line):
+    from ioa_synth.reports.interrupt import RunInterrupted
+
+    assert str(RunInterrupted(*args)) == line
 
 
 def test_second_sigint_exits_at_once(seeds_file, tmp_path):

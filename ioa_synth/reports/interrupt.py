@@ -63,12 +63,18 @@ class RunInterrupted(Exception):
         text = f"interrupted: {plural(self.finished, self.unit)} finished"
         if self.stored_calls is not None:
             stored = plural(self.stored_calls + self.failed_tries, "model call")
-            if self.failed_tries:
+            if not self.stored_calls + self.failed_tries:
+                text += ", no model call stored"
+            elif self.failed_tries:
                 text += (f", {stored} stored ({plural(self.stored_calls, 'reply', 'replies')} the next run reuses, "
                          f"{plural(self.failed_tries, 'failed try', 'failed tries')})")
             else:
-                text += f", {stored} stored (replies the next run reuses)"
-        return text + (f"; {self.abandoned} still running were abandoned" if self.abandoned else "")
+                replies = "its reply" if self.stored_calls == 1 else "their replies"
+                text += f", {stored} stored (the next run reuses {replies})"
+        if self.abandoned:
+            were = "was" if self.abandoned == 1 else "were"
+            text += f"; {plural(self.abandoned, self.unit)} still running {were} abandoned"
+        return text
 
 
 class InterruptGuard:

@@ -77,7 +77,7 @@ def test_first_sigint_exits_130_keeping_completed_calls_then_resumes(tmp_path):
         assert summary["cases"]["scored"] == len(records) < 8
         # the last line says what is kept: finished cases and every finished, stored call
         assert (f"interrupted: {plural(len(records), 'case')} finished, {plural(first, 'model call')} stored "
-                "(replies the next run reuses)") in stderr.strip().splitlines()[-1]
+                f"(the next run reuses {'its reply' if first == 1 else 'their replies'})") in stderr.strip().splitlines()[-1]
 
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
