@@ -211,3 +211,28 @@ def test_embedded_runs_refuse_bad_input_before_the_workers_note(cli, built, tmp_
     res = cli(*args)
     _exit2(res)  # the error line alone: no "note: --workers ... lowered" before it
     assert "note:" not in res.stderr and not (tmp_path / "nope").exists()
+
+
+@pytest.mark.parametrize("kind", ["evaluate case", "meeting transcript", "seed papers", "config", "belief items"])
+def test_a_utf16_file_is_not_utf8_text_for_every_reader(cli, endpoint, tmp_path, kind):
+    """Every reader of a user's file says a UTF-16 file (what Windows tools save as
+    "Unicode") is not UTF-8, through one helper: evaluate called it "not valid JSON" or took
+    it (json.loads on bytes guesses UTF-16), belief items import ended in a traceback."""
+    endpoint()  # nothing may be called; an endpoint so that no embedded model could start
+    where = tmp_path / "data"
+    where.mkdir()
+    source = {"evaluate case": next(SAMPLE.rglob("*.json")), "meeting transcript": ROOT / "samples" / "meetings" / "standup.txt",
+              "seed papers": ROOT / "seeds" / "snapshot.jsonl", "config": ROOT / "config.example.json",
+              "belief items": ROOT / "samples" / "belief" / "items.jsonl"}[kind]
+    path = where / source.name
+    path.write_text(source.read_text(encoding="utf-8"), encoding="utf-16")
+    out = tmp_path / "out"
+    args = {"evaluate case": ("evaluate", "--data", where, "--out", out),
+            "meeting transcript": ("meeting", "import", path, "--out", out),
+            "seed papers": ("seeds", "import", path, "--out", out),
+            "config": ("evaluate", "--data", SAMPLE, "--out", out, "--config", path),
+            "belief items": ("belief", "items", "import", path, "--format", "jsonl", "--out", out / "items.jsonl")}[kind]
+    assert _exit2(cli(*args)) == f"error: {path}: not UTF-8 text (it is UTF-16); save it as UTF-8"
+    assert not out.exists()
+    path.write_bytes(source.read_text(encoding="utf-8").replace("a", "\xe9", 1).encode("latin-1", "replace"))
+    assert f"error: {path}: not UTF-8 text (byte " in _exit2(cli(*args))

@@ -27,6 +27,12 @@ def run(*args: str) -> subprocess.CompletedProcess:
     (["build", "--out", "o"], "Missing option '--split'"),
     (["audit", "--out", "o"], "Missing option '--split'"),
     (["nosuch"], "No such command 'nosuch'"),
+    # an unknown option: the close names, else all the command's options (click offered
+    # "(Possible options: --out)" for --bogus, the "--" alone making them look alike)
+    (["status", "--bogus"], "error: No such option: --bogus; this command takes --out, --json "
+                            "(see 'python -m ioa_synth status --help')"),
+    (["status", "--jsn"], "No such option: --jsn; did you mean --json? (see"),
+    (["build", "--split", "test", "--out", "o", "--worker", "2"], "No such option: --worker; did you mean --workers?"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, needle, tmp_path):
     res = run(*args)

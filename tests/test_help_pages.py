@@ -40,12 +40,17 @@ def test_argument_names_share_one_style(cli):
         for arg in args:
             if arg == "COMMAND" or arg == "[ARGS]...":
                 continue
-            assert re.fullmatch(r"(\{[A-Z_]+\}|\[[A-Z_]+\])(\.\.\.)?", arg), (path, usage)
+            # click's style: DIR required, [DIR] optional (typer's {DIR} read like a set of choices)
+            assert re.fullmatch(r"([A-Z_]+|\[[A-Z_]+\])(\.\.\.)?", arg), (path, usage)
     assert "[CASE_ID]" in _help(cli, "show") and "[[" not in _help(cli, "show")
+    assert _help(cli, "sql").splitlines()[0].endswith(" sql [OPTIONS] DIR QUERY")
+    assert _help(cli, "meeting", "report").splitlines()[0].endswith(" [OPTIONS] SESSION_DIR...")
 
 
 def test_sql_help_names_every_folder_with_a_catalog(cli):
     text = " ".join(_help(cli, "sql").split())
     assert "Build directory holding catalog.duckdb" not in text
-    for kind in ("build directory", "evaluate", "belief", "meeting session"):
+    for kind in ("build directory", "'evaluate' or 'belief run' results folder", "meeting session",
+                 "--out folder of 'train score'", "<stem>.calls folder beside the items file of 'belief items import' "
+                 "or 'belief screen'"):
         assert kind in text

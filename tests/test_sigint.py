@@ -5,13 +5,15 @@ every call that completed; a second SIGINT exits at once; the run resumes."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
 
-from ioa_helpers import SlowCounting, stored_ok
+from ioa_helpers import SlowCounting, q, stored_ok
 from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 
 
@@ -52,6 +54,41 @@ def test_first_sigint_exits_130_keeping_completed_calls(seeds_file, tmp_path):
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert stored_ok(out) == 8 * 4 == responder.answered  # the re-run paid only what was missing
+
+
+def test_sigint_line_counts_the_failed_tries_stored(seeds_file, tmp_path):
+    """The last line counts every call stored, the failed tries too, and says which is
+    which (it counted only the replies, so the catalog held more calls than it said)."""
+    seeds, out = seeds_file(8), tmp_path / "out"
+    responder = SlowCounting(ProtocolResponder(script={"stage1_generator": ["badjson", "badjson"]}), 0.4)
+    with ScriptedServer(responder) as server:
+        _, _, proc = start_build(server, seeds, out)
+        wait_for_requests(server, proc, 6)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130, stderr
+    last = stderr.strip().splitlines()[-1]
+    got = re.fullmatch(r"error: interrupted: (\d+) cases? finished, (\d+) model calls stored \((\d+) repl(?:y|ies) "
+                       r"the next run reuses, 2 failed tries\); run the same command again to resume", last)
+    assert got, last
+    calls, replies = int(got[2]), int(got[3])
+    assert replies == stored_ok(out) and calls == replies + 2
+    assert q(out, "SELECT count(*) FROM llm_calls")[0][0] == calls
+
+
+@pytest.mark.parametrize("args, line", [
+    ((0, 0, "case", 0), "interrupted: 0 cases finished, no model call stored"),
+    ((1, 0, "case", 1), "interrupted: 1 case finished, 1 model call stored (the next run reuses its reply)"),
+    ((3, 1, "case", 10, 2), "interrupted: 3 cases finished, 12 model calls stored (10 replies the next run reuses, "
+                            "2 failed tries); 1 case still running was abandoned"),
+    ((2, 0, "conversation", 0, 1), "interrupted: 2 conversations finished, 1 model call stored (0 replies the next run "
+                                   "reuses, 1 failed try)"),
+    ((2, 2, "item"), "interrupted: 2 items finished; 2 items still running were abandoned"),
+])
+def test_interrupted_line_wording(args, line):
+    from ioa_synth.reports.interrupt import RunInterrupted
+
+    assert str(RunInterrupted(*args)) == line
 
 
 def test_second_sigint_exits_at_once(seeds_file, tmp_path):

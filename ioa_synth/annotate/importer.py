@@ -23,6 +23,7 @@ import polars as pl
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.store.runs import finish_run, start_run
+from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.annotate.forms import rating_names
 from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, load_manifest
 
@@ -53,9 +54,9 @@ def read_scores(path: Path) -> list[RawScore]:
     try:
         if suffix == ".csv":
             return _from_csv(pl.read_csv(path, infer_schema=False), path)
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnnotationError(f"{path}: cannot read ({exc})") from exc
+        data = json.loads(decode_utf8(path.read_bytes(), path, AnnotationError))
+    except OSError as exc:
+        raise AnnotationError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
         raise AnnotationError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
     except pl.exceptions.PolarsError as exc:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ioa_synth.belief.matching import mentions
 from ioa_synth.store.atomic import write_text_atomic
+from ioa_synth.text.utf8 import decode_utf8
 
 #: Fields the item writer fills in when an imported item lacks them.
 WRITTEN_FIELDS = ("true_statement", "manipulated_statement", "discussion_seed")
@@ -79,11 +80,21 @@ def check_written(item: Item) -> str | None:
     return None
 
 
-def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_input(path: Path) -> str:
+    """The text of an input file of the study (UTF-8, a BOM allowed).
+
+    Raises:
+        ItemsError: unreadable, or not UTF-8 (one line naming the file).
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ItemsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    return decode_utf8(raw, path, ItemsError)
+
+
+def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    text = read_input(path)
     rows = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

@@ -31,7 +31,6 @@ from ioa_synth.llm.prompts import all_template_hashes
 from ioa_synth.reports.interrupt import RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import FINGERPRINT_VERSION, describe_difference, fingerprint
 from ioa_synth.store.run_context import open_run
@@ -154,8 +153,7 @@ def _run_conversations(job: RunJob, out: Path, catalog: Catalog, run: Any, conso
             stats["skipped"] += 1
         else:
             pending.append((it, k))
-    recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted({it.item_id for it, _ in pending})),
-                            on_tokens=run.tokens.add)
+    recorder = run.recorder(replay_of=sorted({it.item_id for it, _ in pending}))  # counted on Ctrl-C
     progress = BuildProgress(console, total=len(pending), label="conversations",
                              statuses=("done", "failed"))
     run.attach(progress)

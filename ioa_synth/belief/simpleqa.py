@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import random
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Callable
 
-from ioa_synth.belief.items import Draft, ItemsError
+from ioa_synth.belief.items import Draft, ItemsError, read_input
 from ioa_synth.belief.matching import mentions, normalize
 from ioa_synth.belief.sources import Imported, _borrow
 
@@ -74,11 +75,7 @@ def _topic(metadata: str) -> str:
 
 def import_simpleqa(path: Path) -> Imported:
     """SimpleQA CSV (``metadata``, ``problem``, ``answer``)."""
-    try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise ItemsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    rows = list(csv.DictReader(io.StringIO(read_input(path), newline="")))
     if not rows or not {"problem", "answer"} <= set(rows[0]):
         raise ItemsError(f"{path}: SimpleQA CSV needs the columns metadata, problem, answer")
     dropped: Counter = Counter()

@@ -10,13 +10,14 @@ candidates are seeded by the record's id, so an import is reproducible.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-from ioa_synth.belief.items import Draft, ItemsError, load_drafts
+from ioa_synth.belief.items import Draft, ItemsError, load_drafts, read_input
 from ioa_synth.belief.matching import mentions, share_alias
 
 FORMATS = ("counterfact", "popqa", "simpleqa", "jsonl")
@@ -45,9 +46,7 @@ COUNTERFACT_QUESTIONS: dict[str, str] = {
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ItemsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        return json.loads(read_input(path))
     except json.JSONDecodeError as exc:
         raise ItemsError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
 
@@ -110,11 +109,7 @@ def import_popqa(path: Path) -> Imported:
     """PopQA TSV (``id``, ``prop``, ``obj``, ``question``, ``possible_answers``...): the
     manipulated answer is the answer of another question of the same relation; items
     whose true answer appears in the question are dropped."""
-    try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh, delimiter="\t"))
-    except OSError as exc:
-        raise ItemsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    rows = list(csv.DictReader(io.StringIO(read_input(path), newline=""), delimiter="\t"))
     need = {"id", "prop", "obj", "question", "possible_answers"}
     if not rows or not need <= set(rows[0]):
         raise ItemsError(f"{path}: PopQA TSV needs the columns {', '.join(sorted(need))}")

@@ -101,6 +101,7 @@ def _score_all(catalog: Catalog, run: RunContext, jobs: list[AuditJob], workers:
     progress = BuildProgress(console, total=len(jobs), label="audit", statuses=("scored", "failed"))
     client = run.clients[ROLE]
     pipeline = Pipeline(catalog, client, client, load_rubric(), run.start(), on_tokens=run.tokens.add, judge_role=ROLE)
+    run.recorders.append(pipeline.calls)  # its calls are counted when Ctrl-C stops the run
     run.attach(progress)
 
     def done(job: AuditJob, error: str | None) -> None:

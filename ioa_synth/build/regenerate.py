@@ -160,6 +160,7 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
                                 on_tokens=run.tokens.add)
+            run.recorders.append(pipeline.calls)  # its calls are counted when Ctrl-C stops the run
             run.summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, run)
         return run.summary
     finally:
@@ -181,7 +182,7 @@ def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int
 
     with progress, worker_pool(workers, "regen") as pool:
         run_interruptible(lambda t: pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1),
-                          deque(targets), done, workers, run.guard)
+                          deque(targets), done, workers, run.guard, "case")
     return sorted(results, key=lambda r: r["case_id"])
 
 

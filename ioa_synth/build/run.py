@@ -122,7 +122,7 @@ class _Scheduler:
         self._last_submitted: Case | None = None
         self.pipeline.upcoming = lambda: self._last_submitted
         with self.progress, worker_pool(self.workers, "case") as pool:
-            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard)
+            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard, "case")
         self.summary["tokens"] = self.run_ctx.tokens.total
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary

@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 from typer._click import exceptions as click_exc  # typer >= 0.22 vendors click as typer._click
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 
 class OneLineErrors(TyperGroup):
@@ -41,9 +41,12 @@ class OneLineErrors(TyperGroup):
         except click_exc.ClickException as exc:
             hint = ""
             ctx = getattr(exc, "ctx", None)
+            message = exc.format_message()
             if isinstance(exc, click_exc.UsageError) and ctx is not None:
                 hint = f" (see '{ctx.command_path} --help')"
-            typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+                if isinstance(exc, click_exc.NoSuchOption):
+                    message = _no_such_option(exc, ctx)
+            typer.echo(f"error: {' '.join(message.split())}{hint}", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("error: interrupted", err=True)
@@ -89,6 +92,41 @@ class OneLineErrors(TyperGroup):
         for panel, rows in sections.items():
             with formatter.section(panel):
                 formatter.write_dl(rows)
+
+
+class PlainUsage(TyperCommand):
+    """A command whose usage line names its arguments in click's style: ``DIR QUERY``, an
+    optional one ``[CASE_ID]``. Typer wraps a required argument in braces (``{DIR}
+    {QUERY}``), which reads like a set of choices (``--source {arxiv,pmc,openalex}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        import re
+
+        return [re.sub(r"^\{([^{}]+)\}", r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
+
+
+def _plain_usage(typer_app: typer.Typer) -> None:
+    """Give every command of ``typer_app`` (sub-apps included) :class:`PlainUsage`."""
+    for info in typer_app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = PlainUsage
+    for group in typer_app.registered_groups:
+        _plain_usage(group.typer_instance)
+
+
+def _no_such_option(exc: Any, ctx: Any) -> str:
+    """The message for an unknown option: the close names if any, else all the command's
+    options. Click suggests what difflib finds close *with* the leading ``--``, which the
+    dashes alone make look alike (``status --bogus`` got "(Possible options: --out)");
+    names are compared here without their dashes."""
+    import difflib
+
+    names = [opt for param in ctx.command.get_params(ctx) if not getattr(param, "hidden", False)
+             for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--") and opt != "--help"]
+    close = difflib.get_close_matches(exc.option_name.lstrip("-"), [n.lstrip("-") for n in names], n=3)
+    if close:
+        return f"{exc.message}; did you mean {' or '.join('--' + n for n in close)}?"
+    return f"{exc.message}; this command takes {', '.join(names) or 'no options'}"
 
 
 def _utf8(text: str) -> bool:
@@ -145,6 +183,7 @@ def _register() -> None:
 
     app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",
                   rich_help_panel=PANEL_MEETINGS)
+    _plain_usage(app)
 
 
 _register()

@@ -118,31 +118,51 @@ def import_cmd(
 
 
 def _assign_table(plan, per_cell: dict[str, int], reserve: int) -> Table:
-    table = Table(title="seeds assign: primary/target (+reserve) per cell; [red]short[/red] cells in red")
-    for col in ("domain (papers)", "split", *TASK_TYPES):
-        table.add_column(col, justify="left" if col in ("domain (papers)", "split") else "right")
+    """One row per cell (domain, task type), one column per split: ``primary/target`` and,
+    with ``--reserve``, ``+reserve``. Rows rather than task-type columns so every name
+    stays whole at 80 columns (five task-type headers beside the domain names do not fit);
+    a cell too long for the terminal folds instead of being cut."""
+    splits = [s for s in SPLITS if per_cell.get(s)]
+    table = Table(title="seeds assign: primary/target" + (f" +reserve (of {reserve})" if reserve else "") + " per cell",
+                  caption="short cells in red")
+    table.add_column("domain", overflow="fold")
+    table.add_column("task type", overflow="fold")
+    for split in splits:
+        table.add_column(split, justify="right", overflow="fold")
     count: dict[tuple, int] = {}
     for row in plan.rows:
         key = (row["split"], row["domain"], row["task_type"], row["role"])
         count[key] = count.get(key, 0) + 1
     for domain in DOMAINS:
-        for i, split in enumerate(s for s in SPLITS if per_cell.get(s)):
+        labels = [domain, plural(plan.available.get(domain, 0), "paper")]
+        for i, task in enumerate(TASK_TYPES):
             values = []
-            for task in TASK_TYPES:
+            for split in splits:
                 p, r = count.get((split, domain, task, "primary"), 0), count.get((split, domain, task, "reserve"), 0)
                 text = f"{p}/{per_cell[split]}" + (f" +{r}" if reserve else "")
-                values.append(f"[red]{text}[/red]" if (split, domain, task) in plan.short else text)
-            label = f"{domain} ({plan.available.get(domain, 0)})" if i == 0 else ""
-            table.add_row(label, split, *values)
+                short = (split, domain, task) in plan.short or (split, domain, task) in plan.reserve_short
+                values.append(f"[red]{text}[/red]" if short else text)
+            table.add_row(labels[i] if i < len(labels) else "", task, *values, end_section=i == len(TASK_TYPES) - 1)
     return table
 
 
-def _report_short(plan, per_cell: dict[str, int], reserve: int) -> None:
-    for (split, domain, task), n in sorted(plan.reserve_short.items(), key=lambda kv: (SPLITS.index(kv[0][0]), kv[0])):
-        typer.echo(f"warning: {split}: cell {domain}/{task}: {reserve - n} of {reserve} reserve tuples", err=True)
-    for (split, domain, task), n in sorted(plan.short.items(), key=lambda kv: (SPLITS.index(kv[0][0]), kv[0])):
-        typer.echo(f"short: {split} {domain}/{task}: {per_cell[split] - n} of {per_cell[split]} "
-                   f"primary tuples (short by {n})", err=True)
+def _by_split(cells) -> str:
+    """``train 27, val 9, test 7``: how many of ``cells`` ((split, domain, task) keys) per split."""
+    return ", ".join(f"{split} {n}" for split in SPLITS if (n := sum(key[0] == split for key in cells)))
+
+
+def _short_summary(plan) -> str:
+    """How many cells lack primary tuples, per split: the one line that reports them."""
+    return (f"{plural(len(plan.short), 'cell')} short of primary tuples ({_by_split(plan.short)}; "
+            f"{plural(sum(plan.short.values()), 'tuple')} missing, see the table)")
+
+
+def _report_reserve_short(plan, reserve: int) -> None:
+    """One warning line for all the cells that got fewer than ``reserve`` reserve tuples."""
+    if plan.reserve_short:
+        typer.echo(f"warning: {plural(len(plan.reserve_short), 'cell')} have fewer than "
+                   f"{plural(reserve, 'reserve tuple')} ({_by_split(plan.reserve_short)}; see the +N counts in "
+                   "the table): a case discarded in those cells is not replaced", err=True)
 
 
 @seeds_app.command("assign")
@@ -165,10 +185,12 @@ def assign_cmd(
     except duckdb.Error as exc:
         raise _fail(f"catalog {out}: {exc}") from None
     console.print(_assign_table(plan, counts, reserve))
-    _report_short(plan, counts, reserve)
     if plan.short and not allow_short:
-        raise _fail(f"{plural(len(plan.short), 'cell')} short; nothing written (add papers, lower --per-cell, "
-                    f"or pass --allow-short)", 1)
+        raise _fail(f"{_short_summary(plan)}; nothing written (add papers, lower --per-cell, or pass --allow-short)",
+                    1)
+    if plan.short:
+        typer.echo(f"warning: {_short_summary(plan)}; written anyway (--allow-short)", err=True)
+    _report_reserve_short(plan, reserve)
     for path in written:
         console.print(f"wrote {path}")
 

@@ -1,7 +1,5 @@
-"""``ioa-synth sql DIR "SELECT ..."``: query the catalog of any folder that holds one (a
-build directory, an ``evaluate`` or ``belief run`` results folder, a meeting session, a
-reward or item-writer catalog folder) with what setup installs (no separate ``duckdb``
-command needed)."""
+"""``ioa-synth sql DIR "SELECT ..."``: query the catalog of any folder that holds one
+(:data:`FOLDERS`) with what setup installs (no separate ``duckdb`` command needed)."""
 
 from __future__ import annotations
 
@@ -16,18 +14,23 @@ from ioa_synth.cli import app
 from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
 
 
+#: Every kind of folder that holds a catalog.duckdb, for the help of DIR.
+FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate' or 'belief run' "
+           "results folder, a meeting session folder, the --out folder of 'train score' (ioa-reward), or the "
+           "<stem>.calls folder beside the items file of 'belief items import' or 'belief screen'")
+
+
 @app.command(rich_help_panel=PANEL_SHARE)
 def sql(
-    out: Path = typer.Argument(..., metavar="DIR", help="Any folder holding catalog.duckdb: a build directory, an "
-                               "evaluate or belief results folder, a meeting session, a reward catalog folder"),
-    query: str = typer.Argument(..., metavar="QUERY", help='SQL, e.g. "SELECT status, count(*) FROM cases GROUP BY 1"'),
+    out: Path = typer.Argument(..., metavar="DIR", help=FOLDERS),
+    query: str = typer.Argument(..., metavar="QUERY", help='One SQL query, e.g. "SELECT status, count(*) FROM cases '
+                                'GROUP BY 1"'),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array of row objects instead of a table"),
 ) -> None:
     """Run one read-only SQL query on DIR/catalog.duckdb and print the result. DIR is any
-    folder with a catalog: a build directory, an evaluate or belief results folder, a meeting
-    session, a train-score or item-writer catalog folder. One SELECT statement; no other file
-    is read or written: COPY, ATTACH, INSTALL, LOAD are refused."""
+    folder with a catalog (listed under DIR below). One SELECT statement; no other file is
+    read or written: COPY, ATTACH, INSTALL, LOAD are refused."""
     import duckdb
 
     from ioa_synth.store.catalog import Catalog

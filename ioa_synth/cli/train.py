@@ -95,10 +95,15 @@ def score(
         find_case({c.case_id: c for c in cases}, case_id, data)
     except (InputError, UnknownCaseError) as exc:
         fail(str(exc))
+    from ioa_synth.text.utf8 import decode_utf8
+
     try:
-        text = sys.stdin.read() if str(completion) == "-" else completion.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"--completion {completion}: cannot read ({exc})")
+        raw = sys.stdin.buffer.read() if str(completion) == "-" else completion.read_bytes()
+        text = decode_utf8(raw, f"--completion {completion}")
+    except OSError as exc:
+        fail(f"--completion {completion}: cannot read ({exc.strerror or exc})")
+    except ValueError as exc:  # not UTF-8
+        fail(str(exc))
     writable_out(out)
     with llm_command_errors():
         with RewardScorer(data, cfg, out=out, workers=1, local_model=local_model, cases=cases) as reward:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, TASK_TYPES
 from ioa_synth.protocol.schemas import scenario_text
+from ioa_synth.text.utf8 import decode_utf8
 
 
 class InputError(ValueError):
@@ -146,16 +147,16 @@ def read_case(path: Path, rel: Path) -> EvalCase:
     ``rel``, its path relative to ``--data``, which makes the case id).
 
     Raises (the message starts with ``path``):
-        InputError: not JSON, not an object, a missing or malformed field, members other
+        InputError: not UTF-8, not JSON, not an object, a missing or malformed field, members other
             than M1/M2, repeated MA ids, no turn, or a turn by an unknown speaker.
     """
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    try:  # as text first: json.loads(bytes) would take UTF-16 and call other encodings invalid JSON
+        data = json.loads(decode_utf8(raw, path, InputError))
+    except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: not an IoA case (the file is not a JSON object)")

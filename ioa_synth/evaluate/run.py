@@ -181,8 +181,8 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
             try:
                 scheduler.run()
             except BaseException as exc:
-                if isinstance(exc, RunInterrupted):  # say what is kept: finished cases and calls
-                    exc.unit, exc.stored_calls = "case", scheduler.recorder.stored_calls if scheduler.recorder else 0
+                if isinstance(exc, RunInterrupted):  # open_run adds the calls stored
+                    exc.unit = "case"
                 write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
                 raise
             summary = _summary(out_dir, job)

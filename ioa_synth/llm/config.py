@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ioa_synth.text.utf8 import decode_utf8
+
 COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "simulator", "validity_filter",
                                # live meetings: the judge that merges validated discoveries across detectors
                                "merge_judge",
@@ -168,11 +170,9 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
         return ToolkitConfig()
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))  # a BOM (Windows editors) is allowed
+        data = json.loads(decode_utf8(p.read_bytes(), p, ConfigError))  # a BOM (Windows editors) is allowed
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
     if not isinstance(data, dict):

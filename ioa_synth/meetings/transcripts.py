@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ioa_synth.text.utf8 import decode_utf8
+
 #: ``--format`` values (``auto`` guesses from the suffix, then the content).
 FORMATS: tuple[str, ...] = ("auto", "vtt", "srt", "whisper", "text")
 
@@ -148,11 +150,9 @@ def read_transcript(path: Path, fmt: str = "auto") -> tuple[str, list[Cue]]:
     """
     where = str(path)
     try:
-        raw = path.read_bytes().decode("utf-8-sig")
+        raw = decode_utf8(path.read_bytes(), where, TranscriptError)
     except OSError as exc:
         raise TranscriptError(f"{where}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise TranscriptError(f"{where}: not UTF-8 text") from None
     if not raw.strip():
         raise TranscriptError(f"{where}: the file is empty")
     fmt = guess_format(path, raw) if fmt == "auto" else fmt

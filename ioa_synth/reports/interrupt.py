@@ -45,19 +45,36 @@ class RunInterrupted(Exception):
     """The run stopped on Ctrl-C. ``finished``: work items finished in this run (called
     ``unit``, e.g. ``case``); ``abandoned``: items still running when the grace period ran
     out (their threads cannot be killed: the caller should exit the process);
-    ``stored_calls``: model calls that finished and were stored in this run, kept for the
-    next run (``None`` when the command does not count them). A command may set ``unit``
-    and ``stored_calls`` before re-raising; the message says what is kept."""
+    ``stored_calls``: model calls that got a reply and were stored in this run, which the
+    next run reuses (``None`` when the command does not count them); ``failed_tries``:
+    failed tries stored in this run (kept for the record; the next run asks those calls
+    again). :func:`ioa_synth.store.run_context.open_run` sets both from the run's
+    recorders, a command may set ``unit``; the message says what is kept."""
 
-    def __init__(self, finished: int, abandoned: int, unit: str = "item", stored_calls: int | None = None) -> None:
+    def __init__(self, finished: int, abandoned: int, unit: str = "item", stored_calls: int | None = None,
+                 failed_tries: int = 0) -> None:
         super().__init__()
-        self.finished, self.abandoned, self.unit, self.stored_calls = finished, abandoned, unit, stored_calls
+        self.finished, self.abandoned, self.unit = finished, abandoned, unit
+        self.stored_calls, self.failed_tries = stored_calls, failed_tries
 
     def __str__(self) -> str:
-        text = f"interrupted: {self.finished} {self.unit}(s) finished"
+        from ioa_synth.text.plural import plural
+
+        text = f"interrupted: {plural(self.finished, self.unit)} finished"
         if self.stored_calls is not None:
-            text += f", {self.stored_calls} model call(s) finished and stored (kept for the next run)"
-        return text + (f"; {self.abandoned} still running were abandoned" if self.abandoned else "")
+            stored = plural(self.stored_calls + self.failed_tries, "model call")
+            if not self.stored_calls + self.failed_tries:
+                text += ", no model call stored"
+            elif self.failed_tries:
+                text += (f", {stored} stored ({plural(self.stored_calls, 'reply', 'replies')} the next run reuses, "
+                         f"{plural(self.failed_tries, 'failed try', 'failed tries')})")
+            else:
+                replies = "its reply" if self.stored_calls == 1 else "their replies"
+                text += f", {stored} stored (the next run reuses {replies})"
+        if self.abandoned:
+            were = "was" if self.abandoned == 1 else "were"
+            text += f"; {plural(self.abandoned, self.unit)} still running {were} abandoned"
+        return text
 
 
 class InterruptGuard:
@@ -121,7 +138,7 @@ def worker_pool(workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
 
 
 def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: Callable[[T, Any], None],
-                      workers: int, guard: InterruptGuard) -> int:
+                      workers: int, guard: InterruptGuard, unit: str = "item") -> int:
     """Keep up to ``workers`` items in flight until ``items`` is empty; return how many finished.
 
     One item more than ``workers`` is submitted, waiting in the pool's queue, so that a
@@ -134,6 +151,7 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
         on_done: ``on_done(item, result)``, called in this thread for each finished item.
         workers: items in flight at once (>= 1).
         guard: the :class:`InterruptGuard` whose ``stop`` ends submission.
+        unit: what an item is, for the message of :class:`RunInterrupted` (``case``).
 
     Raises:
         BaseException: the first exception raised by an item or by ``on_done`` (e.g. a
@@ -185,7 +203,7 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
     for fut in running:
         fut.cancel()
     if guard.interrupted:
-        raise RunInterrupted(finished, sum(not f.done() for f in running))
+        raise RunInterrupted(finished, sum(not f.done() for f in running), unit)
     if error is not None:
         raise error
     return finished

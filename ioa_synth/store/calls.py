@@ -104,7 +104,8 @@ class CallRecorder:
             billed tokens are what the user pays, and what ``llm_calls`` holds.
 
     ``tokens_by_case`` adds up those tokens per case id (for per-case progress lines);
-    ``stored_calls`` counts the fresh successful calls stored (kept for a re-run).
+    ``stored_calls`` counts the fresh successful calls stored (a re-run replays them),
+    ``failed_tries`` the failed tries stored (a re-run asks those calls again).
 
     A fresh call's seed (:func:`call_seed`) counts the failed tries already stored for its
     key (read from the catalog once, at the first fresh call, then kept up to date), so a
@@ -117,6 +118,7 @@ class CallRecorder:
     on_tokens: Callable[[int], None] = lambda n: None
     tokens_by_case: dict[str, int] = field(default_factory=dict)
     stored_calls: int = 0
+    failed_tries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _failed: dict[CallKey, int] | None = field(default=None, repr=False)
 
@@ -146,6 +148,7 @@ class CallRecorder:
             self._bill(case_id, rec)
             with self._lock:
                 failed[key] = failed.get(key, 0) + 1
+                self.failed_tries += 1
 
         failed = self._failed_tries()
         # a new attempt is a new draw; a re-run the same one, unless every earlier try failed

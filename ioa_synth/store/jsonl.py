@@ -6,20 +6,24 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from ioa_synth.text.utf8 import decode_utf8
+
 
 def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, decoded_object)`` for each non-blank line of ``path`` (UTF-8,
     with or without a byte-order mark).
 
     Raises:
-        error: the file cannot be read (``"<path>: cannot read ..."``) or a line is not
+        error: the file cannot be read (``"<path>: cannot read ..."``), is not UTF-8
+            (:func:`ioa_synth.text.utf8.decode_utf8`) or a line is not
             valid JSON (``"<path>:<line>: invalid JSON (...)"``).
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is allowed
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    text = decode_utf8(raw, path, error)  # a BOM (Windows editors) is allowed
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue

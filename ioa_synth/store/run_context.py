@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Protocol
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
-from ioa_synth.reports.interrupt import GRACE_SECONDS, InterruptGuard
+from ioa_synth.reports.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
 from ioa_synth.store.calls import CallRecorder, load_replay
 from ioa_synth.store.catalog import Catalog
 from ioa_synth.store.fingerprint import setup_description
@@ -94,6 +94,8 @@ class RunContext:
     tokens: TokenCount = field(default_factory=TokenCount)
     summary: dict[str, Any] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)
+    #: the recorders :meth:`recorder` handed out (their counts say what a stopped run kept)
+    recorders: list[CallRecorder] = field(default_factory=list)
 
     def attach(self, progress: ProgressSink) -> None:
         """Send every client's wait notes and calls in flight, and the run's token total, to ``progress``."""
@@ -116,7 +118,9 @@ class RunContext:
         :attr:`tokens` and replaying the stored successful calls of the units (case ids)
         ``replay_of``."""
         replay = load_replay(self.catalog, replay_of) if replay_of else {}
-        return CallRecorder(self.catalog, self.start(), replay, on_tokens=self.tokens.add)
+        recorder = CallRecorder(self.catalog, self.start(), replay, on_tokens=self.tokens.add)
+        self.recorders.append(recorder)
+        return recorder
 
 
 @contextmanager
@@ -157,6 +161,9 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
                     client.stop = guard.stop
                 yield ctx
         except BaseException as exc:
+            if isinstance(exc, RunInterrupted) and exc.stored_calls is None:  # the last line says what is kept
+                exc.stored_calls = sum(r.stored_calls for r in ctx.recorders)
+                exc.failed_tries = sum(r.failed_tries for r in ctx.recorders)
             ctx.summary["stopped"] = f"{type(exc).__name__}: {exc}"[:500]
             raise
         finally:

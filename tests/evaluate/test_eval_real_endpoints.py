@@ -16,6 +16,7 @@ import time
 from .eval_helpers import KEYS, STUDY_1, STUDY_2, STUDY_3, Study, released_case, toolkit_case, write_case
 from ioa_helpers import SlowCounting, one_line_error, q, stored_ok
 from ioa_synth.llm.scripted_server import Reply, ScriptedServer
+from ioa_synth.text.plural import plural
 
 UNSUPPORTED = ("Unsupported value: 'temperature' does not support 0.2 with this model. "
                "Only the default (1) value is supported.")
@@ -75,8 +76,8 @@ def test_first_sigint_exits_130_keeping_completed_calls_then_resumes(tmp_path):
         assert all(r["status"] == "scored" for r in records)  # cases cut short got no failed record
         assert summary["cases"]["scored"] == len(records) < 8
         # the last line says what is kept: finished cases and every finished, stored call
-        assert f"interrupted: {len(records)} case(s) finished, {first} model call(s) finished and stored" in \
-            stderr.strip().splitlines()[-1]
+        assert (f"interrupted: {plural(len(records), 'case')} finished, {plural(first, 'model call')} stored "
+                f"(the next run reuses {'its reply' if first == 1 else 'their replies'})") in stderr.strip().splitlines()[-1]
 
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr

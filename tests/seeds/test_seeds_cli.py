@@ -33,15 +33,48 @@ def test_import_assign_check(run, tmp_path):
     assert checked.exit_code == 0 and "no leakage" in checked.stdout
 
 
-def test_assign_short_exits_1_naming_cells(run, tmp_path):
+def test_assign_short_exits_1_with_one_summary_line(run, tmp_path):
+    """Short cells are one error line (how many, per split) and the table names them, not
+    one stderr line per cell (the snapshot is short in all 90 cells of the default pools)."""
     run("import", SNAPSHOT, "--out", tmp_path)
     result = run("assign", "--out", tmp_path)
     assert result.exit_code == 1
-    assert "short: train law/planning: 0 of 40 primary tuples (short by 40)" in result.stderr
-    assert "short: test law/planning: 5 of 10 primary tuples (short by 5)" in result.stderr
+    assert result.stderr.splitlines() == [
+        "error: 90 cells short of primary tuples (train 30, val 30, test 30; 1,423 tuples missing, see the table); "
+        "nothing written (add papers, lower --per-cell, or pass --allow-short)"]
+    law = [line for line in result.stdout.splitlines() if "│ law " in line]
+    assert law and law[0].split("│")[2:6] == [" planning        ", "  0/40 ", " 0/4 ", " 5/10 "]
     assert not (tmp_path / "seeds" / "train.jsonl").exists()
     allowed = run("assign", "--out", tmp_path, "--allow-short")
     assert allowed.exit_code == 0 and (tmp_path / "seeds" / "test.jsonl").exists()
+    assert allowed.stderr.splitlines() == [
+        "warning: 90 cells short of primary tuples (train 30, val 30, test 30; 1,423 tuples missing, see the "
+        "table); written anyway (--allow-short)"]
+
+
+def test_assign_reserve_short_is_one_warning_and_the_table_fits_80_columns(run, tmp_path, monkeypatch):
+    """``--reserve 1`` on the snapshot: one warning line for the 43 cells without a reserve
+    tuple (it was one line per cell), and a table whose headers and names are whole at 80
+    columns (task-type headers were cut to 'design_r…', domains to 'ml_resea…')."""
+    from rich.console import Console
+
+    from ioa_synth.protocol.cells import DOMAINS, TASK_TYPES
+
+    monkeypatch.setattr("ioa_synth.cli.seeds.console", Console(width=80))
+    run("import", SNAPSHOT, "--out", tmp_path)
+    result = run("assign", "--out", tmp_path, *SMALL)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "warning: 43 cells have fewer than 1 reserve tuple (train 28, val 10, test 5; see the +N counts in the "
+        "table): a case discarded in those cells is not replaced"]
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "…" not in result.stdout
+    header = next(line for line in lines if "domain" in line)
+    assert [cell.strip() for cell in header.split("┃")[1:-1]] == ["domain", "task type", "train", "val", "test"]
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    assert [r[1] for r in rows] == list(TASK_TYPES) * len(DOMAINS)
+    assert [r[0] for r in rows[::len(TASK_TYPES)]] == list(DOMAINS)
+    assert rows[-1] == ["", "brainstorming", "3/3 +0", "1/1 +0", "1/1 +0"]  # law (25 papers): no reserve left
 
 
 def test_check_reports_leak_and_exits_1(run, tmp_path):

@@ -79,9 +79,10 @@ def test_assign_keeps_split_files_it_did_not_write_unless_replace(run, tmp_path)
     assert sorted(p.name for p in seeds.glob("*.jsonl")) == ["test.jsonl"]
 
 
-def test_reserve_warning_names_the_cell_plainly(run, tmp_path):
+def test_reserve_warning_says_it_plainly(run, tmp_path):
     run("import", SNAPSHOT, "--out", tmp_path)
     res = run("assign", "--out", tmp_path, "--per-cell", "test=5", "--reserve", "1")  # law has 25 papers
     assert res.exit_code == 0, res.stderr
-    assert "warning: test: cell law/planning: 0 of 1 reserve tuples" in res.stderr
+    assert res.stderr == ("warning: 5 cells have fewer than 1 reserve tuple (test 5; see the +N counts in the table): "
+                          "a case discarded in those cells is not replaced\n")
     assert "missing" not in res.stderr
