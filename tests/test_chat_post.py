@@ -59,3 +59,36 @@ def test_a_closed_client_refuses_to_send():
     sdk.close()
     with pytest.raises(RuntimeError, match="closed"):
         post(b"{}")
+
+
+def test_work_left_for_the_helpers_starts_once_the_request_is_on_the_wire():
+    """A job started before a request runs while that request waits for its reply, not
+    before the request is written (it would take the GIL from the sending worker)."""
+    import threading
+    import time
+
+    from ioa_synth.llm.ahead import RequestsAhead
+    from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
+
+    arrived: list[float] = []
+
+    def responder(body, headers):
+        arrived.append(time.monotonic())
+        reply = chat_reply("{}")
+        reply.delay = 1.0
+        return reply
+
+    ran: list[tuple[str, float]] = []
+    ahead = RequestsAhead(lambda: ran.append((threading.current_thread().name, time.monotonic())) or "made")
+    with ScriptedServer(responder) as server:
+        sdk = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
+        post = ChatPost(sdk)
+        ahead.start(("c1",))
+        time.sleep(0.2)
+        assert ran == []  # not before this thread sends
+        post(b'{"model": "scripted", "messages": []}')
+        returned = time.monotonic()
+        sdk.close()
+    assert len(ran) == 1 and ran[0][0].startswith("ahead")
+    assert arrived[0] - 0.05 <= ran[0][1] < returned - 0.5  # while the reply was being waited for
+    assert ahead.get(("c1",)) == "made"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 
-from ioa_synth.llm.ahead import RequestsAhead
+from ioa_synth.llm.ahead import RequestsAhead, requests_sent
 from ioa_synth.build import pipeline
 from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
 
@@ -23,16 +23,25 @@ def test_a_job_is_handed_over_only_for_the_very_same_inputs():
     ahead = RequestsAhead(prepare)
     a, b = object(), object()
     ahead.start(("c1", 2, 1), a)
+    assert not done.wait(0.2) and made == []  # nothing runs before this thread's request is sent
+    requests_sent()
     done.wait(5)
     assert ahead.get(("c1", 2, 1), a) == [a]  # the helper's result, not made again
     assert [who for who, _ in made] == ["ahead"]
+    done.clear()
     ahead.start(("c1", 2, 1), a)
+    requests_sent()
     done.wait(5)
     assert ahead.get(("c1", 2, 1), b) == [b]  # other inputs (a regenerated stage 1): made now
     assert made[-1][0] != "ahead" and made[-1][1] == (b,)
     ahead.start(("c2", 1, 1), a)
     ahead.forget("c2")
+    requests_sent()
     assert ahead.get(("c2", 1, 1), a) == [a]
+    ahead.start(("c3", 1, 1), a)  # asked for before any request went out: made on the spot
+    assert ahead.get(("c3", 1, 1), a) == [a] and made[-1][0] != "ahead"
+    requests_sent()  # the job was taken: nothing is started for it
+    assert not any(who == "ahead" and inputs == (a,) for who, inputs in made[2:])
 
 
 def _build_bodies(cli, seeds, out, monkeypatch, ahead: bool) -> list[dict]:

@@ -9,6 +9,11 @@ such a request on a helper thread while the judge call is in flight (the GIL is 
 and hands it over only when asked with the very same inputs (the same objects); otherwise,
 or when it was not started yet, the request is made on the spot. Nothing about the request
 changes, only when its CPU is spent.
+
+A job starts once the request that the calling thread sends next is on the wire
+(:func:`requests_sent`, called by the transport when the request body is written): a
+helper started before took the GIL from the worker while it was still sending (measured:
+the send of a judge request took 1.2-1.5 ms instead of 0.65 ms).
 """
 
 from __future__ import annotations
@@ -18,6 +23,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Generic, Hashable, TypeVar
 
 T = TypeVar("T")
+
+_local = threading.local()  # this thread's jobs waiting for its next request to be sent
+
+
+def requests_sent() -> None:
+    """Start the jobs this thread asked for (:meth:`RequestsAhead.start`): its request is
+    on the wire and it waits for the reply."""
+    waiting = getattr(_local, "waiting", None)
+    if waiting:
+        _local.waiting = []
+        for ahead, key, inputs in waiting:
+            ahead._submit(key, inputs)
 
 
 class RequestsAhead(Generic[T]):
@@ -30,19 +47,30 @@ class RequestsAhead(Generic[T]):
     def __init__(self, prepare: Callable[..., T]) -> None:
         self._prepare = prepare
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="ahead")
-        self._jobs: dict[tuple[Hashable, ...], tuple[tuple[Any, ...], Future]] = {}
+        # key -> (inputs, the helper's future; None until this thread's request is sent)
+        self._jobs: dict[tuple[Hashable, ...], tuple[tuple[Any, ...], Future | None]] = {}
         self._lock = threading.Lock()
 
     def start(self, key: tuple[Hashable, ...], *inputs: Any) -> None:
-        """Prepare ``prepare(*inputs)`` for ``key`` on the helper thread (an earlier job of
-        ``key`` with other inputs is dropped)."""
+        """Prepare ``prepare(*inputs)`` for ``key`` on the helper thread once this thread's
+        next request is sent (an earlier job of ``key`` with other inputs is dropped)."""
         with self._lock:
             job = self._jobs.get(key)
             if job is not None and _same(job[0], inputs):
                 return
-            self._jobs[key] = (inputs, self._pool.submit(self._prepare, *inputs))
-        if job is not None:
+            self._jobs[key] = (inputs, None)
+        if job is not None and job[1] is not None:
             job[1].cancel()
+        waiting = getattr(_local, "waiting", None)
+        if waiting is None:
+            waiting = _local.waiting = []
+        waiting.append((self, key, inputs))
+
+    def _submit(self, key: tuple[Hashable, ...], inputs: tuple[Any, ...]) -> None:
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is not None and job[1] is None and job[0] is inputs:  # not taken or replaced since
+                self._jobs[key] = (inputs, self._pool.submit(self._prepare, *inputs))
 
     def get(self, key: tuple[Hashable, ...], *inputs: Any) -> T:
         """``prepare(*inputs)``: the one made ahead for ``key`` when it was made from these
@@ -50,7 +78,7 @@ class RequestsAhead(Generic[T]):
         raised by making it now)."""
         with self._lock:
             job = self._jobs.pop(key, None)
-        if job is not None and _same(job[0], inputs) and not job[1].cancel():
+        if job is not None and job[1] is not None and _same(job[0], inputs) and not job[1].cancel():
             try:
                 return job[1].result()
             except Exception:  # noqa: BLE001 - made again below, where the error belongs
@@ -62,7 +90,8 @@ class RequestsAhead(Generic[T]):
         with self._lock:
             dropped = [self._jobs.pop(k)[1] for k in [k for k in self._jobs if k[0] == case_id]]
         for fut in dropped:
-            fut.cancel()
+            if fut is not None:
+                fut.cancel()
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

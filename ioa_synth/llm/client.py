@@ -42,6 +42,7 @@ from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, 
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
 from ioa_synth.llm.request import SEED_RANGE, CallRecord, redact, response_format
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
+from ioa_synth.llm.ahead import requests_sent
 from ioa_synth.llm.serving import STREAM_OPTIONS, stream_completion
 from ioa_synth.llm.transport import ChatPost
 from ioa_synth.reports.activity import CallActivity
@@ -226,6 +227,7 @@ class LLMClient:
         limited parallelism (closing the stream stops its decoding,
         :func:`ioa_synth.llm.serving.stream_completion`), calling ``on_token()`` per token."""
         if self.endpoint.slots is not None:
+            requests_sent()  # the helpers' jobs may start: this call takes seconds
             data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop, on_token)
             if data is None:
                 raise CallCancelled(f"{self.endpoint.component}: the run is stopping; reply abandoned")

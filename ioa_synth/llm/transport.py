@@ -23,6 +23,8 @@ from typing import Any
 import httpx2
 import openai
 
+from ioa_synth.llm.ahead import requests_sent
+
 
 class ChatPost:
     """``POST {base_url}/chat/completions`` with a ready JSON body, for one SDK client.
@@ -47,7 +49,7 @@ class ChatPost:
         self._headers.update({k: v for k, v in headers.items() if isinstance(v, str)})
         timeout = client.timeout
         self._extensions = {"timeout": (timeout if isinstance(timeout, httpx2.Timeout)
-                                        else httpx2.Timeout(timeout)).as_dict()}
+                                        else httpx2.Timeout(timeout)).as_dict(), "trace": _on_trace}
 
     def __call__(self, body: bytes) -> Any:
         """Send ``body`` (UTF-8 JSON) and return the reply decoded (``None`` when it is not JSON).
@@ -64,9 +66,13 @@ class ChatPost:
         try:
             response = self._transport.handle_request(request)
         except httpx2.TimeoutException as err:
+            requests_sent()
+
             raise openai.APITimeoutError(request=request) from err
         except (httpx2.RequestError, ssl.SSLError) as err:
+            requests_sent()
             raise openai.APIConnectionError(request=request) from err
+        requests_sent()  # a transport that does not trace its steps: the reply is here
         response.request = request  # what the client's send sets (the SDK's status errors read it)
         try:
             try:
@@ -83,3 +89,10 @@ class ChatPost:
                 return None
         finally:
             response.close()
+
+
+def _on_trace(event: str, info: dict[str, Any]) -> None:
+    """httpcore's step hook: once the request body is written, the work this thread left
+    for the helper threads may start (:func:`ioa_synth.llm.ahead.requests_sent`)."""
+    if event.endswith("send_request_body.complete"):
+        requests_sent()
