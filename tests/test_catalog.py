@@ -106,3 +106,26 @@ def test_a_failing_row_maker_is_one_error_for_the_next_caller_and_the_catalog_st
     except (RuntimeError, ValueError):
         pass
     duckdb.connect(str(tmp_path / "catalog.duckdb")).close()  # the connection was released
+
+
+def test_rows_left_by_a_thread_that_sends_no_request_still_reach_the_journal(tmp_path):
+    """The writer is woken when the worker's next request is on the wire; rows left by a
+    thread that sends none are journaled anyway, within the writer's idle wake-up."""
+    import time
+
+    from ioa_synth.llm.on_wire import requests_sent
+    from ioa_synth.store.journal import JOURNAL_FILE, LATER_WAKE_S
+
+    cat = Catalog(tmp_path / "out")
+    try:
+        cat.record_later(lambda: [("runs", {"run_id": "r1", "command": "test"})])
+        journal = tmp_path / "out" / JOURNAL_FILE
+        deadline = time.monotonic() + 10 * LATER_WAKE_S
+        while b'"r1"' not in (journal.read_bytes() if journal.exists() else b"") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert b'"r1"' in journal.read_bytes()  # a kill now would not lose it
+        cat.record_later(lambda: [("runs", {"run_id": "r2", "command": "test"})])
+        requests_sent()  # as the transport does once a request is written: the writer wakes
+        assert cat.query_dicts("SELECT run_id FROM runs ORDER BY run_id") == [{"run_id": "r1"}, {"run_id": "r2"}]
+    finally:
+        cat.close()

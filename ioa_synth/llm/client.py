@@ -42,7 +42,7 @@ from ioa_synth.llm.errors import (CallCancelled, LLMCallError, ProviderRefusal, 
 from ioa_synth.llm.replies import candidate_texts, provider_refusal, reply_json
 from ioa_synth.llm.request import SEED_RANGE, CallRecord, redact, response_format
 from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
-from ioa_synth.llm.ahead import requests_sent
+from ioa_synth.llm.on_wire import requests_sent
 from ioa_synth.llm.serving import STREAM_OPTIONS, stream_completion
 from ioa_synth.llm.transport import ChatPost
 from ioa_synth.reports.activity import CallActivity

@@ -23,7 +23,7 @@ from typing import Any
 import httpx2
 import openai
 
-from ioa_synth.llm.ahead import requests_sent
+from ioa_synth.llm.on_wire import requests_sent
 
 
 class ChatPost:
@@ -92,7 +92,7 @@ class ChatPost:
 
 
 def _on_trace(event: str, info: dict[str, Any]) -> None:
-    """httpcore's step hook: once the request body is written, the work this thread left
-    for the helper threads may start (:func:`ioa_synth.llm.ahead.requests_sent`)."""
+    """httpcore's step hook: once the request body is written, what this thread left for
+    that moment runs (:mod:`ioa_synth.llm.on_wire`)."""
     if event.endswith("send_request_body.complete"):
         requests_sent()

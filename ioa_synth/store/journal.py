@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ioa_synth.store.atomic import disk_full
+from ioa_synth.llm.on_wire import after_send
 
 JOURNAL_FILE = "catalog.journal"
 
@@ -31,6 +32,10 @@ Entry = tuple[str | None, Any]
 #: 200 ms endpoint) a 2 s window still spent 1.2 ms of CPU per call on commits; 10 s, 0.55 ms.
 #: A longer window costs nothing but a longer journal to re-apply after a kill.
 BATCH_WINDOW_S = 10.0
+
+#: Longest wait of entries left with :meth:`Journal.append_later` by a thread that sends no
+#: further request (the writer is otherwise woken when that request is on the wire).
+LATER_WAKE_S = 1.0
 
 
 class Journal:
@@ -97,7 +102,8 @@ class Journal:
         """Journal the entries ``make()`` returns on the writer thread, in append order
         (``sync`` as in :meth:`append`, for files ``make`` writes),
         within moments rather than before returning: the caller goes on to its next request
-        and the rows are encoded and written while that request is on the wire. A process
+        and the rows are encoded and written while that request is on the wire (the writer
+        is woken then, :mod:`ioa_synth.llm.on_wire`, or within :data:`LATER_WAKE_S`). A process
         killed in between loses those rows (the call is asked again on resume), never their
         order; :meth:`append`, :meth:`drain` and :meth:`close` journal them first.
 
@@ -108,6 +114,10 @@ class Journal:
             self._raise_if_failed()
             self._start()
             self._later.append((make, sync))
+        after_send(self._wake)  # not now: waking the writer would slow this thread's next send
+
+    def _wake(self) -> None:
+        with self._cond:
             self._cond.notify()
 
     def _start(self) -> None:
@@ -187,7 +197,7 @@ class Journal:
         while True:
             with self._cond:
                 while not (self._queue or self._sync or self._later) and not self._closing:
-                    self._cond.wait()
+                    self._cond.wait(LATER_WAKE_S)
                 if self._closing:
                     return
             deadline = time.monotonic() + BATCH_WINDOW_S  # let the entries of the window join the batch
@@ -202,7 +212,7 @@ class Journal:
                     if self._closing or left <= 0:
                         break
                     if not self._later:
-                        self._cond.wait(left)
+                        self._cond.wait(min(left, LATER_WAKE_S))
             try:
                 with self._lock:
                     self.drain()
