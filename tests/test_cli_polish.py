@@ -136,6 +136,18 @@ def test_a_key_quoted_back_by_the_server_never_reaches_the_error_line(cli, seeds
             assert "HTTP 401" in line and "***" in line and key not in res.output + res.stderr
 
 
+def test_a_key_a_model_repeats_is_redacted_in_what_the_reply_gives():
+    """The parsed reply is made from the redacted text, so an echoed key reaches neither the
+    next prompt (the simulator reads the prober's questions) nor a record."""
+    from ioa_synth.llm.scripted_server import chat_reply
+
+    echo = lambda body, headers: chat_reply(json.dumps({"question": f"Is the key {KEY}?"}))  # noqa: E731
+    with ScriptedServer(echo) as server:
+        value, rec = client_for(server).complete_json([{"role": "user", "content": "x"}], None, "x",
+                                                      lambda d: d, lambda rec: None)
+    assert value == {"question": "Is the key ***?"} and KEY not in rec.response_text
+
+
 def _models_config(tmp_path):
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"generator": {"model": "m"}, "judge": {"model": "m"}}))

@@ -259,7 +259,10 @@ class LLMClient:
             rec.error = "reply cut off (finish_reason=length)"
             return None, rec.error
         for field_name, text in candidates:
-            rec.reply_field, rec.response_text = field_name, redact(text, self._secrets)
+            # the reply as stored, and as parsed: a model that repeats the key (it can read it
+            # in an error message or a prompt) must not carry it into the next prompt or a record
+            text = redact(text, self._secrets)
+            rec.reply_field, rec.response_text = field_name, text
             try:
                 return parse(reply_json(text)), None
             except json.JSONDecodeError as exc:

@@ -42,11 +42,17 @@ def response_format(mode: StructuredOutput, schema: dict[str, Any], name: str, s
     return None
 
 
+#: Shortest key :func:`redact` hides (a provider's real keys are tens of characters).
+MIN_SECRET_CHARS = 8
+
+
 def redact(text: str | None, secrets: list[str]) -> str | None:
-    """``text`` with every secret string replaced by ``***``."""
+    """``text`` with every secret string of :data:`MIN_SECRET_CHARS` or more replaced by
+    ``***`` (shorter ones are placeholders such as ``EMPTY`` or ``dummy``, which local
+    servers take as keys and which a model may well write in its own text)."""
     if text is None:
         return None
     for s in secrets:
-        if s and len(s) >= 4:
+        if s and len(s) >= MIN_SECRET_CHARS:
             text = text.replace(s, "***")
     return text
