@@ -18,6 +18,7 @@ from ioa_synth.evaluate.analysis.render import Table, bar_chart_png, markdown_do
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
 from ioa_synth.reports.output import fmt, report_files, reports_dir
 from ioa_synth.store.atomic import write_all_atomic
+from ioa_synth.text.plural import plural
 
 
 class ReportError(ValueError):
@@ -70,7 +71,7 @@ def intro_lines(report: dict[str, Any]) -> list[str]:
     d = report["results"]
     lines = [f"results: {d['path']} (mode {d['mode']}, access {d['access']}, rollouts {d['rollouts']}, "
              f"permute seed {'none' if d['permute_seed'] is None else d['permute_seed']})",
-             f"{d['scored']} scored dialogues, {d['failed']} failed (failed dialogues are left out)"]
+             f"{plural(d['scored'], 'scored dialogue')}, {d['failed']:,} failed (failed dialogues are left out)"]
     if d["complete"] is False:
         lines.append("the run is incomplete (summary.json: complete = false)")
     return lines
