@@ -133,5 +133,11 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     endpoint()
     res = cli("build", "--seeds", seeds_file(3), "--split", "test", "--out", tmp_path / "out", "--workers", "2")
     assert res.exit_code == 0, res.output
-    assert where == Counter({("call_row", "catalog-writer"): 12, ("record", "catalog-writer"): 3,
-                             ("reference", "ahead"): 3}), where
+    # the writer makes them while the worker's next request is on the wire; the last case's,
+    # which no request follows, the writer's idle wake-up or the run's closing drain does
+    made: Counter = Counter()
+    for (what, who), n in where.items():
+        if what != "reference":
+            made[what, "off the worker path" if who in ("catalog-writer", "MainThread") else who] += n
+    assert made == Counter({("call_row", "off the worker path"): 12, ("record", "off the worker path"): 3}), where
+    assert where["reference", "ahead"] == 3, where

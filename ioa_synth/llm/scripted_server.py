@@ -191,6 +191,7 @@ class ScriptedServer:
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
+                self._leave()
                 self.wfile.write(data)
 
             def _stream(self, reply: Reply, with_usage: bool = False) -> None:
@@ -211,6 +212,7 @@ class ScriptedServer:
                     for event in events:
                         time.sleep(reply.delay / len(events))
                         self.wfile.write(f"data: {json.dumps({'model': outer.models[0], **event})}\n\n".encode())
+                    self._leave()
                     self.wfile.write(b"data: [DONE]\n\n")
                 except OSError:  # the client closed the connection: stop "decoding"
                     with outer._count_lock:
@@ -242,6 +244,7 @@ class ScriptedServer:
                 with outer._count_lock:
                     outer._inside += 1
                     outer.busiest = max(outer.busiest, outer._inside)
+                self._inside = True
                 try:
                     if outer._decoding is None:
                         self._chat(body, headers)
@@ -249,6 +252,13 @@ class ScriptedServer:
                         with outer._decoding:
                             self._chat(body, headers)
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                """The request is no longer inside: called before the reply's last bytes are
+                written, since a client that has them may send its next request at once."""
+                if getattr(self, "_inside", False):
+                    self._inside = False
                     with outer._count_lock:
                         outer._inside -= 1
 
