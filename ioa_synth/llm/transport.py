@@ -66,13 +66,11 @@ class ChatPost:
         try:
             response = self._transport.handle_request(request)
         except httpx2.TimeoutException as err:
-            requests_sent()
-
             raise openai.APITimeoutError(request=request) from err
         except (httpx2.RequestError, ssl.SSLError) as err:
-            requests_sent()
             raise openai.APIConnectionError(request=request) from err
-        requests_sent()  # a transport that does not trace its steps: the reply is here
+        finally:
+            requests_sent()  # for a transport that does not trace its steps (a no-op when it did)
         response.request = request  # what the client's send sets (the SDK's status errors read it)
         try:
             try:
