@@ -76,7 +76,7 @@ class LLMClient:
         # max_retries=0: the SDK would wait out a Retry-After (up to 60-120 s) beyond max_wait, unseen
         self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key,
                                      max_retries=0, timeout=endpoint.timeout, http_client=http_client)
-        self._chat_post = ChatPost(self._client)
+        self._chat_post = ChatPost(self._client, plain=http_client is None)
         self._secrets = [endpoint.api_key]
         self.stop = stop or threading.Event()
         self.on_wait = on_wait or (lambda note: None)
@@ -286,7 +286,8 @@ class LLMClient:
         return [m.id for m in self._client.with_options(max_retries=self.endpoint.max_retries).models.list()]
 
     def close(self) -> None:
-        """Release the HTTP connection pool."""
+        """Release the HTTP connections."""
+        self._chat_post.close()
         self._client.close()
 
 
