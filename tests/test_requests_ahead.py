@@ -70,3 +70,80 @@ def test_requests_made_ahead_equal_the_ones_made_on_the_spot(cli, seeds_file, tm
     on_the_spot = _build_bodies(cli, seeds, tmp_path / "b", monkeypatch, ahead=False)
     assert len(with_ahead) == len(on_the_spot) == 3 * 4 + 2
     assert [json.dumps(b, sort_keys=True) for b in with_ahead] == [json.dumps(b, sort_keys=True) for b in on_the_spot]
+
+
+def _in_thread(fn) -> None:
+    t = threading.Thread(target=fn)
+    t.start()
+    t.join()
+
+
+def test_a_job_waits_while_another_worker_answers_its_reply_and_is_never_waited_for():
+    """A helper job does not take turns with a worker that has a reply to answer: it starts
+    when that worker's next request is sent. The worker that wants a job still held back
+    makes it itself, at once."""
+    from ioa_synth.llm import on_wire
+
+    made: list[str] = []
+    started = threading.Event()
+
+    def prepare(x):
+        made.append(threading.current_thread().name.split("_")[0])
+        started.set()
+        return x
+
+    ahead = RequestsAhead(prepare)
+    other_has_reply = threading.Event()
+    other_may_send = threading.Event()
+
+    def other_worker():
+        on_wire.reply_received()
+        other_has_reply.set()
+        other_may_send.wait(5)
+        requests_sent()
+
+    other = threading.Thread(target=other_worker)
+    other.start()
+    other_has_reply.wait(5)
+    ahead.start(("c1",), "x")
+    requests_sent()  # this worker's request is on the wire; the other is still answering
+    assert not started.wait(0.02) and made == []
+    other_may_send.set()
+    other.join()
+    assert started.wait(5) and made == ["ahead"]
+    assert ahead.get(("c1",), "x") == "x"
+
+    # held back, then wanted: made by the worker, no waiting for the other one
+    started.clear()
+    other_has_reply.clear()
+    other_may_send.clear()
+    other = threading.Thread(target=other_worker)
+    other.start()
+    other_has_reply.wait(5)
+    ahead.start(("c2",), "y")
+    requests_sent()
+    assert ahead.get(("c2",), "y") == "y"
+    assert made[-1] != "ahead"
+    other_may_send.set()
+    other.join()
+
+
+def test_a_worker_whose_item_ended_without_a_request_holds_nothing_back():
+    """``answered`` (the worker pool calls it when an item ends) and the time limit both let
+    held jobs go: a worker that stopped sending cannot keep the helpers idle."""
+    from ioa_synth.llm import on_wire
+    from ioa_synth.reports.interrupt import worker_pool
+
+    ran: list[int] = []
+    with worker_pool(1, "case") as pool:
+        pool.submit(on_wire.reply_received).result()  # its item ends with a reply answered, no request
+    on_wire.when_idle(lambda: ran.append(1))
+    assert ran == [1]
+
+    _in_thread(on_wire.reply_received)  # a thread gone without saying so
+    on_wire.when_idle(lambda: ran.append(2))
+    assert ran == [1]
+    import time
+    time.sleep(on_wire.BUSY_LIMIT_S * 1.5)
+    requests_sent()
+    assert ran == [1, 2]

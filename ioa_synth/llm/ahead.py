@@ -10,9 +10,9 @@ and hands it over only when asked with the very same inputs (the same objects); 
 or when it was not started yet, the request is made on the spot. Nothing about the request
 changes, only when its CPU is spent.
 
-A job starts once the request that the calling thread sends next is on the wire
-(:mod:`ioa_synth.llm.on_wire`): a helper started before took the GIL from the worker
-while it was still sending.
+A job starts once the request that the calling thread sends next is on the wire, and no
+other worker is answering a reply (:mod:`ioa_synth.llm.on_wire`): a helper started before
+took the GIL from a worker still sending, or still reading, checking and answering its reply.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class RequestsAhead(Generic[T]):
             self._jobs[key] = (inputs, None)
         if job is not None and job[1] is not None:
             job[1].cancel()
-        on_wire.after_send(lambda: self._submit(key, inputs))
+        on_wire.after_send(lambda: on_wire.when_idle(lambda: self._submit(key, inputs)))
 
     def _submit(self, key: tuple[Hashable, ...], inputs: tuple[Any, ...]) -> None:
         with self._lock:

@@ -24,7 +24,7 @@ import socket
 import threading
 from dataclasses import dataclass
 
-from ioa_synth.llm.on_wire import requests_sent
+from ioa_synth.llm.on_wire import reply_received, requests_sent
 
 #: Headers ``http.client`` sets itself, or that ask for what this client does not do
 #: (``Accept-Encoding``: replies are read as sent, never decompressed).
@@ -114,6 +114,7 @@ class PlainPost:
                 requests_sent()
             response = conn.getresponse()
             content = response.read()
+            reply_received()
         except BaseException:
             self._drop(conn)  # mid-exchange: its state is unknown
             raise

@@ -26,7 +26,7 @@ from typing import Any
 import httpx2
 import openai
 
-from ioa_synth.llm.on_wire import requests_sent
+from ioa_synth.llm.on_wire import reply_received, requests_sent
 from ioa_synth.llm.plain_post import PlainPost, Reply
 
 
@@ -89,6 +89,7 @@ class ChatPost:
         try:
             try:
                 content = response.read()
+                reply_received()
             except httpx2.TimeoutException as err:
                 raise openai.APITimeoutError(request=request) from err
             except httpx2.RequestError as err:

@@ -33,6 +33,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
+from ioa_synth.llm import on_wire
+
 T = TypeVar("T")
 
 #: Seconds the in-flight work gets after the first Ctrl-C (or a run-stopping error).
@@ -125,7 +127,7 @@ def worker_pool(workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
     """A thread pool of ``workers`` threads for :func:`run_interruptible`: on a normal end
     it waits for its threads; when the block raises it drops queued work and does not
     wait for threads abandoned after the grace period (the command exits instead)."""
-    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix=name)
+    pool = _WorkerPool(max(1, workers), thread_name_prefix=name)
     try:
         yield pool
     except RunInterrupted as exc:
@@ -135,6 +137,21 @@ def worker_pool(workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+class _WorkerPool(ThreadPoolExecutor):
+    """A pool whose work items, when they end, tell :mod:`ioa_synth.llm.on_wire` that their
+    thread has no reply left to answer (helper jobs held back for it may start)."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:  # type: ignore[override]
+        return super().submit(_then_answered, fn, *args, **kwargs)
+
+
+def _then_answered(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        on_wire.answered()
 
 
 def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: Callable[[T, Any], None],

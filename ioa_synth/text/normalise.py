@@ -60,19 +60,18 @@ def english_stop_words() -> frozenset[str]:
 
 
 _local = threading.local()
-#: Most words one thread's stem cache holds before it starts afresh.
+#: Most words the stem cache of one language holds before it starts afresh.
 STEM_CACHE_SIZE = 200_000
+#: word -> stem per language, shared by all threads: a word's stem never changes, and
+#: worker threads that each stemmed their own copy of the vocabulary paid for it once per
+#: thread (32 workers starting together spent their first gate checks stemming the same words)
+_stems: dict[str, dict[str, str]] = {}
 
 
 def stemmer(language: str = "english") -> Any:
     """This thread's Snowball stemmer for ``language``: a stemmer object keeps its cursor
     between calls, so one shared by worker threads corrupts words (IndexError or wrong
     stems)."""
-    return _thread_stemmer(language)[0]
-
-
-def _thread_stemmer(language: str) -> tuple[Any, dict[str, str]]:
-    """This thread's stemmer for ``language`` and its word -> stem cache."""
     stemmers = getattr(_local, "stemmers", None)
     if stemmers is None:
         stemmers = _local.stemmers = {}
@@ -80,22 +79,25 @@ def _thread_stemmer(language: str) -> tuple[Any, dict[str, str]]:
     if found is None:
         import snowballstemmer
 
-        found = stemmers[language] = (snowballstemmer.stemmer(language), {})
+        found = stemmers[language] = snowballstemmer.stemmer(language)
     return found
 
 
 def stem_words(words: list[str], language: str = "english") -> list[str]:
-    """``words`` stemmed by this thread's Snowball stemmer, each distinct word stemmed once
-    per thread (the pure-Python stemmer costs tens of microseconds a word; the gates stem
-    the same case's words again and again)."""
-    stem, cache = _thread_stemmer(language)
+    """``words`` stemmed by the Snowball stemmer of ``language``, each distinct word stemmed
+    once per process (the pure-Python stemmer costs tens of microseconds a word; the gates
+    stem the same case's words again and again, and cases share most of their words).
+    The cache is shared by threads; the stemmer is this thread's (:func:`stemmer`)."""
+    cache = _stems.get(language)
+    if cache is None:
+        cache = _stems.setdefault(language, {})
     if len(cache) > STEM_CACHE_SIZE:
         cache.clear()
     out = []
     for word in words:
         found = cache.get(word)
         if found is None:
-            found = cache[word] = stem.stemWord(word)
+            found = cache[word] = stemmer(language).stemWord(word)
         out.append(found)
     return out
 
