@@ -119,7 +119,7 @@ _DIGIT = re.compile(r"\d")
 
 def ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
     """The runs of ``n`` consecutive tokens of ``toks``."""
-    return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+    return set(zip(*(toks[i:] for i in range(n))))
 
 
 @lru_cache(maxsize=4)
@@ -139,7 +139,8 @@ def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
     words (of ``gates``, default the shipped thresholds) with a field description or the
     instructions of the generator prompts."""
     n = (gates or load_gates()).copied_description_words
-    return bool(ngrams(words(text), n) & _description_grams(n))
+    toks = words(text)
+    return len(toks) >= n and not _description_grams(n).isdisjoint(zip(*(toks[i:] for i in range(n))))
 
 
 def quantities(text: str, gates: GateThresholds) -> set[str]:
