@@ -89,7 +89,7 @@ def run(
     out: Path = typer.Option(..., "--out", help="Results folder"),
     agents: int = typer.Option(10, "--agents", min=2, max=64, help="Agents per conversation"),
     attackers: str = typer.Option("0,1,3", "--attackers", help="Attacker counts, comma-separated"),
-    rounds: int = typer.Option(16, "--rounds", help="Rounds per conversation"),
+    rounds: int = typer.Option(16, "--rounds", min=1, max=1000, help="Rounds per conversation"),
     memory: int = typer.Option(5, "--memory", min=1, help="Full rounds of history each agent sees"),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the speaking schedule"),
     config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
