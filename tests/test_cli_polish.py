@@ -111,6 +111,20 @@ def test_base_url_without_v1_is_named():
             client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
 
 
+def test_a_404_web_page_at_a_v1_url_is_named_as_no_chat_route():
+    """A plain web server at a URL already ending in /v1: the hint does not ask for /v1, and
+    its HTML error page is shown as text."""
+    page = ("<!DOCTYPE HTML><html><head><title>Error response</title></head><body><h1>Error response</h1>"
+            "<p>Error code: 404</p><p>Message: File not found.</p></body></html>")
+    with ScriptedServer(lambda body, headers: Reply(status=404, raw=page)) as server:
+        client = client_for(server)
+        with pytest.raises(SetupError) as err:
+            client.complete_json([{"role": "user", "content": "x"}], None, "x", lambda d: d, lambda rec: None)
+    text = f"{err.value} {err.value.hint}"
+    assert "no /chat/completions route" in text and "should end in /v1" not in text
+    assert "<" not in str(err.value) and "File not found." in str(err.value)
+
+
 def test_context_length_400_is_a_case_error_not_setup():
     from ioa_synth.llm.client import LLMCallError
 

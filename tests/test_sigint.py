@@ -56,6 +56,27 @@ def test_first_sigint_exits_130_keeping_completed_calls(seeds_file, tmp_path):
         assert stored_ok(out) == 8 * 4 == responder.answered  # the re-run paid only what was missing
 
 
+def test_sigterm_ends_the_run_like_ctrl_c(seeds_file, tmp_path):
+    """``timeout`` or a job scheduler stops a run with SIGTERM: it exits 130 within seconds,
+    the calls that completed and the run's end are stored, and the run resumes."""
+    seeds, out = seeds_file(8), tmp_path / "out"
+    responder = SlowCounting(ProtocolResponder(), 0.4)
+    with ScriptedServer(responder) as server:
+        cmd, env, proc = start_build(server, seeds, out)
+        wait_for_requests(server, proc, 5)
+        sent_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+        assert time.monotonic() - sent_at < 10
+        assert proc.returncode == 130, stderr
+        assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+        assert stored_ok(out) == responder.answered
+        assert q(out, "SELECT count(*) FROM runs WHERE finished_at IS NULL")[0][0] == 0
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert stored_ok(out) == 8 * 4
+
+
 def test_sigint_line_counts_the_failed_tries_stored(seeds_file, tmp_path):
     """The last line counts every call stored, the failed tries too, and says which is
     which (it counted only the replies, so the catalog held more calls than it said)."""

@@ -80,6 +80,10 @@ def server_message(exc: openai.APIStatusError) -> str:
         text = inner.get("message") or inner.get("detail") or str(body)
     else:
         text = (exc.response.text if exc.response is not None else "") or str(exc)
+        if text.lstrip()[:14].lower().startswith(("<!doctype html", "<html")):  # a web server's error page
+            import lxml.html
+
+            text = lxml.html.fromstring(text).text_content()
     return " ".join(str(text).split())[:300]
 
 
@@ -128,7 +132,8 @@ def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
     if "model" in low:
         return f'set "model" for {component} in --config to a model the server lists'
     if status == 404:
-        return f"check {up}_BASE_URL (or OPENAI_BASE_URL) {base_url}: it should end in /v1"
+        return (f"check {up}_BASE_URL (or OPENAI_BASE_URL) {base_url}: the server there has no "
+                "/chat/completions route (is it an OpenAI-compatible API?)")
     return f"check the {component} block of --config (request_options, structured_output, temperature, seed)"
 
 

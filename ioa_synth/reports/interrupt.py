@@ -80,8 +80,9 @@ class RunInterrupted(Exception):
 
 
 class InterruptGuard:
-    """Context manager owning SIGINT while a run is in progress (main thread only; in
-    another thread it only provides ``stop``).
+    """Context manager owning SIGINT and SIGTERM while a run is in progress (main thread only;
+    in another thread it only provides ``stop``). SIGTERM (``timeout``, a job scheduler)
+    ends the run as Ctrl-C does.
 
     Attributes:
         stop: set by the first Ctrl-C, or by :func:`run_interruptible` when work raised.
@@ -95,6 +96,7 @@ class InterruptGuard:
         self.grace = grace
         self._notice = notice or (lambda text: print(text, file=sys.stderr, flush=True))
         self._previous: Any = None
+        self._previous_term: Any = None
         self._installed = False
 
     def _handle(self, signum: int, frame: object) -> None:
@@ -113,12 +115,15 @@ class InterruptGuard:
             except ImportError:  # pragma: no cover - polars is a dependency
                 pass
             self._previous = signal.signal(signal.SIGINT, self._handle)
+            # a job scheduler's or `timeout`'s stop: ended like a Ctrl-C, the run's row and calls kept
+            self._previous_term = signal.signal(signal.SIGTERM, self._handle)
             self._installed = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
+            signal.signal(signal.SIGTERM, self._previous_term if self._previous_term is not None else signal.SIG_DFL)
             self._installed = False
 
 
