@@ -32,19 +32,26 @@ def wait_for_requests(server, proc, n):
     assert proc.poll() is None, "build ended before it could be interrupted"
 
 
+def stop_after_requests(server, proc, n, signum) -> str:
+    """Send ``signum`` once ``n`` requests arrived; the build must exit 130 within 10 s with
+    the resume line last. Returns its stderr."""
+    wait_for_requests(server, proc, n)
+    sent_at = time.monotonic()
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=30)
+    elapsed = time.monotonic() - sent_at
+    assert elapsed < 10, elapsed
+    assert proc.returncode == 130, stderr
+    assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+    return stderr
+
+
 def test_first_sigint_exits_130_keeping_completed_calls(seeds_file, tmp_path):
     seeds, out = seeds_file(8), tmp_path / "out"
     responder = SlowCounting(ProtocolResponder(), 0.4)
     with ScriptedServer(responder) as server:
         cmd, env, proc = start_build(server, seeds, out)
-        wait_for_requests(server, proc, 5)
-        sent_at = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - sent_at
-        assert elapsed < 10, elapsed
-        assert proc.returncode == 130, stderr
-        assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+        stop_after_requests(server, proc, 5, signal.SIGINT)
         answered = responder.answered
         time.sleep(0.5)
         assert len(server.requests) == responder.answered  # nothing sent after the exit
@@ -63,13 +70,7 @@ def test_sigterm_ends_the_run_like_ctrl_c(seeds_file, tmp_path):
     responder = SlowCounting(ProtocolResponder(), 0.4)
     with ScriptedServer(responder) as server:
         cmd, env, proc = start_build(server, seeds, out)
-        wait_for_requests(server, proc, 5)
-        sent_at = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=30)
-        assert time.monotonic() - sent_at < 10
-        assert proc.returncode == 130, stderr
-        assert "run the same command again to resume" in stderr.strip().splitlines()[-1]
+        stop_after_requests(server, proc, 5, signal.SIGTERM)
         assert stored_ok(out) == responder.answered
         assert q(out, "SELECT count(*) FROM runs WHERE finished_at IS NULL")[0][0] == 0
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)

@@ -16,10 +16,10 @@ is free: 32 workers whose replies arrive together each read, check and answer th
 a helper job started by the first of them (a request prepared ahead, wanted only when
 that worker's own reply comes back a whole call later) takes turns with the others'
 replies. :func:`when_idle` holds such a job until no worker has a reply it has not
-answered yet (:func:`reply_received` to :func:`requests_sent`). A thread counts as busy for
-at most :data:`BUSY_LIMIT_S` after its reply (one whose work ended without a request
-stops holding the jobs back then); a job held back is never waited for: the worker that
-needs its result makes it itself.
+answered yet (:func:`reply_received` to :func:`requests_sent`, or to :func:`answered`,
+which the worker pool calls when an item ends without another request). A thread counts
+as busy for at most :data:`BUSY_LIMIT_S` after its reply; a job held back is never waited
+for: the worker that needs its result makes it itself.
 """
 
 from __future__ import annotations
