@@ -33,10 +33,13 @@ def other_data(root, same: tuple[str, ...] = ()):
 def test_runs_over_different_dialogues_are_refused_not_paired(run_a, cli, tmp_path):
     run_b = other_data(tmp_path / "run_b")
     out = tmp_path / "cmp"
-    err = one_line_error(cli("compare", run_a, run_b, "--out", out), "3 of the 3 shared case(s)",
-                         "different input files", "business/planning_003", "--intersect")
-    assert "paired bootstrap" not in err and not out.exists()
-    one_line_error(cli("compare", run_a, run_b, "--out", out, "--intersect"), "no scored case with identical inputs")
+    for extra in ((), ("--intersect",)):  # nothing left to pair: --intersect is not suggested, and finds none
+        err = one_line_error(cli("compare", run_a, run_b, "--out", out, *extra), "no scored case with identical inputs",
+                             "the 3 shared case id(s)", "different input files", "business/planning_003")
+        assert "--intersect" not in err and "paired bootstrap" not in err and not out.exists()
+    one_third = other_data(tmp_path / "run_c", same=("business/troubleshooting_010",))
+    one_line_error(cli("compare", run_a, one_third, "--out", out), "2 of the 3 shared case(s)",
+                   "different input files", "business/planning_003", "--intersect compares the 1")
 
 
 def test_intersect_pairs_only_identical_inputs_and_says_how_many(run_a, cli, tmp_path):

@@ -65,6 +65,10 @@ def pair_cases(a: Results, b: Results, intersect: bool = False) -> dict[str, Any
     hashes = {c: (input_hash(a, c), input_hash(b, c)) for c in common}
     differ = [c for c, (ha, hb) in hashes.items() if ha and hb and ha != hb]
     shared = [c for c in common if c not in differ]
+    if not shared:
+        why = (f" with identical inputs in common: the {len(differ)} shared case id(s) were read from different "
+               f"input files (same name, other content): {_listed(differ)}") if differ else " in common"
+        raise CompareError(f"{a.path} and {b.path} have no scored case{why}")
     if (only_a or only_b) and not intersect:
         parts = [f"only in {r.path} ({len(ids)}): {_listed(ids)}" for r, ids in ((a, only_a), (b, only_b)) if ids]
         raise CompareError(f"the scored case sets differ: {'; '.join(parts)} "
@@ -73,9 +77,6 @@ def pair_cases(a: Results, b: Results, intersect: bool = False) -> dict[str, Any
         raise CompareError(f"{len(differ)} of the {len(common)} shared case(s) were read from different input files "
                            f"in {a.path} and {b.path} (same name, other content): {_listed(differ)}; they are not "
                            f"the same dialogues (--intersect compares the {len(shared)} with identical inputs)")
-    if not shared:
-        why = " with identical inputs" if differ else ""
-        raise CompareError(f"{a.path} and {b.path} have no scored case{why} in common")
     return {"paired": len(shared), "intersect": intersect, "only_a": only_a, "only_b": only_b,
             "different_inputs": differ, "unverified": [c for c in shared if not all(hashes[c])], "shared": shared}
 
