@@ -97,7 +97,8 @@ def test_evaluate_refuses_a_folder_of_imported_seeds(cli, tmp_path):
     res = cli("evaluate", "--data", SAMPLE, "--out", out)
     _exit2(res, str(out), "build")
     assert not (out / "run.json").exists()
-    assert cli("status", "--out", out).exit_code == 0  # the folder is still a build directory
+    res = cli("status", "--out", out)  # the folder is still a build directory, with nothing built yet
+    assert res.exit_code == 0 and "(no case judged yet)" in res.stdout and "(no calls yet)" in res.stdout
 
 
 @pytest.fixture
@@ -183,6 +184,16 @@ def test_evaluate_refuses_a_case_without_turns(cli, endpoint, tmp_path):
     record["dialogue"]["turns"] = []
     case.write_text(json.dumps(record), encoding="utf-8")
     _exit2(cli("evaluate", "--data", data, "--out", tmp_path / "ev"), str(case), "dialogue.turns", "no turns")
+    assert not (tmp_path / "ev").exists()
+
+
+def test_evaluate_refuses_a_folder_holding_several_splits(cli, endpoint, tmp_path):
+    endpoint()
+    data = tmp_path / "released"
+    for split in ("test", "val"):
+        shutil.copytree(SAMPLE, data / split)
+    _exit2(cli("evaluate", "--data", data, "--out", tmp_path / "ev"), "2 splits (test/, val/)",
+           f"--data {data / 'test'}")
     assert not (tmp_path / "ev").exists()
 
 

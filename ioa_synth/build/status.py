@@ -165,6 +165,8 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
                 rates.add_row("", "", dim, f"{d['items_first']}/{d['items_final']}", _pct(d["first_attempt"]),
                               _pct(d["after_regeneration"]))
         rates.add_section()
+    if not report["pass_rates"]:
+        rates.add_row("(no case judged yet)", *[""] * 5)
     tables.append(rates)
     disc = Table(title="Discard reasons and failures")
     for col in ("split", "status", "kind", "cases"):
@@ -185,6 +187,8 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         tok.add_row(r["role"], str(r["calls"]), str(r["failed_calls"]), str(r["retried_calls"]),
                     str(r["timed_out_calls"]), f"{r['prompt_tokens']:,}", f"{r['completion_tokens']:,}",
                     f"{r['failed_tokens']:,}")
+    if not report["tokens"]:
+        tok.add_row("(no calls yet)", *[""] * 7)
     tables.append(tok)
     for split, dist in report["ma_types"].items():
         t = Table(title=f"Accepted misalignment types, {split} ({plural(dist['points'], 'point')}) vs the paper's test split")

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, TASK_TYPES
+from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, SPLITS, TASK_TYPES
 from ioa_synth.protocol.schemas import scenario_text
 from ioa_synth.text.utf8 import decode_utf8
 
@@ -190,12 +190,17 @@ def load_cases(data_dir: Path) -> list[EvalCase]:
     """Every ``*.json`` case under ``data_dir`` (recursively), sorted by relative path.
 
     Raises:
-        InputError: ``data_dir`` is not a folder, holds no ``*.json`` file, or any file is
-            not a case (the first such file is named; no case is returned).
+        InputError: ``data_dir`` is not a folder, holds no ``*.json`` file, holds cases in
+            folders of two or more splits (``test/``, ``val/``: a run scores one split), or
+            any file is not a case (the first such file is named; no case is returned).
     """
     if not data_dir.is_dir():
         raise InputError(f"--data {data_dir} is not a folder")
     paths = sorted(data_dir.rglob("*.json"), key=lambda p: p.relative_to(data_dir).as_posix())
     if not paths:
         raise InputError(f"--data {data_dir} holds no *.json case")
+    splits = sorted({p.relative_to(data_dir).parts[0] for p in paths} & set(SPLITS))
+    if len(splits) > 1:
+        raise InputError(f"--data {data_dir} holds cases of {len(splits)} splits ({', '.join(s + '/' for s in splits)}); "
+                         f"give one split's folder, e.g. --data {data_dir / splits[0]}")
     return [read_case(p, p.relative_to(data_dir)) for p in paths]
