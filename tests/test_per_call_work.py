@@ -109,8 +109,10 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     """A worker only makes requests: the call rows, record files and status rows of a case
     are made on the catalog's writer thread, and a chat request does not go through the
     SDK's per-request machinery (``OpenAI.post``: options copies, header merge, URL parse).
-    What the stage-2 gates compare dialogues with is made ahead, on the helper thread,
-    while the stage-1 judge call is on the wire."""
+    What the stage-2 gates compare dialogues with is made once per case: ahead, on the
+    helper thread, while the stage-1 judge call is on the wire, or by the case's own thread
+    when the helper's job was still held back because another worker was answering a reply
+    (``tests/test_requests_ahead.py`` proves the holding and the hand-over)."""
     import threading
 
     import openai
@@ -140,4 +142,5 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
         if what != "reference":
             made[what, "off the worker path" if who in ("catalog-writer", "MainThread") else who] += n
     assert made == Counter({("call_row", "off the worker path"): 12, ("record", "off the worker path"): 3}), where
-    assert where["reference", "ahead"] == 3, where
+    references = {who: n for (what, who), n in where.items() if what == "reference"}
+    assert sum(references.values()) == 3 and set(references) <= {"ahead", "case"}, where
