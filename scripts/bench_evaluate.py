@@ -13,9 +13,10 @@ What runs
     three, the filter attributes each divergent question n to MA n. So a case is exactly
     4 sequential calls (prober, simulator M1, simulator M2, filter) and scores P .60 R 1.
 
-    As in ``scripts/bench_build.py`` (whose server process, run record and helpers are
-    reused here), the server runs in a child process and logs ``t_in`` (request line
-    arrived) and ``t_out`` (reply written) per chat request on the shared monotonic clock.
+    As for ``scripts/bench_build.py``, the server runs in a child process and logs ``t_in``
+    (request line arrived) and ``t_out`` (reply written) per chat request on the shared
+    monotonic clock (``scripts/bench_server.py``; the run record and the bare-client replay
+    are ``scripts/bench_common.py``'s).
 
 (a) Toolkit overhead per call (workers=1): median of ``t_in[i+1] - t_out[i]``, everything
     the toolkit does between two sequential calls (reply parsing and validation, catalog
@@ -43,20 +44,16 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_build  # noqa: E402 - the build benchmark's server process, run record and helpers
+from bench_common import (CALLS_PER_CASE, CPU_RATIO_TARGET, OVERHEAD_TARGET_MS, SCALING_TARGET,  # noqa: E402
+                          SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers, cpu_numbers,
+                          measured, pct, raw_once, start_watchdog)
+from bench_server import REPO, ServerProcess, endpoint_env, serve_instrumented  # noqa: E402
 
-REPO = bench_build.REPO
 SAMPLE = REPO / "samples" / "evaluate" / "test" / "software_engineering" / "troubleshooting_001.json"
-CALLS_PER_CASE = 4
-OVERHEAD_TARGET_MS = 2.0
-SCALING_TARGET = 0.9
-SCALING_TARGET_WORKERS = 32
 
 
 # -- the scripted endpoint (child process) ----------------------------------------------
@@ -77,7 +74,8 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve(latency: float, backlog: int | None) -> None:
-    """Child process (``--serve``): the scripted server, instrumented like bench_build's."""
+    """Child process (``--serve``): the scripted replies of :func:`respond` after ``latency``
+    seconds, on an instrumented ``ScriptedServer`` (:func:`bench_server.serve_instrumented`)."""
     from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
 
     def responder(body: dict[str, Any], headers: dict[str, str]):
@@ -85,50 +83,17 @@ def serve(latency: float, backlog: int | None) -> None:
         reply.delay = latency
         return reply
 
-    server = ScriptedServer(responder)
-    httpd = server._httpd
-    log: list[tuple[float, float, str]] = []
-    lock = threading.Lock()
-
-    class Timed(httpd.RequestHandlerClass):  # type: ignore[misc, name-defined]
-        def parse_request(self) -> bool:
-            self._t_in = time.perf_counter()
-            return super().parse_request()
-
-        def do_POST(self) -> None:
-            super().do_POST()
-            with lock:
-                log.append((self._t_in, time.perf_counter(), self.path))
-
-    httpd.RequestHandlerClass = Timed
-    queue = getattr(httpd, "request_queue_size", 5)
-    if backlog:
-        httpd.socket.listen(backlog)
-    with server:
-        print(json.dumps({"base_url": server.base_url, "request_queue_size": queue, "backlog": backlog or queue}),
-              flush=True)
-        for line in sys.stdin:
-            if line.strip() == "log":
-                with lock:
-                    out, log[:] = list(log), []
-                server.requests.clear()
-                print(json.dumps(out), flush=True)
-            elif line.strip() == "stop":
-                return
+    serve_instrumented(ScriptedServer(responder), backlog)
 
 
-class ServerProcess(bench_build.ServerProcess):
-    """bench_build's child-process server, started from this script's ``--serve``."""
-
-    def __init__(self, latency: float, backlog: int | None = None) -> None:
-        self._argv = [sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(latency)]
-        if backlog:
-            self._argv += ["--server-backlog", str(backlog)]
+def server_process(latency: float, backlog: int | None = None) -> ServerProcess:
+    """This script's scripted server in a child process (also used by ``bench_reward.py``)."""
+    return ServerProcess(__file__, latency, backlog)
 
 
-class RunResult(bench_build.RunResult):
+class EvalRun(RunResult):
     def valid(self) -> bool:
-        return self.summary.get("cases", {}).get("scored") == self.cases and self.calls == CALLS_PER_CASE * self.cases
+        return super().valid() and self.summary.get("cases", {}).get("scored") == self.cases
 
 
 # -- one evaluation -----------------------------------------------------------------------
@@ -146,7 +111,7 @@ def write_cases(root: Path, n: int) -> None:
 
 
 def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: Path, timeout: float,
-             keep: bool) -> RunResult:
+             keep: bool) -> EvalRun:
     from rich.console import Console
 
     from ioa_synth.evaluate.case import EvalSettings
@@ -160,25 +125,18 @@ def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: 
     cases = load_cases(data)
     job = EvalJob(cases=cases, all_cases=cases, settings=EvalSettings())
     console = Console(file=open(os.devnull, "w"), force_terminal=True, width=120)  # noqa: SIM115
-    server.take_log()
     try:
-        with bench_build.CpuMarks() as cpu:
-            cpu0, t0 = bench_build._cpu(), time.perf_counter()
-            summary = run_evaluate(job, out_dir / "results", cfg, workers=workers, console=console,
-                                   args={"bench": True, "workers": workers})
-            t1, cpu1 = time.perf_counter(), bench_build._cpu()
-            cpu.mark()  # the run's end: its last catalog commit and summary are per-call work too
-        log = sorted(r for r in server.take_log() if r[2].rstrip("/").endswith("/chat/completions"))
-        lat, requests = bench_build.stored_requests(out_dir / "results")
+        return measured(EvalRun, workers, n, server, lambda: run_evaluate(
+            job, out_dir / "results", cfg, workers=workers, console=console,
+            args={"bench": True, "workers": workers}), out_dir / "results")
     finally:
         console.file.close()
         if not keep:
             shutil.rmtree(out_dir, ignore_errors=True)
-    return RunResult(workers, n, t1 - t0, summary, log, t0, t1, lat, cpu1 - cpu0, cpu.samples, requests)
 
 
 # -- report --------------------------------------------------------------------------------
-def measure(args: argparse.Namespace, runs: list[RunResult]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, runs: list[EvalRun]) -> dict[str, Any]:
     """The benchmark's numbers as plain data (``targets_met`` says whether both targets hold)."""
     chain = CALLS_PER_CASE * args.latency
     out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "runs": {}}
@@ -187,11 +145,11 @@ def measure(args: argparse.Namespace, runs: list[RunResult]) -> dict[str, Any]:
         ratio = r.cases / r.window_s / (r.workers / chain) if r.log else None
         row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
                                "ratio_in_flight": ratio, "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain),
-                               "cpu_ms_per_call": r.window_cpu_ms_per_call(), **bench_build.cpu_numbers(r)}
-        ok &= row["cpu_ratio"] is not None and row["cpu_ratio"] <= bench_build.CPU_RATIO_TARGET
+                               "cpu_ms_per_call": r.window_cpu_ms_per_call(), **cpu_numbers(r)}
+        ok &= row["cpu_ratio"] is not None and row["cpu_ratio"] <= CPU_RATIO_TARGET
         if r.workers == 1 and r.calls > 1:
             gaps = r.gaps_ms()
-            row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": bench_build._pct(gaps, 0.9),
+            row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": pct(gaps, 0.9),
                     "gap_mean_ms": statistics.fmean(gaps)}
             if r.raw is not None and r.raw.calls > 1:  # the floor: the SDK's own create() on the same calls
                 row["gap_median_ms_raw_openai"] = statistics.median(r.raw.gaps_ms())
@@ -204,57 +162,70 @@ def measure(args: argparse.Namespace, runs: list[RunResult]) -> dict[str, Any]:
 
 
 def report(data: dict[str, Any]) -> None:
+    """The numbers of :func:`measure` as a table, a PASS/FAIL verdict beside each target."""
     from rich.console import Console
     from rich.table import Table
 
+    def verdict(passed: bool) -> str:
+        return "[green]PASS[/]" if passed else "[red]FAIL[/]"
+
     t = Table(title=f"ioa-synth evaluate: {data['cases']} cases x {CALLS_PER_CASE} calls, endpoint latency "
                     f"{data['latency_s'] * 1000:.0f} ms/call")
-    for col in ("measure", "value", "target"):
-        t.add_column(col, justify="left" if col == "measure" else "right")
+    for col in ("measure", "value", "target", ""):
+        t.add_column(col, justify="left" if col == "measure" else "center" if not col else "right")
     for w, r in data["runs"].items():
         if not r["valid"]:
-            t.add_row(f"workers={w}: run INVALID", f"{r['calls']} calls", f"{CALLS_PER_CASE * data['cases']}")
+            t.add_row(f"workers={w}: run INVALID", f"{r['calls']} calls", f"{CALLS_PER_CASE * data['cases']}",
+                      verdict(False))
         if "gap_median_ms" in r:
             t.add_row("(a) toolkit overhead per call: median gap, workers=1", f"{r['gap_median_ms']:.2f} ms",
-                      f"<= {OVERHEAD_TARGET_MS:g} ms")
+                      f"<= {OVERHEAD_TARGET_MS:g} ms", verdict(r["gap_median_ms"] <= OVERHEAD_TARGET_MS))
             if "gap_median_ms_raw_openai" in r:
-                t.add_row("    bare openai client, same calls: median gap", f"{r['gap_median_ms_raw_openai']:.2f} ms", "")
-            t.add_row("    p90 / mean gap", f"{r['gap_p90_ms']:.2f} / {r['gap_mean_ms']:.2f} ms", "")
-        target = f">= {SCALING_TARGET}" if int(w) >= SCALING_TARGET_WORKERS else ""
-        t.add_row(f"(b) workers={w}: throughput / ideal, in flight", f"{r['ratio_in_flight']:.3f}", target)
-        t.add_row(f"    end to end ({r['wall_s']:.2f} s)", f"{r['ratio_end_to_end']:.3f}", "")
+                t.add_row("    bare openai client, same calls: median gap", f"{r['gap_median_ms_raw_openai']:.2f} ms")
+            t.add_row("    p90 / mean gap", f"{r['gap_p90_ms']:.2f} / {r['gap_mean_ms']:.2f} ms")
+        ratio, targeted = r["ratio_in_flight"], int(w) >= SCALING_TARGET_WORKERS
+        t.add_row(f"(b) workers={w}: throughput / ideal, in flight", f"{ratio:.3f}" if ratio is not None else "-",
+                  f">= {SCALING_TARGET}" if targeted else "",
+                  verdict(ratio is not None and ratio >= SCALING_TARGET) if targeted else "")
+        t.add_row(f"    end to end ({r['wall_s']:.2f} s)", f"{r['ratio_end_to_end']:.3f}")
         if r.get("cpu_ratio") is not None:
             t.add_row(f"(c) workers={w}: process CPU per call, toolkit / bare openai client (same calls)",
                       f"{r['cpu_ms_per_call']:.2f} / {r['cpu_ms_per_call_raw_openai']:.2f} ms, ratio {r['cpu_ratio']:.2f}",
-                      f"<= {bench_build.CPU_RATIO_TARGET:g}")
+                      f"<= {CPU_RATIO_TARGET:g}", verdict(r["cpu_ratio"] <= CPU_RATIO_TARGET))
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 130)
     console.print(t)
-    console.print(f"targets met: {data['targets_met']}; 1-min load average {os.getloadavg()[0]:.2f} "
+    unchecked = [name for name, present in (
+        ("(a): no run at 1 worker", any("gap_median_ms" in r for r in data["runs"].values())),
+        (f"(b): no run at {SCALING_TARGET_WORKERS}+ workers",
+         any(int(w) >= SCALING_TARGET_WORKERS for w in data["runs"]))) if not present]
+    console.print(f"targets met: {data['targets_met']}"
+                  + (f" (not checked {'; '.join(unchecked)})" if unchecked else "")
+                  + f"; 1-min load average {os.getloadavg()[0]:.2f} "
                   "(other processes' load inflates every wall-clock figure)")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = bench_build.bench_arguments(__doc__.split("\n\n")[0], "1,32", "results folders")
+    ap = bench_arguments(__doc__.split("\n\n")[0], "1,32", "results folders")
     args = ap.parse_args(argv)
     if args.serve:
         serve(args.latency, args.server_backlog)
         return 0
-    workers = bench_build.checked_workers(ap, args)
-    watchdog = bench_build.start_watchdog("bench_evaluate", args.max_seconds)
+    workers = checked_workers(ap, args)
+    watchdog = start_watchdog("bench_evaluate", args.max_seconds)
     tmp_root = Path(tempfile.mkdtemp(prefix="ioa-bench-eval-", dir=args.tmp_root))
     try:
         data = tmp_root / "data"
         write_cases(data, args.cases)
-        with ServerProcess(args.latency, backlog=args.server_backlog) as server, \
-                bench_build.endpoint_env(("PROBER", "SIMULATOR", "VALIDITY_FILTER"), lambda: server.base_url):
+        with server_process(args.latency, args.server_backlog) as server, \
+                endpoint_env(("PROBER", "SIMULATOR", "VALIDITY_FILTER"), lambda: server.base_url):
             runs = []
             for w in workers:
                 print(f"workers={w}: evaluating {args.cases} cases ...", file=sys.stderr, flush=True)
                 runs.append(run_once(data, args.cases, w, server, tmp_root, max(10.0, 20 * args.latency), args.keep))
                 print(f"workers={w}: the same calls from a bare openai client ...", file=sys.stderr, flush=True)
-                runs[-1].raw = bench_build.raw_once(runs[-1].requests, w, server, max(10.0, 20 * args.latency))
+                runs[-1].raw = raw_once(runs[-1].requests, w, server, max(10.0, 20 * args.latency))
         numbers = measure(args, runs)
         report(numbers)
         if args.json:

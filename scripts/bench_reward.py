@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_build  # noqa: E402 - shared helpers (CPU clock, endpoint env, watchdog)
+import bench_common  # noqa: E402 - shared helpers (CPU clock, watchdog)
 import bench_evaluate  # noqa: E402 - the scripted server process and the sample case
+import bench_server  # noqa: E402 - the endpoint environment
 
 COMPONENTS = ("simulator", "validity_filter")
 CALLS_PER_COMPLETION = 3
@@ -82,11 +83,11 @@ def score_batches(data: Path, out: Path, batches: list[tuple[list[str], list[str
         for ids, texts in batches:
             before = reward.run.tokens.calls
             reward.catalog.flush()  # the previous batch's commits are not this one's CPU
-            cpu0, t0 = bench_build._cpu(), time.perf_counter()
+            cpu0, t0 = bench_common.cpu(), time.perf_counter()
             results = reward.score_many(ids, texts)
             t1 = time.perf_counter()
             reward.catalog.flush()  # this batch's commits are
-            cpu1 = bench_build._cpu()
+            cpu1 = bench_common.cpu()
             calls = reward.run.tokens.calls - before
             valid = calls == CALLS_PER_COMPLETION * len(texts) and all(
                 r.f1 is not None and abs(r.f1 - EXPECTED_F1) < 1e-9 for r in results)
@@ -110,9 +111,9 @@ def raw_client(base_url: str, bodies: list[dict[str, Any]], workers: int, timeou
 
     one(bodies[0])  # warm-up
     with ThreadPoolExecutor(workers) as pool:
-        cpu0, t0 = bench_build._cpu(), time.perf_counter()
+        cpu0, t0 = bench_common.cpu(), time.perf_counter()
         list(pool.map(one, bodies))
-        t1, cpu1 = time.perf_counter(), bench_build._cpu()
+        t1, cpu1 = time.perf_counter(), bench_common.cpu()
     client.close()
     return {"calls": len(bodies), "wall_s": t1 - t0, "cpu_s": cpu1 - cpu0}
 
@@ -188,15 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     if not (1 <= args.prompts <= 1000 and 1 <= args.generations <= 16 and 1 <= args.workers <= 256
             and 0 < args.latency <= 5 and 1 <= args.repeats <= 10):
         ap.error("--prompts 1-1000, --generations 1-16, --workers 1-256, --latency in (0, 5], --repeats 1-10")
-    watchdog = bench_build.start_watchdog("bench_reward", args.max_seconds)
+    watchdog = bench_common.start_watchdog("bench_reward", args.max_seconds)
     tmp_root = Path(tempfile.mkdtemp(prefix="ioa-bench-reward-", dir=args.tmp_root))
     try:
         data = tmp_root / "data" / "train"
         bench_evaluate.write_cases(data, args.prompts)
         batches = [batch(args.prompts, args.generations, rep) for rep in range(args.repeats)]
         timeout = max(10.0, 20 * args.latency)
-        with bench_evaluate.ServerProcess(args.latency, backlog=args.server_backlog) as server, \
-                bench_build.endpoint_env(tuple(c.upper() for c in COMPONENTS), lambda: server.base_url):
+        with bench_evaluate.server_process(args.latency, args.server_backlog) as server, \
+                bench_server.endpoint_env(tuple(c.upper() for c in COMPONENTS), lambda: server.base_url):
             print(f"scoring {args.repeats} x {len(batches[0][1])} completions at {args.workers} workers ...",
                   file=sys.stderr, flush=True)
             reward = score_batches(data, tmp_root / "reward", batches, args.workers, timeout)
