@@ -65,7 +65,7 @@ fi
 
 say "embedded models installed:"
 .venv/bin/python -c '
-from ioa_synth.llm.local_model import installed_local_models, default_local_model
+from ioa_synth.llm.local_weights import installed_local_models, default_local_model
 print("  installed:", ", ".join(installed_local_models()))
 print("  default:  ", default_local_model())'
 say "done"

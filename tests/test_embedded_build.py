@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import duckdb
 import pytest
 
-from ioa_synth.llm.local_model import installed_local_models
+from ioa_synth.llm.local_weights import installed_local_models
 from ioa_synth.protocol.gates import is_placeholder
 from ioa_synth.protocol.schemas import Stage1Output
 

@@ -18,6 +18,7 @@ import pytest
 from ioa_helpers import q
 
 import ioa_synth.llm.local_model as lm
+import ioa_synth.llm.local_weights as local_weights
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ComponentConfig, load_config
 from ioa_synth.llm.errors import CallCancelled, LLMCallError
@@ -53,7 +54,7 @@ class SlowEmbedded:
 @pytest.fixture
 def slow_embedded(monkeypatch, tmp_path):
     monkeypatch.setattr(lm, "EmbeddedServer", SlowEmbedded)
-    monkeypatch.setattr(lm, "default_local_model", lambda: "smollm2-135m")
+    monkeypatch.setattr(local_weights, "default_local_model", lambda: "smollm2-135m")
     config = tmp_path / "config.json"
     config.write_text(json.dumps({c: {"timeout": TIMEOUT} for c in ("generator", "judge")}), encoding="utf-8")
     return config

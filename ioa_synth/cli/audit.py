@@ -30,7 +30,7 @@ def audit(
     """
     from ioa_synth.build.builddir import BuildDirError
     from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.build.audit import run_audit, write_audit_report
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural

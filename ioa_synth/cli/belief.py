@@ -31,7 +31,7 @@ def _int_list(option: str, text: str) -> list[int]:
 
 
 def _check_local(local_model: str | None) -> None:
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
 
     check_choice("--local-model", local_model, LOCAL_MODELS)
 

@@ -39,7 +39,7 @@ def build(
     """
     from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
     from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.build.status import cell_counts, cell_table
 
     check_choice("--split", split, SPLITS)

@@ -201,7 +201,7 @@ def llm_command_errors() -> Iterator[None]:
     from ioa_synth.llm.config import ConfigError
     from ioa_synth.llm.endpoints import EndpointError
     from ioa_synth.llm.errors import SetupError, StorageFull
-    from ioa_synth.llm.local_model import LocalModelError
+    from ioa_synth.llm.local_weights import LocalModelError
     from ioa_synth.reports.interrupt import RunInterrupted
     from ioa_synth.store.runs import FingerprintMismatch
 

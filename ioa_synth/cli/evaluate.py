@@ -42,7 +42,7 @@ def evaluate(
     from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
     from ioa_synth.evaluate.report import summary_table
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
 
     check_choice("--mode", mode, MODES)
     check_choice("--access", access, ACCESS_LEVELS)

@@ -64,7 +64,7 @@ def probe(
 ) -> None:
     """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
     from ioa_synth.llm.errors import LLMCallError
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.meetings.probe import MAX_DETECTORS, parse_detector, probe_session
     from ioa_synth.meetings.session import SessionError
 
@@ -139,7 +139,7 @@ def answers(
         stored = import_forms(session, files)
     except (FormError, SessionError) as exc:
         fail(str(exc))
-    typer.echo(f"stored: " + ", ".join(f"{pid} {kind}" for pid, kind in stored.items()))
+    typer.echo("stored: " + ", ".join(f"{pid} {kind}" for pid, kind in stored.items()))
 
 
 @meeting_app.command()

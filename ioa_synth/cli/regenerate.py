@@ -34,7 +34,7 @@ def regenerate(
     """
     from ioa_synth.build.builddir import BuildDirError
     from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.build.regenerate import REGENERABLE, RegenerateError, run_regenerate
 
     case = [c for c in (case or []) + (case_ids or []) if c.strip()]

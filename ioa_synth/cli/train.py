@@ -84,7 +84,7 @@ def score(
 
     from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
     from ioa_synth.evaluate.inputs import InputError, load_cases
-    from ioa_synth.llm.local_model import LOCAL_MODELS
+    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
 
     check_choice("--local-model", local_model, LOCAL_MODELS)

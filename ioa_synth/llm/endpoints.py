@@ -32,14 +32,15 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
         EndpointError: a remote endpoint without a configured model lists none.
         SetupError: listing its models was refused or the server could not be reached
             (the message names the URL and the setting to check).
-        ioa_synth.llm.local_model.LocalModelError: the embedded model cannot be started.
+        ioa_synth.llm.local_weights.LocalModelError: the embedded model cannot be started.
         ConfigError: a base URL variable is blank.
     """
     resolved = {c: env_endpoint(c) for c in components}
     with contextlib.ExitStack() as stack:
         server = None
         if any(base is None for base, _ in resolved.values()):
-            from ioa_synth.llm.local_model import EmbeddedServer, default_local_model
+            from ioa_synth.llm.local_model import EmbeddedServer
+            from ioa_synth.llm.local_weights import default_local_model
 
             name = local_model or default_local_model()
             log_path = (log_dir / "embedded-server.log") if log_dir else None

@@ -10,7 +10,7 @@ import sys
 import duckdb
 import pytest
 
-from ioa_synth.llm.local_model import installed_local_models
+from ioa_synth.llm.local_weights import installed_local_models
 from tests.belief.helpers import sample_items
 
 pytestmark = [

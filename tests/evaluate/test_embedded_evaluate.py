@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ioa_synth.llm.local_model import installed_local_models
+from ioa_synth.llm.local_weights import installed_local_models
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "evaluate" / "test"
 
