@@ -105,7 +105,7 @@ def test_type_recall_and_c_shares_side_by_side_without_rerun(run_a, cli, tmp_pat
     assert cb["not_diverging"] == {"count": 8, "share": pytest.approx(8 / 12)}
     assert cb["not_meaningful"]["share"] == pytest.approx(2 / 12)
     rows = markdown_rows((tmp_path / "cmp" / "compare.md").read_text())
-    assert ["definitional", "2/4", "0.50", "1/4", "0.25"] in rows
+    assert ["definitional", "2/4", "50.0%", "1/4", "25.0%"] in rows
     assert ["not diverging", "6", "50.0%", "8", "66.7%"] in rows
     assert "Outcome consistency" not in res.stdout
 

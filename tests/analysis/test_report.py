@@ -31,12 +31,13 @@ def test_report_by_domain_matches_hand_computation(run_a, cli):
     assert report["overall"]["f1"] == pytest.approx((F1_CASE1 + F1_CASE2 + 0) / 3)
     assert report["overall"]["precision"] == pytest.approx((0.8 + 0.5 + 0) / 3)
     # terminal table and Markdown carry the same rounded numbers
-    assert "business" in res.stdout and f"{(F1_CASE1 + F1_CASE2) / 2:.2f}" in res.stdout  # 0.69
+    # (P, R and F1 as percentages, as the paper's tables and evaluate's summary show them)
+    assert "business" in res.stdout and f"{(F1_CASE1 + F1_CASE2) / 2 * 100:.1f}%" in res.stdout  # 69.4%
     md = (run_a / "reports" / "report_domain.md").read_text()
     rows = markdown_rows(md)
     assert ["domain", "dialogues", "P", "R", "F1", "K", "|B|"] in rows
-    assert ["business", "2", "0.65", "0.75", "0.69", "5.00", "0.50"] in rows  # (0.8+0.5)/2, (1+0.5)/2, ...
-    assert ["all", "3", "0.43", "0.50", "0.46", "7.33", "1.33"] in rows  # 1.3/3, 1.5/3, 22/3 questions, 4/3 B
+    assert ["business", "2", "65.0%", "75.0%", "69.4%", "5.00", "0.50"] in rows  # (0.8+0.5)/2, (1+0.5)/2, ...
+    assert ["all", "3", "43.3%", "50.0%", "46.3%", "7.33", "1.33"] in rows  # 1.3/3, 1.5/3, 22/3 questions, 4/3 B
     png = (run_a / "reports" / "report_domain.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
 
@@ -69,7 +70,7 @@ def test_report_by_type_is_table_12_recall(run_a, cli):
         "untyped": (0, 1)}
     assert list(groups) == ["definitional", "referential", "criterial", "scopal", "procedural", "untyped"]
     md = (run_a / "reports" / "report_type.md").read_text()
-    assert ["all", "10", "6", "0.60"] in markdown_rows(md)
+    assert ["all", "10", "6", "60.0%"] in markdown_rows(md)
 
 
 def test_report_refuses_unknown_grouping(run_a, cli):

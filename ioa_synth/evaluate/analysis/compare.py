@@ -160,7 +160,7 @@ def _hits(t: dict[str, Any] | None) -> str:
 
 
 def _recall(t: dict[str, Any] | None) -> str:
-    return fmt(None if t is None else t["recall"])
+    return fmt(None if t is None else t["recall"], percent=True)
 
 
 def compare_tables(result: dict[str, Any]) -> list[Table]:

@@ -48,14 +48,14 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
     """The tables of a :func:`build_report` result: the grouped table, then Category C."""
     by, overall = report["by"], report["overall"]
     if by == "type":
-        rows = [[g["group"], str(g["total"]), str(g["hit"]), fmt(g["recall"])] for g in report["groups"]]
+        rows = [[g["group"], str(g["total"]), str(g["hit"]), fmt(g["recall"], percent=True)] for g in report["groups"]]
         hit, total = sum(g["hit"] for g in report["groups"]), sum(g["total"] for g in report["groups"])
-        rows.append(["all", str(total), str(hit), fmt(hit / total if total else None)])
+        rows.append(["all", str(total), str(hit), fmt(hit / total if total else None, percent=True)])
         main = Table("Recall per disagreement type (Table 12)", ["type", "MAs", "hit", "recall"], rows)
     else:
         def row(name: str, g: dict[str, Any]) -> list[str]:
-            return [name, str(g["cases"]), fmt(g["precision"]), fmt(g["recall"]), fmt(g["f1"]), fmt(g["mean_k"]),
-                    fmt(g["mean_b"])]
+            return [name, str(g["cases"]), *(fmt(g[m], percent=True) for m in ("precision", "recall", "f1")),
+                    fmt(g["mean_k"]), fmt(g["mean_b"])]
 
         rows = [row(g["group"], g) for g in report["groups"]] + [row("all", overall)]
         main = Table(f"Scores per {by.replace('_', ' ')} (means over dialogues)",
