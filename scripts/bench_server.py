@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Self
+from unittest import mock
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -176,16 +177,9 @@ def endpoint_env(components: tuple[str, ...], base_url_of: Callable[[], str]) ->
     components' own ``<X>_BASE_URL``/``<X>_API_KEY``) and bypass proxies for loopback;
     the caller's environment is restored on exit. ``base_url_of`` is called on entry."""
     keys = [f"{c}_{v}" for c in ("OPENAI", *components) for v in ("BASE_URL", "API_KEY")] + ["NO_PROXY", "no_proxy"]
-    saved = {k: os.environ.get(k) for k in keys}
-    try:
+    with mock.patch.dict(os.environ):
         for k in keys:
             os.environ.pop(k, None)
         os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = base_url_of(), "bench-not-a-key"
         os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
