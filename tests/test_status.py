@@ -114,3 +114,21 @@ def test_cell_table_splits_no_word_at_80_columns():
                  *STATUSES, "total"):
         assert word in said, word  # whole, not split across lines or cut with an ellipsis
     assert "…" not in text
+
+
+def test_tokens_no_call_reported_are_unknown_not_zero(cli, endpoint, seeds_file, tmp_path):
+    """A server that reports no prompt count (the embedded one streams none) leaves the
+    column NULL: status says n/a and JSON null, never 0."""
+    import duckdb
+
+    endpoint({})
+    out = tmp_path / "out"
+    build(cli, seeds_file(1), out)
+    with duckdb.connect(str(out / "catalog.duckdb")) as con:
+        con.execute("UPDATE llm_calls SET prompt_tokens = NULL WHERE role = 'generator'")
+    tokens = {r["role"]: r for r in status_json(cli, out)["tokens"]}
+    assert tokens["generator"]["prompt_tokens"] is None and tokens["generator"]["completion_tokens"] > 0
+    assert tokens["judge"]["prompt_tokens"] > 0
+    res = cli("status", "--out", out)
+    row = next(line for line in res.stdout.splitlines() if "generator" in line and "│" in line)
+    assert "n/a" in row

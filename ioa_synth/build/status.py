@@ -25,7 +25,7 @@ from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
-from ioa_synth.reports.output import fmt
+from ioa_synth.reports.output import NA, fmt
 from ioa_synth.text.plural import plural
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
@@ -66,14 +66,16 @@ def token_use(catalog: Catalog) -> list[dict[str, Any]]:
     keeps each try): ``calls`` tried, ``failed_calls`` (an HTTP error, a timeout or a
     rejected reply), ``retried_calls`` (failed tries followed by another try of the same
     call in the same run), ``timed_out_calls``, prompt and completion tokens (billed: every
-    try that returned usage) and ``failed_tokens`` (the part spent on failed tries)."""
+    try that returned usage; ``None`` when no call of the component returned it, as with the
+    embedded server's streamed replies, which report no prompt count) and ``failed_tokens``
+    (the part spent on failed tries)."""
     return catalog.query_dicts(
         "WITH c AS (SELECT *, created_at < max(created_at) OVER (PARTITION BY run_id, case_id, stage, role, attempt) "
         "AS followed FROM llm_calls) "
         "SELECT role, count(*) AS calls, count(*) FILTER (WHERE error IS NOT NULL) AS failed_calls, "
         "count(*) FILTER (WHERE error IS NOT NULL AND followed) AS retried_calls, "
         "count(*) FILTER (WHERE error LIKE 'APITimeoutError%') AS timed_out_calls, "
-        "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens, "
+        "sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, "
         "coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) FILTER (WHERE error IS NOT NULL), 0) "
         "AS failed_tokens FROM c GROUP BY role ORDER BY role")
 
@@ -144,6 +146,10 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
             "type_mix": type_mix_report(catalog)}
 
 
+def _count(value: int | None) -> str:
+    return NA if value is None else f"{value:,}"
+
+
 def _pct(value: float | None) -> str:
     return fmt(value, percent=True)
 
@@ -185,7 +191,7 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         tok.add_column(col, justify="left" if col == "component" else "right")
     for r in report["tokens"]:
         tok.add_row(r["role"], str(r["calls"]), str(r["failed_calls"]), str(r["retried_calls"]),
-                    str(r["timed_out_calls"]), f"{r['prompt_tokens']:,}", f"{r['completion_tokens']:,}",
+                    str(r["timed_out_calls"]), _count(r["prompt_tokens"]), _count(r["completion_tokens"]),
                     f"{r['failed_tokens']:,}")
     if not report["tokens"]:
         tok.add_row("(no calls yet)", *[""] * 7)
