@@ -99,3 +99,10 @@ def test_compare_json_has_warnings_p_permutation_and_the_floor(run_a, cli, tmp_p
     assert isinstance(result["warnings"], list) and any("Only 3 dialogue(s)" in w for w in result["warnings"])
     md = (tmp_path / "cmp" / "compare.md").read_text()
     assert "p (sign-flip)" in md and "warning: Only 3 dialogue(s)" in md
+
+
+def test_p_value_at_a_floor_of_one_reads_as_one():
+    from ioa_synth.evaluate.analysis.compare import fmt_p
+
+    assert fmt_p(1.0, 1.0) == "1.000"
+    assert fmt_p(0.25, 0.25) == "<=0.25" and fmt_p(0.0004) == "<0.001" and fmt_p(None) == "n/a"

@@ -142,11 +142,12 @@ def compare(a: Results, b: Results, intersect: bool = False, resamples: int = DE
 
 
 def fmt_p(p: float | None, floor: float | None = None) -> str:
-    """A p-value for tables: ``<=F`` at the test's floor ``F`` (the smallest p it can give),
-    ``<0.001`` below 0.001, else three decimals; ``n/a`` for ``None``."""
+    """A p-value for tables: ``<=F`` at the test's floor ``F`` (the smallest p it can give)
+    when that floor is below 1, ``<0.001`` below 0.001, else three decimals; ``n/a`` for
+    ``None``. A floor of 1 (too few pairs for the test to reject anything) shows p as is."""
     if p is None:
         return NA
-    if floor is not None and p <= floor:
+    if floor is not None and floor < 1 and p <= floor:
         return f"<={floor:.2g}"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
