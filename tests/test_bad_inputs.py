@@ -224,6 +224,27 @@ def test_embedded_runs_refuse_bad_input_before_the_workers_note(cli, built, tmp_
     assert "note:" not in res.stderr and not (tmp_path / "nope").exists()
 
 
+def test_a_folder_in_use_gives_its_error_alone(cli, built, seeds_file, monkeypatch):
+    """Another process holds the catalog: build says so in one line, without the workers note
+    first (the note is said once the catalog is open)."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(60)", str(built / "catalog.duckdb")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):  # the embedded model: --workers 4 would be lowered
+            monkeypatch.delenv(var, raising=False)
+        res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", built, "--workers", "4")
+        _exit2(res, "in use")
+        assert "note:" not in res.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 @pytest.mark.parametrize("kind", ["evaluate case", "meeting transcript", "seed papers", "config", "belief items"])
 def test_a_utf16_file_is_not_utf8_text_for_every_reader(cli, endpoint, tmp_path, kind):
     """Every reader of a user's file says a UTF-16 file (what Windows tools save as

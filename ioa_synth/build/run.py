@@ -18,6 +18,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from rich.console import Console
 
@@ -57,11 +58,14 @@ def plan_from_seeds(seeds: list[SeedTuple]) -> dict[Cell, CellPlan]:
 
 def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: ToolkitConfig, workers: int = 4,
               local_model: str | None = None, console: Console | None = None, args: dict | None = None,
-              type_mix: str | None = None, dedup: float | None = None) -> dict:
+              type_mix: str | None = None, dedup: float | None = None,
+              on_start: Callable[[], None] = lambda: None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
     ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
+    ``on_start()`` is called once the catalog is open (not in use by another run), before
+    any endpoint is opened.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -72,6 +76,7 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     console = console or Console(stderr=True)
     catalog = Catalog(out_dir)
     try:
+        on_start()
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:
             run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
                                       type_mix=type_mix, dedup=dedup).run()

@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_BUILD, check_choice, embedded_workers, fail, llm_command_errors, out_dir_option,
-                                  writable_out)
+from ioa_synth.cli.common import (PANEL_BUILD, check_choice, fail, llm_command_errors, lowered_workers,
+                                  out_dir_option, writable_out)
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 from ioa_synth.text.plural import plural
@@ -62,14 +62,14 @@ def build(
             plans = _pool_plans(out, split, limit, CellPlan)
     except (SeedError, ConfigError, ValueError) as exc:
         fail(str(exc))
-    workers = embedded_workers(["generator", "judge"], workers)
+    workers, announce = lowered_workers(["generator", "judge"], workers)  # said once the catalog is open
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
             "dedup": threshold if dedup else None}
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
-                            args=args, type_mix=type_mix, dedup=threshold if dedup else None)
+                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce)
     from ioa_synth.store.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console

@@ -179,13 +179,6 @@ def lowered_workers(components: list[str], workers: int) -> tuple[int, Callable[
     return SERVER_PARALLEL, announce
 
 
-def embedded_workers(components: list[str], workers: int) -> int:
-    """:func:`lowered_workers`, said at once (for a command whose input is checked already)."""
-    count, announce = lowered_workers(components, workers)
-    announce()
-    return count
-
-
 @contextmanager
 def llm_command_errors() -> Iterator[None]:
     """Wrap the LLM work of a command (build, regenerate, audit, evaluate): each way a

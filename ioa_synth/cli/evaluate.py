@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, embedded_workers,
+from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
 
 
@@ -69,7 +69,7 @@ def evaluate(
         fail(str(exc))
     needed = [c for c in ("prober", "simulator", "validity_filter")
               if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")]
-    workers = embedded_workers(needed, workers)
+    workers, announce = lowered_workers(needed, workers)  # said once the catalog is open
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)
@@ -78,7 +78,8 @@ def evaluate(
             "questions_from": str(questions_from) if questions_from else None}
     console = Console(stderr=True)
     with llm_command_errors():
-        summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args)
+        summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args,
+                               on_start=announce)
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural
 

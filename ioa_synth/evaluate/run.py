@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic_core import to_json
 from rich.console import Console
@@ -154,9 +154,11 @@ def _now() -> str:
 
 
 def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: int = 4, local_model: str | None = None,
-                 console: Console | None = None, args: dict[str, Any] | None = None) -> dict[str, Any]:
+                 console: Console | None = None, args: dict[str, Any] | None = None,
+                 on_start: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Evaluate ``job`` into ``out_dir``; return ``summary.json`` plus ``run`` =
-    ``{"scored", "failed", "skipped", "tokens"}`` of this invocation.
+    ``{"scored", "failed", "skipped", "tokens"}`` of this invocation. ``on_start()`` is
+    called once the catalog is open (not in use by another run), before any endpoint is.
 
     When the run stops early (setup error, Ctrl-C) ``summary.json`` still describes the
     records written so far (``complete: false``) and the ``runs`` row says why it stopped.
@@ -172,6 +174,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
               and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
     catalog = Catalog(out_dir)
     try:
+        on_start()
         with open_run(catalog, "evaluate", needed, config, local_model, args,
                       describe=lambda eps: fingerprint_parts(eps, job), check=check_setup) as run:
             run_json = _run_json(run, job, args)
