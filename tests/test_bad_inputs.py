@@ -224,6 +224,13 @@ def test_embedded_runs_refuse_bad_input_before_the_workers_note(cli, built, tmp_
     assert "note:" not in res.stderr and not (tmp_path / "nope").exists()
 
 
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_report_and_compare_name_a_build_directory(cli, built, command):
+    res = cli(command, built, *([built] if command == "compare" else []))
+    line = _exit2(res, "'ioa-synth build' directory", "ioa-synth evaluate")
+    assert "missing" not in line
+
+
 def test_a_folder_in_use_gives_its_error_alone(cli, built, seeds_file, monkeypatch):
     """Another process holds the catalog: build says so in one line, without the workers note
     first (the note is said once the catalog is open)."""
