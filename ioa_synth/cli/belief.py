@@ -164,7 +164,10 @@ def report(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
-        wide_console().print(summary_table(summary))
+        console = wide_console()
+        console.print(summary_table(summary))
+        for name in ("summary.json", "curves.png"):
+            console.print(f"wrote {results / name}", soft_wrap=True)
 
 
 @belief_app.command("screen")
