@@ -140,32 +140,35 @@ def _set(tree: dict[str, Any], path: list[str], value: Any) -> None:
     tree[path[-1]] = value
 
 
+def _metric_slots() -> dict[str, Any]:
+    """Every metric of a condition entry as ``None``, in the order ``summary.json`` shows
+    them, so each condition lists its keys alike whichever it has values for."""
+    slots: dict[str, Any] = dict.fromkeys(("fpi", "initial_infection", "turn_infection", "public_endorsement",
+                                           "public_correction", "truth_knower_correction", "silent_non_correction",
+                                           "social_accommodation"))
+    slots["categories"] = dict.fromkeys(CATEGORIES)
+    slots["pairings"] = {p: dict.fromkeys(("turn_infection", "hidden_infection"))
+                         for p in ("after", "first_before", "last_after")}
+    slots["self_internalization"] = dict.fromkeys(("after_correcting", "after_endorsing",
+                                                   "first_speakers_after_correcting", "first_speakers_after_endorsing"))
+    slots["cascade"] = {}
+    return slots
+
+
 def condition_metrics(convs: list[dict[str, Any]]) -> dict[str, Any]:
     """The summary entry of one condition (its conversations, one per item)."""
     counts = [conversation_counts(c) for c in convs]
     paths = sorted({p for cnt in counts for p in cnt})
     entry: dict[str, Any] = {"n_items": len(convs),
-                             "n_benign": sum(sum(a["role"] == "benign" for a in c["agents"]) for c in convs)}
-    ci: dict[str, Any] = {}
+                             "n_benign": sum(sum(a["role"] == "benign" for a in c["agents"]) for c in convs),
+                             **_metric_slots()}
+    ci: dict[str, Any] = _metric_slots()
     for path in paths:
         nums = [cnt.get(path, (0, 0))[0] for cnt in counts]
         dens = [cnt.get(path, (0, 0))[1] for cnt in counts]
         value, interval = ratio_with_ci(nums, dens)
         _set(entry, path.split("/"), value)
         _set(ci, path.split("/"), interval)
-    for name in ("fpi", "initial_infection", "turn_infection", "public_endorsement", "public_correction",
-                 "truth_knower_correction", "silent_non_correction", "social_accommodation"):
-        entry.setdefault(name, None)
-        ci.setdefault(name, None)
-    for name in CATEGORIES:
-        entry.setdefault("categories", {}).setdefault(name, None)
-        ci.setdefault("categories", {}).setdefault(name, None)
-    for pairing in ("after", "first_before", "last_after"):
-        for m in ("turn_infection", "hidden_infection"):
-            entry.setdefault("pairings", {}).setdefault(pairing, {}).setdefault(m, None)
-            ci.setdefault("pairings", {}).setdefault(pairing, {}).setdefault(m, None)
-    entry.setdefault("cascade", {})
-    ci.setdefault("cascade", {})
     entry["cascade"] = dict(sorted(entry["cascade"].items(), key=lambda kv: int(kv[0])))
     ci["cascade"] = {k: ci["cascade"][k] for k in entry["cascade"]}
     curve = entry.pop("curve", {})

@@ -59,6 +59,11 @@ def test_hand_computed_metrics(study):
     k0 = summary["conditions"]["scripted|counterfact|k=0"]
     assert k0["fpi"] == 0.5 and k0["turn_infection"] is None and k0["ci"]["turn_infection"] is None
     assert k0["cascade"] == {"0": 0.25, "1": approx(1 / 3), "2": 0}
+
+    def keys(tree):  # every key path in order, cascade steps aside (they differ by condition)
+        return [(k, keys(v) if isinstance(v, dict) and k != "cascade" else None) for k, v in tree.items()]
+
+    assert keys(k0) == keys(c)  # the conditions list their metrics alike, whichever have values
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
