@@ -11,21 +11,14 @@ from typing import Iterator, Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import FOLDER_KINDS, PANEL_EVALUATE, check_choice, check_out_folder, fail, folder_kind
+from ioa_synth.cli.common import PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind
 from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def _load(path: Path):
     from ioa_synth.evaluate.analysis.results import ResultsError, load_results
-    from ioa_synth.store.catalog import CatalogLocked
 
-    try:
-        kind = folder_kind(path) if path.is_dir() else None
-    except CatalogLocked:
-        kind = None  # a run still writing it: load_results says what is missing
-    if kind is not None and kind != "evaluate":
-        fail(f"{path} is {FOLDER_KINDS[kind]}, not {FOLDER_KINDS['evaluate']}: give the --out folder of "
-             "an 'ioa-synth evaluate' run")
+    refuse_other_kind(path, "evaluate", "RESULTS", hint="give the --out folder of an 'ioa-synth evaluate' run")
     try:
         return load_results(path)
     except ResultsError as exc:

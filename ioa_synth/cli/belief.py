@@ -148,26 +148,25 @@ def report(
 
     from ioa_synth.belief.report import ReportError, summarize, summary_table
     from ioa_synth.reports.output import wide_console
-    from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
+    from ioa_synth.store.atomic import json_bytes, write_all_atomic
 
     if not results.is_dir():
         fail(f"{results}: no such results folder")
-    refuse_other_kind(results, "belief", "RESULTS")
+    refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     try:
         summary = summarize(results)
     except ReportError as exc:
         fail(str(exc))
     from ioa_synth.belief.report import plot_curves
 
-    write_json_atomic(results / "summary.json", summary)
-    write_bytes_atomic(results / "curves.png", plot_curves(summary))
+    paths = write_all_atomic({results / "summary.json": json_bytes(summary), results / "curves.png": plot_curves(summary)})
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
         console = wide_console()
         console.print(summary_table(summary))
-        for name in ("summary.json", "curves.png"):
-            console.print(f"wrote {results / name}", soft_wrap=True)
+        for path in paths:
+            console.print(f"wrote {path}", soft_wrap=True)
 
 
 @belief_app.command("screen")
@@ -236,7 +235,7 @@ def reask(
     step_list = _int_list("--steps", steps)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
-    refuse_other_kind(results, "belief", "RESULTS")
+    refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     cfg = config_or_fail(config)
     args = {"results": str(results), "variant": variant, "steps": step_list}
     try:
@@ -266,7 +265,7 @@ def agreement(
     _check_local(local_model)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
-    refuse_other_kind(results, "belief", "RESULTS")
+    refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     if not judge_config.is_file():
         fail(f"--judge-config {judge_config}: no such file")
     cfg = config_or_fail(judge_config)

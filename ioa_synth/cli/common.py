@@ -64,14 +64,15 @@ FOLDER_KINDS = {"evaluate": "an 'ioa-synth evaluate' results folder", "belief": 
                 "meeting": "a live-meeting session folder", "build": "an 'ioa-synth build' directory"}
 
 
-def refuse_other_kind(path: Path, wanted: str, option: str = "--out") -> None:
-    """Exit 2 with one line when ``path`` is a folder of another kind than ``wanted``
-    (:func:`folder_kind`): output folders of different commands never mix."""
+def refuse_other_kind(path: Path, wanted: str, option: str = "--out", hint: str = "use a folder of its own") -> None:
+    """Exit 2 with one line (ending in ``hint``) when ``path`` is a folder of another kind
+    than ``wanted`` (:func:`folder_kind`): output folders of different commands never mix,
+    and a command reading results names the kind it was given."""
     if not path.is_dir():
         return
     kind = folder_kind(path)
     if kind is not None and kind != wanted:
-        fail(f"{option} {path} is {FOLDER_KINDS[kind]}, not {FOLDER_KINDS[wanted]}; use a folder of its own")
+        fail(f"{option} {path} is {FOLDER_KINDS[kind]}, not {FOLDER_KINDS[wanted]}; {hint}")
 
 
 def folder_kind(path: Path) -> str | None:
