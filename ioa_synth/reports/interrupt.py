@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
 from ioa_synth.llm import on_wire
+from ioa_synth.reports.gc_setup import setup_frozen
 
 T = TypeVar("T")
 
@@ -180,7 +181,16 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
             :class:`~ioa_synth.llm.errors.SetupError`), after setting ``guard.stop`` and
             giving the other in-flight items ``guard.grace`` seconds.
         RunInterrupted: Ctrl-C was pressed (``abandoned`` counts items still running).
+
+    What the run set up before this call is kept out of the garbage collector's scans
+    while it runs (:func:`~ioa_synth.reports.gc_setup.setup_frozen`).
     """
+    with setup_frozen():
+        return _keep_in_flight(submit, items, on_done, workers, guard, unit)
+
+
+def _keep_in_flight(submit: Callable[[T], Future], items: deque[T], on_done: Callable[[T, Any], None],
+                    workers: int, guard: InterruptGuard, unit: str) -> int:
     running: dict[Future, T] = {}
     error: BaseException | None = None
     finished = 0
