@@ -52,6 +52,12 @@ What runs
     request to the end of the run) does not move with the host's load as wall-clock
     figures do. Target: <= 1.5 at every worker count.
 
+Rounds
+    Each worker count runs ``--rounds`` times (default 3): a build, then its bare-client
+    replay. Each figure is that of the round where it is the median (``bench_common``),
+    with every round's value printed beside it: on a shared VM the CPU's speed drifts by
+    tens of percent between minutes, which one run of each cannot tell from a change.
+
 Server capacity check
     Before the builds, a burst of max(W) concurrent chat requests on fresh connections
     and a closed loop of max(W) keep-alive clients (4 x N calls, no toolkit) measure
@@ -86,7 +92,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (CALLS_PER_CASE, OVERHEAD_TARGET_MS, SCALING_TARGET,  # noqa: E402
                           SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers, cpu_numbers,
-                          cpu_rows, measured, pct, raw_once, start_watchdog)
+                          cpu_rows, measured, median_round, pct, raw_once, run_rounds, spread, start_watchdog)
 from bench_server import REPO, ServerProcess, endpoint_env, serve_instrumented, server_capacity  # noqa: E402
 
 SNAPSHOT = REPO / "seeds" / "snapshot.jsonl"
@@ -160,7 +166,9 @@ def run_once(seeds_path: Path, n_cases: int, workers: int, server: ServerProcess
 
 # -- report ----------------------------------------------------------------------------
 def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[str, float] | None,
-           runs: list[BuildRun], server: ServerProcess) -> bool:
+           runs: dict[int, list[BuildRun]], server: ServerProcess) -> bool:
+    """The report table (each figure from its median round, :func:`bench_common.median_round`);
+    returns whether every target checked was met."""
     from rich.console import Console
     from rich.table import Table
 
@@ -195,18 +203,22 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
     t.add_row(f"bench server: {args.max_workers} keep-alive clients, {cap['loop_calls']} calls (no toolkit)",
               f"ratio {cap['loop_ratio']:.3f}", ">= 0.95", verdict(cap["loop_ratio"] >= 0.95))
 
-    for r in runs:
-        if not r.valid():
-            t.add_row(f"workers={r.workers}: run INVALID ({r.calls} calls)", str(r.summary),
-                      f"{r.cases} accepted", verdict(False))
+    for rounds in runs.values():
+        for r in rounds:
+            if not r.valid():
+                t.add_row(f"workers={r.workers}: run INVALID ({r.calls} calls)", str(r.summary),
+                          f"{r.cases} accepted", verdict(False))
 
-    one = next((r for r in runs if r.workers == 1), None)
-    if one is not None and one.calls > 1:
+    ones = [r for r in runs.get(1, []) if r.calls > 1]
+    if ones:
+        one = median_round(ones, RunResult.gap_median_ms)
         gaps = one.gaps_ms()
         med = statistics.median(gaps)
         t.add_section()
         t.add_row("(a) toolkit overhead per call: median gap, workers=1", ms(med), f"<= {OVERHEAD_TARGET_MS:g} ms",
                   verdict(med <= OVERHEAD_TARGET_MS))
+        if len(ones) > 1:
+            t.add_row("    every round's median gap", spread(ones, RunResult.gap_median_ms) + " ms", "", "")
         if one.raw is not None and one.raw.calls > 1:  # the floor: the SDK's own create() on the same calls
             t.add_row("    bare openai client, same calls: median gap", ms(statistics.median(one.raw.gaps_ms())), "", "")
         t.add_row("    p90 gap / mean gap (mean has per-case work)", f"{pct(gaps, 0.9):.2f} / {statistics.fmean(gaps):.2f} ms",
@@ -219,15 +231,19 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
         t.add_row("    process CPU per call, first request to end of run", ms(one.window_cpu_ms_per_call()), "", "")
 
     t.add_section()
-    for r in runs:
-        if not r.log:
+    for w, rounds in runs.items():
+        rounds = [r for r in rounds if r.log]
+        if not rounds:
             continue
-        ideal = r.workers / chain
+        r = median_round(rounds, lambda x: x.in_flight_ratio(chain))
+        ideal = w / chain
         tp = r.cases / r.window_s
-        target = r.workers >= SCALING_TARGET_WORKERS
-        t.add_row(f"(b) workers={r.workers}: in flight, ideal {ideal:.2f} cases/s",
+        target = w >= SCALING_TARGET_WORKERS
+        t.add_row(f"(b) workers={w}: in flight, ideal {ideal:.2f} cases/s",
                   f"{tp:.2f} cases/s, ratio {tp / ideal:.3f}", f">= {SCALING_TARGET}" if target else "",
                   verdict(tp / ideal >= SCALING_TARGET) if target else "")
+        if len(rounds) > 1:
+            t.add_row("    every round's ratio", spread(rounds, lambda x: x.in_flight_ratio(chain), "{:.3f}"), "", "")
         tp_e2e = r.cases / r.wall_s
         t.add_row(f"    end to end: {r.wall_s:.2f} s, setup {(r.log[0][0] - r.t_start) * 1000:.0f} ms, "
                   f"teardown {(r.t_end - r.log[-1][1]) * 1000:.0f} ms", f"{tp_e2e:.2f} cases/s, ratio {tp_e2e / ideal:.3f}",
@@ -249,24 +265,31 @@ def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[st
 
 
 def summarize(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[str, float] | None,
-              runs: list[BuildRun], ok: bool) -> dict[str, Any]:
-    """The numbers of the report as plain data."""
+              runs: dict[int, list[BuildRun]], ok: bool) -> dict[str, Any]:
+    """The numbers of the report as plain data: per worker count, each figure from its
+    median round (as in the table), and every round's three figures under ``rounds``."""
     chain = CALLS_PER_CASE * args.latency
-    out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "targets_met": ok,
-                           "server": cap, "server_as_shipped": cap_default, "runs": {}}
-    for r in runs:
-        row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
-                               "ratio_in_flight": r.cases / r.window_s / (r.workers / chain) if r.log else None,
-                               "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain),
-                               "cpu_ms_per_call_in_flight": r.window_cpu_ms_per_call(), **cpu_numbers(r)}
-        if r.workers == 1 and r.calls > 1:
-            gaps = r.gaps_ms()
+    out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "rounds": args.rounds,
+                           "targets_met": ok, "server": cap, "server_as_shipped": cap_default, "runs": {}}
+    for w, rounds in runs.items():
+        b = median_round(rounds, lambda x: x.in_flight_ratio(chain))
+        c = median_round(rounds, RunResult.cpu_ratio)
+        row: dict[str, Any] = {"valid": all(r.valid() for r in rounds), "calls": b.calls, "wall_s": b.wall_s,
+                               "window_s": b.window_s, "ratio_in_flight": b.in_flight_ratio(chain) if b.log else None,
+                               "ratio_end_to_end": b.cases / b.wall_s / (w / chain),
+                               "cpu_ms_per_call_in_flight": c.window_cpu_ms_per_call(), **cpu_numbers(c)}
+        ones = [r for r in rounds if r.calls > 1]
+        if w == 1 and ones:
+            a = median_round(ones, RunResult.gap_median_ms)
+            gaps = a.gaps_ms()
             row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": pct(gaps, 0.9),
                     "gap_mean_ms": statistics.fmean(gaps),
-                    "overhead_aggregate_ms": (r.wall_s - r.endpoint_s) / r.calls * 1000}
-            if r.raw is not None and r.raw.calls > 1:
-                row["gap_median_ms_raw_openai"] = statistics.median(r.raw.gaps_ms())
-        out["runs"][str(r.workers)] = row
+                    "overhead_aggregate_ms": (a.wall_s - a.endpoint_s) / a.calls * 1000}
+            if a.raw is not None and a.raw.calls > 1:
+                row["gap_median_ms_raw_openai"] = statistics.median(a.raw.gaps_ms())
+        row["rounds"] = [{"gap_median_ms": r.gap_median_ms() if w == 1 else None,
+                          "ratio_in_flight": r.in_flight_ratio(chain), **cpu_numbers(r)} for r in rounds]
+        out["runs"][str(w)] = row
     return out
 
 
@@ -294,13 +317,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len({(s['domain'], s['task_type']) for s in seeds})} cells; build dirs under {tmp_root}",
                   file=sys.stderr, flush=True)
             cap = server_capacity(server, args.max_workers, CALLS_PER_CASE * args.cases, args.latency)
-            runs = []
-            for w in args.workers:
-                print(f"workers={w}: building {args.cases} cases ...", file=sys.stderr, flush=True)
-                runs.append(run_once(seeds_path, args.cases, w, server, tmp_root,
-                                     timeout=max(10.0, 20 * args.latency), keep=args.keep))
-                print(f"workers={w}: the same calls from a bare openai client ...", file=sys.stderr, flush=True)
-                runs[-1].raw = raw_once(runs[-1].requests, w, server, timeout=max(10.0, 20 * args.latency))
+            timeout = max(10.0, 20 * args.latency)
+            runs = {w: run_rounds(w, args.rounds, lambda: run_once(seeds_path, args.cases, w, server, tmp_root,
+                                                                   timeout=timeout, keep=args.keep),
+                                  lambda run: raw_once(run.requests, w, server, timeout=timeout),
+                                  f"building {args.cases} cases") for w in args.workers}
         ok = report(args, cap, cap_default, runs, server)
         if args.json:
             args.json.write_text(json.dumps(summarize(args, cap, cap_default, runs, ok), indent=2) + "\n")

@@ -27,6 +27,9 @@ What runs
 (c) Process CPU per call (first request to the end of the run) against a bare ``openai``
     client sending the same stored requests on W threads (bench_build's (c)). Target:
     <= 1.5 at every worker count.
+Rounds: each worker count runs ``--rounds`` times (default 3), an evaluate run then its
+    bare-client replay; each figure is that of the round where it is the median, every
+    round's value printed beside it (bench_build's "Rounds").
 
 Usage::
 
@@ -50,7 +53,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (CALLS_PER_CASE, CPU_RATIO_TARGET, OVERHEAD_TARGET_MS, SCALING_TARGET,  # noqa: E402
                           SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers, cpu_numbers,
-                          measured, pct, raw_once, start_watchdog)
+                          measured, median_round, pct, raw_once, run_rounds, spread, start_watchdog)
 from bench_server import REPO, ServerProcess, endpoint_env, serve_instrumented  # noqa: E402
 
 SAMPLE = REPO / "samples" / "evaluate" / "test" / "software_engineering" / "troubleshooting_001.json"
@@ -136,27 +139,39 @@ def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: 
 
 
 # -- report --------------------------------------------------------------------------------
-def measure(args: argparse.Namespace, runs: list[EvalRun]) -> dict[str, Any]:
-    """The benchmark's numbers as plain data (``targets_met`` says whether both targets hold)."""
+def measure(args: argparse.Namespace, runs: dict[int, list[EvalRun]]) -> dict[str, Any]:
+    """The benchmark's numbers as plain data (``targets_met`` says whether the targets hold):
+    per worker count, each figure from its median round (:func:`bench_common.median_round`),
+    every round's figures under ``rounds``, and ``spread`` lines for the table."""
     chain = CALLS_PER_CASE * args.latency
-    out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "runs": {}}
-    ok = all(r.valid() for r in runs)
-    for r in runs:
-        ratio = r.cases / r.window_s / (r.workers / chain) if r.log else None
-        row: dict[str, Any] = {"valid": r.valid(), "calls": r.calls, "wall_s": r.wall_s, "window_s": r.window_s,
-                               "ratio_in_flight": ratio, "ratio_end_to_end": r.cases / r.wall_s / (r.workers / chain),
-                               "cpu_ms_per_call": r.window_cpu_ms_per_call(), **cpu_numbers(r)}
+    out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "rounds": args.rounds, "runs": {}}
+    ok = True
+    for w, rounds in runs.items():
+        ok &= all(r.valid() for r in rounds)
+        b = median_round(rounds, lambda x: x.in_flight_ratio(chain))
+        c = median_round(rounds, RunResult.cpu_ratio)
+        ratio = b.in_flight_ratio(chain) if b.log else None
+        row: dict[str, Any] = {"valid": all(r.valid() for r in rounds), "calls": b.calls, "wall_s": b.wall_s,
+                               "window_s": b.window_s, "ratio_in_flight": ratio,
+                               "ratio_end_to_end": b.cases / b.wall_s / (w / chain),
+                               "cpu_ms_per_call": c.window_cpu_ms_per_call(), **cpu_numbers(c)}
         ok &= row["cpu_ratio"] is not None and row["cpu_ratio"] <= CPU_RATIO_TARGET
-        if r.workers == 1 and r.calls > 1:
-            gaps = r.gaps_ms()
+        ones = [r for r in rounds if r.calls > 1]
+        if w == 1 and ones:
+            a = median_round(ones, RunResult.gap_median_ms)
+            gaps = a.gaps_ms()
             row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": pct(gaps, 0.9),
                     "gap_mean_ms": statistics.fmean(gaps)}
-            if r.raw is not None and r.raw.calls > 1:  # the floor: the SDK's own create() on the same calls
-                row["gap_median_ms_raw_openai"] = statistics.median(r.raw.gaps_ms())
+            if a.raw is not None and a.raw.calls > 1:  # the floor: the SDK's own create() on the same calls
+                row["gap_median_ms_raw_openai"] = statistics.median(a.raw.gaps_ms())
             ok &= row["gap_median_ms"] <= OVERHEAD_TARGET_MS
-        if r.workers >= SCALING_TARGET_WORKERS:
+        if w >= SCALING_TARGET_WORKERS:
             ok &= ratio is not None and ratio >= SCALING_TARGET
-        out["runs"][str(r.workers)] = row
+        row["rounds"] = [{"gap_median_ms": r.gap_median_ms() if w == 1 else None,
+                          "ratio_in_flight": r.in_flight_ratio(chain), **cpu_numbers(r)} for r in rounds]
+        row["spread"] = {"gap": spread(ones, RunResult.gap_median_ms), "ratio": spread(rounds, lambda x: x.in_flight_ratio(chain), "{:.3f}"),
+                         "cpu": spread(rounds, RunResult.cpu_ratio)}
+        out["runs"][str(w)] = row
     out["targets_met"] = ok
     return out
 
@@ -183,15 +198,21 @@ def report(data: dict[str, Any]) -> None:
             if "gap_median_ms_raw_openai" in r:
                 t.add_row("    bare openai client, same calls: median gap", f"{r['gap_median_ms_raw_openai']:.2f} ms")
             t.add_row("    p90 / mean gap", f"{r['gap_p90_ms']:.2f} / {r['gap_mean_ms']:.2f} ms")
+            if r["spread"]["gap"]:
+                t.add_row("    every round's median gap", r["spread"]["gap"] + " ms")
         ratio, targeted = r["ratio_in_flight"], int(w) >= SCALING_TARGET_WORKERS
         t.add_row(f"(b) workers={w}: throughput / ideal, in flight", f"{ratio:.3f}" if ratio is not None else "-",
                   f">= {SCALING_TARGET}" if targeted else "",
                   verdict(ratio is not None and ratio >= SCALING_TARGET) if targeted else "")
+        if r["spread"]["ratio"]:
+            t.add_row("    every round's ratio", r["spread"]["ratio"])
         t.add_row(f"    end to end ({r['wall_s']:.2f} s)", f"{r['ratio_end_to_end']:.3f}")
         if r.get("cpu_ratio") is not None:
             t.add_row(f"(c) workers={w}: process CPU per call, toolkit / bare openai client (same calls)",
                       f"{r['cpu_ms_per_call']:.2f} / {r['cpu_ms_per_call_raw_openai']:.2f} ms, ratio {r['cpu_ratio']:.2f}",
                       f"<= {CPU_RATIO_TARGET:g}", verdict(r["cpu_ratio"] <= CPU_RATIO_TARGET))
+            if r["spread"]["cpu"]:
+                t.add_row("    every round's ratio", r["spread"]["cpu"])
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 130)
@@ -220,12 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         write_cases(data, args.cases)
         with server_process(args.latency, args.server_backlog) as server, \
                 endpoint_env(("PROBER", "SIMULATOR", "VALIDITY_FILTER"), lambda: server.base_url):
-            runs = []
-            for w in workers:
-                print(f"workers={w}: evaluating {args.cases} cases ...", file=sys.stderr, flush=True)
-                runs.append(run_once(data, args.cases, w, server, tmp_root, max(10.0, 20 * args.latency), args.keep))
-                print(f"workers={w}: the same calls from a bare openai client ...", file=sys.stderr, flush=True)
-                runs[-1].raw = raw_once(runs[-1].requests, w, server, max(10.0, 20 * args.latency))
+            timeout = max(10.0, 20 * args.latency)
+            runs = {w: run_rounds(w, args.rounds, lambda: run_once(data, args.cases, w, server, tmp_root, timeout, args.keep),
+                                  lambda run: raw_once(run.requests, w, server, timeout),
+                                  f"evaluating {args.cases} cases") for w in workers}
         numbers = measure(args, runs)
         report(numbers)
         if args.json:

@@ -46,6 +46,11 @@ def serve_instrumented(server: Any, backlog: int | None) -> None:
             self._t_in = time.perf_counter()
             return super().parse_request()
 
+        def _send(self, reply: Any) -> None:
+            if reply.delay:  # the latency counts from the request's arrival, as a real endpoint's does
+                reply.delay = max(0.0, reply.delay - (time.perf_counter() - self._t_in))
+            super()._send(reply)
+
         def do_POST(self) -> None:
             super().do_POST()
             t_out = time.perf_counter()

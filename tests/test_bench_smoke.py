@@ -31,7 +31,7 @@ def test_select_seeds_spreads_over_cells():
 def test_tiny_benchmark_runs(tmp_path, capsys):
     bench = _load()
     out = tmp_path / "bench.json"
-    code = bench.main(["--cases", "4", "--latency", "0.02", "--workers", "1,2", "--json", str(out),
+    code = bench.main(["--cases", "4", "--latency", "0.02", "--workers", "1,2", "--rounds", "2", "--json", str(out),
                        "--tmp-root", str(tmp_path), "--max-seconds", "120"])
     assert code == 0  # a benchmark: targets missed still exit 0 without --check
     data = json.loads(out.read_text())
@@ -40,7 +40,24 @@ def test_tiny_benchmark_runs(tmp_path, capsys):
         assert run["valid"] and run["calls"] == 16
         assert 0 < run["ratio_in_flight"] <= 1.05
         assert run["raw_calls"] == 16 and run["cpu_ratio"] > 0  # the bare openai client made the same calls
+        assert len(run["rounds"]) == 2 and run["cpu_ratio"] in [r["cpu_ratio"] for r in run["rounds"]]
     one = data["runs"]["1"]
     assert 0 < one["gap_median_ms"] < 1000
-    assert "toolkit overhead per call" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "toolkit overhead per call" in shown and "every round's median gap" in shown
     assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]  # temp build dirs removed
+
+
+def test_each_figure_is_read_off_its_median_round():
+    sys.path.insert(0, str(SCRIPT.parent))
+    from bench_common import median_round, spread
+
+    class Run:
+        def __init__(self, x):
+            self.x = x
+
+    runs = [Run(1.4), Run(float("nan")), Run(1.1), Run(1.6), Run(1.2)]
+    assert median_round(runs, lambda r: r.x).x == 1.4  # NaN ranks last: 1.1 1.2 [1.4] 1.6 nan
+    assert median_round(runs[2:4], lambda r: r.x).x == 1.1  # the lower median of an even count
+    assert median_round(runs[:1], lambda r: r.x).x == 1.4
+    assert spread(runs[2:4], lambda r: r.x) == "rounds 1.10, 1.60" and spread(runs[:1], lambda r: r.x) == ""

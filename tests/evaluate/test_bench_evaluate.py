@@ -31,7 +31,7 @@ def test_scripted_replies_score_the_sample_as_designed():
 def test_tiny_benchmark_runs(tmp_path, capsys):
     bench = _load()
     out = tmp_path / "bench.json"
-    code = bench.main(["--cases", "4", "--latency", "0.02", "--workers", "1,2", "--json", str(out),
+    code = bench.main(["--cases", "4", "--latency", "0.02", "--workers", "1,2", "--rounds", "2", "--json", str(out),
                        "--tmp-root", str(tmp_path), "--max-seconds", "120"])
     assert code == 0
     data = json.loads(out.read_text())
@@ -39,8 +39,9 @@ def test_tiny_benchmark_runs(tmp_path, capsys):
         run = data["runs"][w]
         assert run["valid"] and run["calls"] == 16
         assert 0 < run["ratio_in_flight"] <= 1.05
+        assert len(run["rounds"]) == 2 and run["cpu_ratio"] in [r["cpu_ratio"] for r in run["rounds"]]
     assert 0 < data["runs"]["1"]["gap_median_ms"] < 1000
     shown = capsys.readouterr().out
-    assert "toolkit overhead per call" in shown and "PASS" in shown  # a verdict beside each target
+    assert "toolkit overhead per call" in shown and "PASS" in shown and "every round's ratio" in shown  # a verdict beside each target
     assert "not checked (b): no run at 32+ workers" in shown  # targets met says what it did not check
     assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]
