@@ -269,3 +269,18 @@ def test_fingerprint_of_an_earlier_version_compares_without_base_url():
     assert all("judge" in t for t in now["components"]["judge"]["templates"])
     assert "rubric" not in now["components"]["generator"]
     assert component_view(v1, "audit_judge") is None
+
+
+def test_terminal_bar_shows_the_token_total_at_its_next_redraw_and_at_the_end():
+    import io
+
+    from rich.console import Console
+
+    from ioa_synth.reports.progress import BuildProgress
+
+    buf = io.StringIO()
+    with BuildProgress(Console(file=buf, width=120, force_terminal=True), total=2) as progress:
+        progress.tokens(1234)  # no redraw of its own: the bar's text is made once a second
+        progress.advance("accepted")
+        progress.tokens(5678)
+    assert "5,678 tokens" in buf.getvalue()[-400:]  # the final bar
