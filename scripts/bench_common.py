@@ -267,7 +267,9 @@ def bench_arguments(description: str, workers: str, what: str) -> argparse.Argum
     ap.add_argument("--tmp-root", type=Path, default=None, help=f"where the temporary {what} go (default: $TMPDIR)")
     ap.add_argument("--keep", action="store_true", help=f"keep the {what} (paths are printed)")
     ap.add_argument("--json", type=Path, default=None, help="also write the measured numbers to this JSON file")
-    ap.add_argument("--max-seconds", type=float, default=900, help="abort the whole benchmark after this (default 900)")
+    ap.add_argument("--max-seconds", type=float, default=1800,
+                    help="abort the whole benchmark after this (default 1800: three rounds of 64 cases at 1, 8 and 32 "
+                         "workers take about 7 minutes)")
     ap.add_argument("--server-backlog", type=int, default=128,
                     help="listen backlog of the bench's scripted server (default 128; 0 keeps ScriptedServer's own)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # child process mode
