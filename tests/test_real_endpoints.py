@@ -271,7 +271,7 @@ def test_fingerprint_of_an_earlier_version_compares_without_base_url():
     assert component_view(v1, "audit_judge") is None
 
 
-def test_terminal_bar_shows_the_token_total_at_its_next_redraw_and_at_the_end():
+def test_terminal_bar_shows_counts_and_tokens_at_its_next_redraw_and_at_the_end():
     import io
 
     from rich.console import Console
@@ -283,4 +283,5 @@ def test_terminal_bar_shows_the_token_total_at_its_next_redraw_and_at_the_end():
         progress.tokens(1234)  # no redraw of its own: the bar's text is made once a second
         progress.advance("accepted")
         progress.tokens(5678)
-    assert "5,678 tokens" in buf.getvalue()[-400:]  # the final bar
+    final = buf.getvalue()[-400:]  # the bar left on screen
+    assert "5,678 tokens" in final and "1 accepted" in final and "1/2" in final

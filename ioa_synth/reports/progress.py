@@ -92,7 +92,8 @@ class BuildProgress:
 
     def advance(self, status: str, case_id: str | None = None, tokens: int | None = None) -> None:
         """Count one finished case with ``status`` (plain mode: one line naming
-        ``case_id`` and its ``tokens`` of this run)."""
+        ``case_id`` and its ``tokens`` of this run; on a terminal the bar moves at once and
+        its text of counts at the next redraw, as for :meth:`tokens`)."""
         with self._lock:
             self.counts[status] = self.counts.get(status, 0) + 1
             self.done += 1
@@ -100,8 +101,8 @@ class BuildProgress:
                 what = f" {case_id}" if case_id else ""
                 tok = f", {tokens:,} tokens" if tokens is not None else ""
                 self._line(f"[{self.done}/{self.total}]{what} {status}{tok}")
-            else:
-                self._progress.update(self._task, advance=1, stats=self._stats())
+            else:  # the counts join the bar's text at its next redraw, within a second
+                self._progress.update(self._task, advance=1)
 
     def grow(self, n: int) -> None:
         """Add ``n`` cases to the total (reserve draws)."""
