@@ -91,8 +91,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (CALLS_PER_CASE, OVERHEAD_TARGET_MS, SCALING_TARGET,  # noqa: E402
-                          SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers, cpu_numbers,
-                          cpu_rows, measured, median_round, pct, raw_once, run_rounds, spread, start_watchdog)
+                          SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers,
+                          cpu_rows, measured, median_figures, median_round, pct, raw_once, run_rounds, spread,
+                          start_watchdog)
 from bench_server import REPO, ServerProcess, endpoint_env, serve_instrumented, server_capacity  # noqa: E402
 
 SNAPSHOT = REPO / "seeds" / "snapshot.jsonl"
@@ -272,23 +273,7 @@ def summarize(args: argparse.Namespace, cap: dict[str, float], cap_default: dict
     out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "rounds": args.rounds,
                            "targets_met": ok, "server": cap, "server_as_shipped": cap_default, "runs": {}}
     for w, rounds in runs.items():
-        b = median_round(rounds, lambda x: x.in_flight_ratio(chain))
-        c = median_round(rounds, RunResult.cpu_ratio)
-        row: dict[str, Any] = {"valid": all(r.valid() for r in rounds), "calls": b.calls, "wall_s": b.wall_s,
-                               "window_s": b.window_s, "ratio_in_flight": b.in_flight_ratio(chain) if b.log else None,
-                               "ratio_end_to_end": b.cases / b.wall_s / (w / chain),
-                               "cpu_ms_per_call_in_flight": c.window_cpu_ms_per_call(), **cpu_numbers(c)}
-        ones = [r for r in rounds if r.calls > 1]
-        if w == 1 and ones:
-            a = median_round(ones, RunResult.gap_median_ms)
-            gaps = a.gaps_ms()
-            row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": pct(gaps, 0.9),
-                    "gap_mean_ms": statistics.fmean(gaps),
-                    "overhead_aggregate_ms": (a.wall_s - a.endpoint_s) / a.calls * 1000}
-            if a.raw is not None and a.raw.calls > 1:
-                row["gap_median_ms_raw_openai"] = statistics.median(a.raw.gaps_ms())
-        row["rounds"] = [{"gap_median_ms": r.gap_median_ms() if w == 1 else None,
-                          "ratio_in_flight": r.in_flight_ratio(chain), **cpu_numbers(r)} for r in rounds]
+        row = median_figures(w, rounds, chain, "cpu_ms_per_call_in_flight")
         out["runs"][str(w)] = row
     return out
 

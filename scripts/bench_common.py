@@ -253,6 +253,31 @@ def cpu_numbers(r: RunResult) -> dict[str, Any]:
             "raw_calls": r.raw.calls if r.raw is not None else None}
 
 
+def median_figures(workers: int, rounds: list[RunResult], chain_s: float, cpu_key: str) -> dict[str, Any]:
+    """One worker count's figures as plain data, each from its median round: validity,
+    calls and times and (b) from the in-flight ratio's round, (c) (under ``cpu_key`` and
+    :func:`cpu_numbers`) from the CPU ratio's, at 1 worker (a) and the gap figures from the
+    median gap's; every round's three figures under ``rounds``."""
+    b = median_round(rounds, lambda r: r.in_flight_ratio(chain_s))
+    c = median_round(rounds, RunResult.cpu_ratio)
+    row: dict[str, Any] = {"valid": all(r.valid() for r in rounds), "calls": b.calls, "wall_s": b.wall_s,
+                           "window_s": b.window_s, "ratio_in_flight": b.in_flight_ratio(chain_s) if b.log else None,
+                           "ratio_end_to_end": b.cases / b.wall_s / (workers / chain_s),
+                           cpu_key: c.window_cpu_ms_per_call(), **cpu_numbers(c)}
+    ones = [r for r in rounds if r.calls > 1]
+    if workers == 1 and ones:
+        a = median_round(ones, RunResult.gap_median_ms)
+        gaps = a.gaps_ms()
+        row |= {"gap_median_ms": statistics.median(gaps), "gap_p90_ms": pct(gaps, 0.9),
+                "gap_mean_ms": statistics.fmean(gaps),
+                "overhead_aggregate_ms": (a.wall_s - a.endpoint_s) / a.calls * 1000}
+        if a.raw is not None and a.raw.calls > 1:  # the floor: the SDK's own create() on the same calls
+            row["gap_median_ms_raw_openai"] = statistics.median(a.raw.gaps_ms())
+    row["rounds"] = [{"gap_median_ms": r.gap_median_ms() if workers == 1 else None,
+                      "ratio_in_flight": r.in_flight_ratio(chain_s), **cpu_numbers(r)} for r in rounds]
+    return row
+
+
 def bench_arguments(description: str, workers: str, what: str) -> argparse.ArgumentParser:
     """The command line shared by the benchmarks: ``workers`` is the default comma-separated
     worker counts, ``what`` names the temporary folders (e.g. "build dirs")."""
