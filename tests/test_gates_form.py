@@ -12,6 +12,7 @@ from ioa_synth.llm.prompts import template_prose
 from ioa_synth.llm.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import load_gates, stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_form import field_limits, has_json_syntax, is_question, is_stock_name
+from ioa_synth.protocol.gates_text import scannable
 from ioa_synth.protocol.schemas import LONG, MEDIUM, SHORT, SURFACE, Stage1Output, Stage2Output
 
 from test_gates import DPA, DPA_DIALOGUE, SEPSIS
@@ -229,3 +230,20 @@ def test_an_utterance_ending_on_a_comma_is_unfinished():
     assert "unfinished sentence in turn 5.utterance (it ends on a comma, semicolon or colon); finish it" in failures
     d["turns"][4]["utterance"] = "As we begin, the March release is what matters: the rest can wait."
     assert not any("unfinished" in f for f in stage2_gate_failures(Stage2Output.model_validate(d), p))
+
+
+def test_the_first_scan_of_all_texts_at_once_changes_no_verdict():
+    # The form and copy checks first scan every text joined by line breaks, and look field by
+    # field only when that scan finds something; a pattern with an anchor or a lookaround
+    # could read the joined text differently, so it is always looked for field by field.
+    assert scannable(load_gates().json_syntax) and scannable(load_gates().meta_terms)
+    assert not scannable([r"^Note\b"]) and not scannable([r"\bMA(?=\d)"])
+    # a quote ending one field and a colon opening the next match only across the two: no failure
+    assert fails(stage1(members__0__hidden_assumptions=["the board signs off on the 'gold set'",
+                                                        ": 400 invoices were labelled by hand", "plain premise here"])) == []
+    # an anchored pattern still finds its match in a later field
+    gates = load_gates().model_copy(update={"meta_terms": (r"^Note\b",)})
+    data = stage1(members__1__background="Note the audit calendar before anything else.")
+    assert stage1_gate_failures(Stage1Output.model_validate(data), gates) == [
+        "the benchmark's own vocabulary inside the meeting in M2.background ('Note'); describe the meeting itself, "
+        "never the plan or its misalignment points"]

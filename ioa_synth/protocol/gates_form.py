@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, stems, words
+from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, scan_text, scannable, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 
 
@@ -66,8 +66,18 @@ def has_json_syntax(text: str, gates: GateThresholds) -> bool:
     """True when ``text`` contains a schema field name (:attr:`GateThresholds.field_name_words`)
     or JSON syntax (:attr:`GateThresholds.json_syntax`): a model that lost track of the JSON
     structure wrote part of the object into a value."""
-    return bool(_word_pattern(gates.field_name_words).search(text.lower())) or bool(
-        any_of(gates.json_syntax).search(text))
+    names = _field_name_tokens(gates.field_name_words)
+    named = (not names.isdisjoint(words(text)) if names is not None
+             else _word_pattern(gates.field_name_words).search(text.lower()) is not None)
+    return named or bool(any_of(gates.json_syntax).search(text))
+
+
+@lru_cache(maxsize=16)
+def _field_name_tokens(names: tuple[str, ...]) -> frozenset[str] | None:
+    """``names`` as a set of word tokens when each is one lower-case ``\\w+`` token (then a
+    text names one exactly when its :func:`words` include it, a set lookup on tokens the
+    gates make anyway), else ``None`` (the whole-word pattern is used)."""
+    return frozenset(names) if all(re.fullmatch(r"\w+", n) and n == n.lower() for n in names) else None
 
 
 @lru_cache(maxsize=16)
@@ -139,11 +149,22 @@ def same_premise(a: str, b: str, names: set[str], gates: GateThresholds) -> tupl
     :attr:`GateThresholds.max_member_overlap`, unless exactly one of them is negated
     ("is accurate enough" vs "may not be accurate enough" are two premises).
     """
-    sa = {w for w in stems(a) if w not in names}
-    sb = {w for w in stems(b) if w not in names}
+    return _same_premise(_premise(a, names), _premise(b, names), gates)
+
+
+Premise = tuple[set[str], bool]
+
+
+def _premise(text: str, names: set[str]) -> Premise:
+    """What :func:`same_premise` compares of one statement: its stemmed content tokens
+    without ``names``, and whether it is negated."""
+    return {w for w in stems(text) if w not in names}, bool(_NEGATIONS & set(words(text))) or "n't" in text.lower()
+
+
+def _same_premise(a: Premise, b: Premise, gates: GateThresholds) -> tuple[bool, float]:
+    (sa, neg_a), (sb, neg_b) = a, b
     share = len(sa & sb) / len(sa | sb) if sa | sb else 1.0
-    negated = [bool(_NEGATIONS & set(words(t))) or "n't" in t.lower() for t in (a, b)]
-    return share >= gates.max_member_overlap and negated[0] == negated[1], share
+    return share >= gates.max_member_overlap and neg_a == neg_b, share
 
 
 def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> list[str]:
@@ -153,9 +174,14 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     their own check) and one every field using :attr:`GateThresholds.meta_terms`."""
     script, unfinished = compiled((gates.foreign_script, gates.unfinished_text))
     meta, any_meta = compiled(gates.meta_terms, re.IGNORECASE), any_of(gates.meta_terms, re.IGNORECASE)
+    fields = list(fields)
+    scan = scan_text(fields)  # one scan of every text first: a clean output skips the field-by-field look
+    json_seen = not scannable(gates.json_syntax) or has_json_syntax(scan, gates)
+    script_seen = not scannable([gates.foreign_script]) or script.search(scan) is not None
+    meta_seen = not scannable(gates.meta_terms) or any_meta.search(scan) is not None
 
     def meta_term(where: str, text: str) -> str | None:
-        if not any_meta.search(text):  # one scan for the usual clean field; which term, only when one is there
+        if not (meta_seen and any_meta.search(text)):  # which term, only when one is there
             return None
         found = next((m for m in (rx.search(text) for rx in meta) if m), None)
         return f"{where} ({found.group()!r})" if found else None
@@ -163,9 +189,9 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     return field_failures(fields, [
         (lambda where, text: f"{where} ({len(text)} chars, ends {text[-20:]!r})" if cut_off(where, text, gates) else None,
          "text cut off at its length limit in {fields}; write it shorter, as complete sentences"),
-        (lambda where, text: where if has_json_syntax(text, gates) else None,
+        (lambda where, text: where if json_seen and has_json_syntax(text, gates) else None,
          "field names or JSON syntax inside the text of {fields}; each value is plain prose about its own field"),
-        (lambda where, text: where if script.search(text) else None,
+        (lambda where, text: where if script_seen and script.search(text) else None,
          "text switches into another script in {fields}; write every field in English"),
         (lambda where, text: where if (not where.endswith("surface_form") and unfinished.search(text)
                                        and not cut_off(where, text, gates)) else None,
@@ -188,8 +214,9 @@ def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates
         if same_state:
             failures.append(f"{a.id} and {b.id} have (nearly) the same private_state ({share:.0%} shared content "
                             "words); each member's goals are their own")
-        same = [(i, j) for i, x in enumerate(a.hidden_assumptions) for j, y in enumerate(b.hidden_assumptions)
-                if same_premise(x, y, names, gates)[0]]
+        ours = [_premise(x, names) for x in a.hidden_assumptions]  # each statement read once, not once per pair
+        theirs = [_premise(y, names) for y in b.hidden_assumptions]
+        same = [(i, j) for i, x in enumerate(ours) for j, y in enumerate(theirs) if _same_premise(x, y, gates)[0]]
         if same:
             pairs = ", ".join(f"{a.id}[{i}]~{b.id}[{j}]" for i, j in same)
             failures.append(f"{a.id} and {b.id} share (nearly) the same hidden assumptions ({pairs}); "

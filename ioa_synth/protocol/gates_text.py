@@ -143,6 +143,25 @@ def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
     return len(toks) >= n and not _description_grams(n).isdisjoint(zip(*(toks[i:] for i in range(n))))
 
 
+def scan_text(fields: Iterable[tuple[str, str]]) -> str:
+    """The texts of ``fields`` (``(where, text)`` pairs) joined by line breaks, for a first
+    scan of all of them at once: a pattern that :func:`scannable` accepts and that finds
+    nothing in it finds nothing in any one text (a line break is no word character, so
+    ``\\b`` falls where it does in each text alone); what it finds is then looked for field
+    by field, as without the scan (a match across two texts only costs that second look)."""
+    return "\n".join(text for _, text in fields)
+
+
+_ANCHORED = ("^", "$", "\\A", "\\Z", "\\B", "\\G", "(?=", "(?!", "(?<")
+
+
+def scannable(patterns: Iterable[str]) -> bool:
+    """True when none of ``patterns`` has an anchor or a lookaround (which could read the
+    joined :func:`scan_text` differently from one text; a negated class ``[^...]`` counts,
+    to be safe)."""
+    return not any(a in rx for rx in patterns for a in _ANCHORED)
+
+
 def quantities(text: str, gates: GateThresholds) -> set[str]:
     """The quantity tokens of ``text``: tokens with a digit and :attr:`GateThresholds.number_words`."""
     return {w for w in words(text) if w in gates.number_words or _DIGIT.search(w)
@@ -190,9 +209,11 @@ def text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     """One failure listing every placeholder field, one listing every copied description."""
     fields = list(fields)
     placeholder = {where: is_placeholder(text, gates) for where, text in fields}  # both checks ask
+    # the word tokens of the joined texts are every text's in turn: no copied n-gram there, none in any text
+    any_copy = copies_description(scan_text(fields), gates)
     return field_failures(fields, [
         (lambda where, text: f"{where} ({text.strip()[:12]!r})" if placeholder[where] else None,
          "placeholder instead of content in {fields}; write the actual content"),
-        (lambda where, text: where if not placeholder[where] and copies_description(text, gates) else None,
+        (lambda where, text: where if any_copy and not placeholder[where] and copies_description(text, gates) else None,
          "{fields} copies the field description from the instructions; write the actual content"),
     ])
