@@ -147,6 +147,28 @@ def test_generator_moved_to_another_port_resumes(cli, seeds_file, tmp_path, monk
         assert third.requests == []
 
 
+def test_not_implemented_is_a_setup_error_asked_once(cli, seeds_file, tmp_path, monkeypatch):
+    # llama.cpp answers 501 for a feature it does not implement: no retry can change that
+    seeds, out = seeds_file(2), tmp_path / "out"
+
+    def no_judging(body, headers, base=ProtocolResponder()):
+        if request_kind(body) == "stage1_judge":
+            return Reply(status=501, body={"error": {"code": 501, "type": "not_supported_error",
+                                                     "message": "This server does not support this feature"}})
+        return base(body, headers)
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with ScriptedServer(no_judging) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        res = build(cli, seeds, out, "--workers", "1")
+        judged = [r for r in server.requests if request_kind(r["body"]) == "stage1_judge"]
+    assert res.exit_code == 2
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: judge: HTTP 501") and "does not support" in last, res.stderr
+    assert len(judged) == 1
+    assert statuses(out) == ["pending", "pending"]
+
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -21,7 +21,8 @@ from typing import Any
 import openai
 
 #: HTTP statuses that mean "this setup cannot work", not "this case went wrong".
-SETUP_STATUSES = frozenset({400, 401, 403, 404, 422})
+#: (501: the server does not implement what every request asks, e.g. llama.cpp's "not supported")
+SETUP_STATUSES = frozenset({400, 401, 403, 404, 422, 501})
 
 #: Phrases of a 400 that are about one request (too long a prompt), not the setup.
 CASE_PHRASES = ("context length", "context_length", "maximum context", "context window", "context size",

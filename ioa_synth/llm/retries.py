@@ -4,7 +4,8 @@ The ``openai`` SDK's own retries are switched off (``max_retries=0``): the SDK w
 out a ``Retry-After`` of up to 60 or 120 s (depending on its version) on its own, unseen
 and beyond the user's ``max_wait``. Here tenacity drives the tries instead:
 
-- retried: timeouts, connection errors, HTTP 408, 409, 429 and 5xx, at most
+- retried: timeouts, connection errors, HTTP 408, 409, 429 and 5xx (not 501: the server
+  does not implement the request, which no retry changes), at most
   ``max_retries`` times; a 429 that names a ``Retry-After`` is sent again as long as the
   waits fit in ``max_wait`` (so a long rate limit is waited out, within the bound);
 - the wait is the server's ``Retry-After`` (``Retry-After-Ms``, seconds or an HTTP date)
@@ -53,9 +54,9 @@ def retry_after(response: httpx.Response | None) -> float | None:
 
 
 def retryable(exc: BaseException) -> bool:
-    """True for a timeout, a connection error, HTTP 408/409/429 or 5xx."""
+    """True for a timeout, a connection error, HTTP 408/409/429 or 5xx other than 501 (Not Implemented)."""
     if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
+        return exc.status_code in RETRY_STATUSES or (exc.status_code >= 500 and exc.status_code != 501)
     return isinstance(exc, openai.APIConnectionError)  # APITimeoutError is one
 
 
