@@ -134,6 +134,12 @@ def test_sql_still_answers_queries(cli, built):
     assert cli("sql", built, "DESCRIBE cases").exit_code == 0
 
 
+def test_sql_on_a_table_that_is_not_there_lists_the_tables(cli, built):
+    res = cli("sql", built, "SELECT count(*) FROM calls")  # the calls table is llm_calls
+    _exit2(res)
+    assert "tables here: " in res.stderr and "llm_calls" in res.stderr.split("tables here: ")[1]
+
+
 def test_a_bom_is_accepted_in_every_input_file(cli, endpoint, seeds_file, tmp_path):
     endpoint()
     seeds = seeds_file(1)

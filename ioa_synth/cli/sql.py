@@ -48,6 +48,8 @@ def sql(
             columns, rows = cat.read_query(query)  # queries only, on a read-only connection without file access
         except ValueError as exc:
             fail(str(exc))
+        except duckdb.CatalogException as exc:  # a table or column guessed wrong: say what there is
+            fail(f"query failed: {exc}; tables here: {', '.join(_tables(cat))}")
         except duckdb.Error as exc:
             fail(f"query failed: {exc}")
     if as_csv:
@@ -66,3 +68,10 @@ def sql(
             table.add_row(*("NULL" if v is None else str(v) for v in row))
         wide_console().print(table)
         typer.echo(f"{len(rows)} row(s)", err=True)
+
+
+def _tables(cat: object) -> list[str]:
+    """Names of the catalog's tables and views (``DESCRIBE tab`` shows a table's columns)."""
+    _, rows = cat.read_query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "  # type: ignore[attr-defined]
+                             "ORDER BY 1")
+    return [r[0] for r in rows]
