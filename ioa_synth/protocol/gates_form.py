@@ -181,7 +181,7 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     meta_seen = not scannable(gates.meta_terms) or any_meta.search(scan) is not None
 
     def meta_term(where: str, text: str) -> str | None:
-        if not (meta_seen and any_meta.search(text)):  # which term, only when one is there
+        if not any_meta.search(text):  # which term, only when one is there
             return None
         found = next((m for m in (rx.search(text) for rx in meta) if m), None)
         return f"{where} ({found.group()!r})" if found else None
@@ -189,14 +189,14 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     return field_failures(fields, [
         (lambda where, text: f"{where} ({len(text)} chars, ends {text[-20:]!r})" if cut_off(where, text, gates) else None,
          "text cut off at its length limit in {fields}; write it shorter, as complete sentences"),
-        (lambda where, text: where if json_seen and has_json_syntax(text, gates) else None,
+        ((lambda where, text: where if has_json_syntax(text, gates) else None) if json_seen else None,
          "field names or JSON syntax inside the text of {fields}; each value is plain prose about its own field"),
-        (lambda where, text: where if script_seen and script.search(text) else None,
+        ((lambda where, text: where if script.search(text) else None) if script_seen else None,
          "text switches into another script in {fields}; write every field in English"),
         (lambda where, text: where if (not where.endswith("surface_form") and unfinished.search(text)
                                        and not cut_off(where, text, gates)) else None,
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
-        (meta_term, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
+        (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
     ])
 

@@ -164,6 +164,8 @@ def scannable(patterns: Iterable[str]) -> bool:
 
 def quantities(text: str, gates: GateThresholds) -> set[str]:
     """The quantity tokens of ``text``: tokens with a digit and :attr:`GateThresholds.number_words`."""
+    if text.isascii() and not _DIGIT.search(text):  # no digit anywhere (the usual reading): number words only
+        return {w for w in words(text) if w in gates.number_words}
     return {w for w in words(text) if w in gates.number_words or _DIGIT.search(w)
             or (not w.isascii() and any(ch.isdigit() for ch in w))}  # "x²": str.isdigit beyond \d
 
@@ -189,17 +191,19 @@ def text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
 
 #: A per-field check: ``(find, message)``; ``find(where, text)`` returns how the field is
 #: listed when it fails (``where`` itself, or with a detail) or None; ``message`` is the
-#: failure sentence with ``{fields}`` for the listed fields.
-FieldCheck = tuple[Callable[[str, str], "str | None"], str]
+#: failure sentence with ``{fields}`` for the listed fields. A ``find`` of ``None`` is a check
+#: that a first scan of all texts (:func:`scan_text`) ruled out: no field fails it.
+FieldCheck = tuple["Callable[[str, str], str | None] | None", str]
 
 
 def field_failures(fields: Iterable[tuple[str, str]], checks: list[FieldCheck]) -> list[str]:
     """One failure sentence per check of ``checks`` that some of ``fields`` (``(where, text)``
     pairs) fail, listing those fields, in the order of ``checks``."""
+    checks = [check for check in checks if check[0] is not None]
     found: list[list[str]] = [[] for _ in checks]
     for where, text in fields:
         for listed, (find, _) in zip(found, checks):
-            label = find(where, text)
+            label = find(where, text)  # type: ignore[misc]
             if label is not None:
                 listed.append(label)
     return [message.format(fields=", ".join(listed)) for listed, (_, message) in zip(found, checks) if listed]
@@ -214,6 +218,7 @@ def text_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     return field_failures(fields, [
         (lambda where, text: f"{where} ({text.strip()[:12]!r})" if placeholder[where] else None,
          "placeholder instead of content in {fields}; write the actual content"),
-        (lambda where, text: where if any_copy and not placeholder[where] and copies_description(text, gates) else None,
+        ((lambda where, text: where if not placeholder[where] and copies_description(text, gates) else None)
+         if any_copy else None,
          "{fields} copies the field description from the instructions; write the actual content"),
     ])
