@@ -47,7 +47,10 @@ def test_a_job_is_handed_over_only_for_the_very_same_inputs():
 def _build_bodies(cli, seeds, out, monkeypatch, ahead: bool) -> list[dict]:
     if not ahead:
         monkeypatch.setattr(RequestsAhead, "start", lambda self, key, *inputs: None)
-    with ScriptedServer(ProtocolResponder(script={"stage1_judge": ["low"]})) as server:
+    # each reply takes 0.2 s, as an endpoint's does: the helper's job starts while the judge call
+    # is out even on a loaded machine (a job not started when it is wanted is made on the spot)
+    latency = 0.2 if ahead else 0.0
+    with ScriptedServer(ProtocolResponder(script={"stage1_judge": ["low"]}, latency=latency)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-ahead-test-0000")
         res = cli("build", "--seeds", seeds, "--split", "test", "--out", out, "--workers", "1")
