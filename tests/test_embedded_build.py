@@ -5,6 +5,7 @@ and stops it."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -23,6 +24,23 @@ pytestmark = [
 ]
 
 
+# ``python -m ioa_synth`` that dies with this test process (Linux PR_SET_PDEATHSIG): a test
+# runner stopped by a signal (a SIGTERM, a SIGINT sent to its pid alone) leaves no build
+# behind, and so no model server (which dies with the build).
+_DIES_WITH_TEST = """\
+import ctypes, os, runpy, signal, sys
+parent = int(sys.argv.pop(1))
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+except Exception:
+    pass
+if os.getppid() != parent:
+    sys.exit(1)
+sys.argv[0] = "ioa_synth"
+runpy.run_module("ioa_synth", run_name="__main__", alter_sys=True)
+"""
+
+
 @pytest.mark.timeout(2400)
 def test_build_on_embedded_smollm2(seeds_file, tmp_path):
     seeds, out = seeds_file(1), tmp_path / "out"
@@ -30,7 +48,7 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
     # bounded work: no content re-requests, so at most 8 calls (2 stages x 2 attempts x generator+judge)
     cfg.write_text(json.dumps({"generator": {"content_retries": 0, "request_options": {"max_tokens": 3000}},
                                "judge": {"content_retries": 0, "request_options": {"max_tokens": 800}}}))
-    cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "val", "--out", str(out),
+    cmd = [sys.executable, "-c", _DIES_WITH_TEST, str(os.getpid()), "build", "--seeds", str(seeds), "--split", "val", "--out", str(out),
            "--local-model", "smollm2-135m", "--workers", "1", "--config", str(cfg)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=2300)
     assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: the run ended with a failed case
