@@ -55,8 +55,10 @@ def test_kill_9_then_resume(seeds_file, tmp_path):
     assert len(cases) == 6 and len({c for c, _, _ in cases}) == 6
     assert all(status == "accepted" for _, status, _ in cases)
     assert dup == []  # no successful step stored (paid) twice
-    # one case had its stage-1 regenerated: 6 cases x 4 calls + 2
-    assert total_ok == 26
+    # 6 cases x 4 calls, + 2 when the scripted "low" verdict was stored and regenerated; a kill
+    # after the server sent it and before the build stored it leaves no regeneration (the script
+    # is spent, the re-asked judge call passes)
+    assert total_ok in (24, 26)
     # what the second run asked for is exactly what the first run had not stored
     assert second_run == total_ok - stored_before
     files = sorted(out.glob("train/*/*.json"))
