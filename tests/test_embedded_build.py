@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import duckdb
 import pytest
 
+from ioa_synth.llm.local_model import dies_with_parent
 from ioa_synth.llm.local_weights import installed_local_models
 from ioa_synth.protocol.gates import is_placeholder
 from ioa_synth.protocol.schemas import Stage1Output
@@ -27,15 +28,7 @@ pytestmark = [
 # ``python -m ioa_synth`` that dies with this test process (Linux PR_SET_PDEATHSIG): a test
 # runner stopped by a signal (a SIGTERM, a SIGINT sent to its pid alone) leaves no build
 # behind, and so no model server (which dies with the build).
-_DIES_WITH_TEST = """\
-import ctypes, os, runpy, signal, sys
-parent = int(sys.argv.pop(1))
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
-except Exception:
-    pass
-if os.getppid() != parent:
-    sys.exit(1)
+_DIES_WITH_TEST = dies_with_parent("SIGTERM") + """\
 sys.argv[0] = "ioa_synth"
 runpy.run_module("ioa_synth", run_name="__main__", alter_sys=True)
 """

@@ -30,15 +30,23 @@ SERVER_PARALLEL = 1
 # quit at once if the parent is already gone, drop env vars that the server would read instead
 # of our flags (its settings read any field from the env, and HOST/PORT override --host/--port),
 # then run ``python -m llama_cpp.server``.
-_LAUNCHER = """\
+def dies_with_parent(signal_name: str) -> str:
+    """Start of a ``python -c`` child program that takes its parent's pid as its first
+    argument, gets ``signal.<signal_name>`` when that parent dies (Linux PR_SET_PDEATHSIG, kept
+    across exec) and quits at once if the parent is already gone."""
+    return f"""\
 import ctypes, os, runpy, signal, sys
 parent = int(sys.argv.pop(1))
 try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.{signal_name}), 0, 0, 0)
 except Exception:
     pass
 if os.getppid() != parent:
     sys.exit(1)
+"""
+
+
+_LAUNCHER = dies_with_parent("SIGKILL") + """\
 from llama_cpp.server.settings import ConfigFileSettings, Settings
 names = {*Settings.model_fields, *ConfigFileSettings.model_fields, "config_file"}
 for key in [k for k in os.environ if k.lower() in names]:
