@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -45,6 +46,12 @@ def test_kill_9_then_resume(seeds_file, tmp_path):
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         second_run = len(server.requests) - first_run
+    # the re-run says it resumes, and how many stored replies it used instead of asking again
+    announced = re.search(r"resuming: (\d+) stored repl(?:y|ies) of \d+ unfinished cases? will be reused",
+                          done.stderr)
+    reused = re.search(r"(\d+) stored repl(?:y|ies) reused", done.stderr)
+    assert announced and reused, done.stderr
+    assert 1 <= int(reused.group(1)) <= int(announced.group(1))
 
     con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
     cases = con.execute("SELECT case_id, status, path FROM cases ORDER BY case_id").fetchall()

@@ -33,6 +33,7 @@ from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.store.run_context import RunContext, open_run
 from ioa_synth.seeds.tuples import SeedTuple
+from ioa_synth.text.plural import plural
 
 Cell = tuple[str, str]
 
@@ -121,6 +122,10 @@ class _Scheduler:
             else:
                 self.summary["skipped"] += 1
         self.pipeline.calls = self.run_ctx.recorder(replay_of=[c.case_id for c in todo])
+        if self.pipeline.calls.replay:  # a resumed run: say why its first cases finish without requests
+            resumed = {key[0] for key in self.pipeline.calls.replay}
+            self.console.print(f"resuming: {plural(len(self.pipeline.calls.replay), 'stored reply', 'stored replies')} "
+                               f"of {plural(len(resumed), 'unfinished case')} will be reused, not asked for again")
         self.progress = BuildProgress(self.console, total=len(todo))
         self.run_ctx.attach(self.progress)
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
@@ -129,6 +134,7 @@ class _Scheduler:
         with self.progress, worker_pool(self.workers, "case") as pool:
             run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard, "case")
         self.summary["tokens"] = self.run_ctx.tokens.total
+        self.summary["reused_calls"] = self.pipeline.calls.reused_calls
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
 

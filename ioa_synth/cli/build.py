@@ -82,7 +82,9 @@ def build(
     console.print(table)
     console.print(f"this run: {summary['accepted']} accepted, {summary['discarded']} discarded, "
                   f"{summary['failed']} failed, {summary['skipped']} already finished, "
-                  f"{plural(summary['reserve_drawn'], 'reserve tuple')} drawn, {plural(summary['tokens'], 'token')}",
+                  f"{plural(summary['reserve_drawn'], 'reserve tuple')} drawn, {plural(summary['tokens'], 'token')}"
+                  + (f", {plural(summary['reused_calls'], 'stored reply', 'stored replies')} reused"
+                     if summary.get("reused_calls") else ""),
                   soft_wrap=True)
     for cell, left in summary.get("reserve_left", {}).items():
         console.print(f"reserve left in {cell}: {left}")

@@ -105,7 +105,8 @@ class CallRecorder:
 
     ``tokens_by_case`` adds up those tokens per case id (for per-case progress lines);
     ``stored_calls`` counts the fresh successful calls stored (a re-run replays them),
-    ``failed_tries`` the failed tries stored (a re-run asks those calls again).
+    ``failed_tries`` the failed tries stored (a re-run asks those calls again),
+    ``reused_calls`` the calls answered from ``replay`` (no request, no tokens).
 
     A fresh call's seed (:func:`call_seed`) counts the failed tries already stored for its
     key (read from the catalog once, at the first fresh call, then kept up to date), so a
@@ -119,6 +120,7 @@ class CallRecorder:
     tokens_by_case: dict[str, int] = field(default_factory=dict)
     stored_calls: int = 0
     failed_tries: int = 0
+    reused_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _failed: dict[CallKey, int] | None = field(default=None, repr=False)
 
@@ -136,9 +138,13 @@ class CallRecorder:
         cached = self.replay.get(key)
         if cached is not None:
             try:
-                return parse(reply_json(cached)), False
+                stored = parse(reply_json(cached))
             except ValueError:
                 pass  # a stored reply the current parser rejects: ask again
+            else:
+                with self._lock:
+                    self.reused_calls += 1
+                return stored, False
         case_id, stage, role, attempt = key
         base = {"case_id": case_id, "stage": stage, "role": role, "attempt": attempt,
                 "template_sha256": prompt.template_sha256, "run_id": self.run_id}
