@@ -123,6 +123,7 @@ def test_a_404_web_page_at_a_v1_url_is_named_as_no_chat_route():
     text = f"{err.value} {err.value.hint}"
     assert "no /chat/completions route" in text and "should end in /v1" not in text
     assert "<" not in str(err.value) and "File not found." in str(err.value)
+    assert str(err.value).count("Error response") == 1  # the page's title is not read as text
 
 
 def test_context_length_400_is_a_case_error_not_setup():

@@ -84,7 +84,9 @@ def server_message(exc: openai.APIStatusError) -> str:
         if text.lstrip()[:14].lower().startswith(("<!doctype html", "<html")):  # a web server's error page
             import lxml.html
 
-            text = lxml.html.fromstring(text).text_content()
+            page = lxml.html.fromstring(text)
+            body = page.find("body")  # the body only: a title repeats its heading ("Error response" twice)
+            text = (body if body is not None else page).text_content()
     return " ".join(str(text).split())[:300]
 
 
