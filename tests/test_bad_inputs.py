@@ -281,3 +281,13 @@ def test_a_utf16_file_is_not_utf8_text_for_every_reader(cli, endpoint, tmp_path,
     assert not out.exists()
     path.write_bytes(source.read_text(encoding="utf-8").replace("a", "\xe9", 1).encode("latin-1", "replace"))
     assert f"error: {path}: not UTF-8 text (byte " in _exit2(cli(*args))
+
+
+@pytest.mark.parametrize("name", ["missing.csv", "missing.json", "folder.csv"])
+def test_annotate_import_of_a_file_that_is_not_there_says_so_once(cli, built, tmp_path, name):
+    (tmp_path / "folder.csv").mkdir()
+    res = cli("annotate", "import", tmp_path / name, "--out", built, "--annotator", "a1")
+    assert res.exit_code != 0 and res.stderr.startswith("error: ")
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert res.stderr.count(str(tmp_path / name)) == 1 and "os error" not in res.stderr
+    assert ("is a directory" if name == "folder.csv" else "no such file") in res.stderr

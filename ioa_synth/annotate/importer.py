@@ -51,6 +51,8 @@ def read_scores(path: Path) -> list[RawScore]:
     suffix = path.suffix.lower()
     if suffix not in (".json", ".csv"):
         raise AnnotationError(f"{path}: expected a Label Studio JSON export (.json) or a filled CSV (.csv)")
+    if not path.is_file():  # polars' own message repeats the path
+        raise AnnotationError(f"{path}: {'is a directory' if path.is_dir() else 'no such file'}")
     try:
         if suffix == ".csv":
             return _from_csv(pl.read_csv(path, infer_schema=False), path)
