@@ -132,3 +132,19 @@ def test_tokens_no_call_reported_are_unknown_not_zero(cli, endpoint, seeds_file,
     res = cli("status", "--out", out)
     row = next(line for line in res.stdout.splitlines() if "generator" in line and "│" in line)
     assert "n/a" in row
+
+
+def test_a_case_still_running_counts_only_once_its_stage_is_decided(cli, endpoint, seeds_file, tmp_path):
+    """A pending case whose stage has not passed yet is left out of that stage's rates (a stage
+    in progress is not a failed one); one whose stage passed counts."""
+    import duckdb
+
+    endpoint({"stage1_judge": ["low", "low"]})
+    out = tmp_path / "out"
+    build(cli, seeds_file(2), out)  # case 1: stage 1 failed twice; case 2: accepted
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    con.execute("UPDATE cases SET status = 'pending'")  # as a resumed run sees them mid-build
+    con.close()
+    s1 = status_json(cli, out)["pass_rates"]["test"]["stage1"]
+    assert (s1["cases"], s1["first_attempt"], s1["after_regeneration"]) == (1, 1.0, 1.0)
+    assert s1["dimensions"]["subtlety"]["items_first"] == 2  # the running case's items are left out too

@@ -3,7 +3,9 @@
 Definitions (build judge only, role ``judge``; audit scores never count):
 
 - a case *reaches* a stage when it has a successful generator call for it; its
-  *first attempt* is its lowest generator attempt of that stage;
+  *first attempt* is its lowest generator attempt of that stage; a case still being built
+  (``pending``) counts once its stage has passed or the case has ended, not while the
+  stage's outcome is open (an unfinished stage is not a failed one);
 - ``first_attempt``: share of the cases reaching the stage whose first attempt was
   judged and met θ on every item (an output that broke the content rules fails);
 - ``after_regeneration``: share whose stage passed at some attempt (the feedback
@@ -32,9 +34,9 @@ CASE = ["split", "case_id", "stage"]
 
 def _frames(catalog: Catalog) -> tuple[pl.DataFrame, pl.DataFrame]:
     gens = pl.DataFrame(catalog.query_dicts(
-        "SELECT c.split, l.case_id, l.stage, min(l.attempt) AS first FROM llm_calls l JOIN cases c USING (case_id) "
-        "WHERE l.role = 'generator' AND l.error IS NULL GROUP BY ALL"),
-        schema={"split": pl.String, "case_id": pl.String, "stage": pl.Int64, "first": pl.Int64})
+        "SELECT c.split, l.case_id, l.stage, c.status = 'pending' AS running, min(l.attempt) AS first "
+        "FROM llm_calls l JOIN cases c USING (case_id) WHERE l.role = 'generator' AND l.error IS NULL GROUP BY ALL"),
+        schema={"split": pl.String, "case_id": pl.String, "stage": pl.Int64, "running": pl.Boolean, "first": pl.Int64})
     scores = pl.DataFrame(catalog.query_dicts(
         "SELECT c.split, s.case_id, s.stage, s.attempt, s.item, s.dimension, arg_max(s.score, s.created_at) AS score "
         "FROM scores s JOIN cases c USING (case_id) WHERE s.judge_role = 'judge' AND s.score IS NOT NULL GROUP BY ALL"),
@@ -61,7 +63,8 @@ def pass_rates(catalog: Catalog) -> dict[str, dict[str, Any]]:
         .otherwise(pl.col("attempt").max()).first().alias("final"))
     cases = (gens.join(attempts.rename({"attempt": "first", "passed": "first_passed"}), on=[*CASE, "first"], how="left")
              .join(final, on=CASE, how="left")
-             .with_columns(pl.col("first_passed").fill_null(False), pl.col("ever").fill_null(False)))
+             .with_columns(pl.col("first_passed").fill_null(False), pl.col("ever").fill_null(False))
+             .filter(~pl.col("running") | pl.col("ever")))  # a running case's open stage is left out
     first_items = scores.join(cases.select(*CASE, pl.col("first").alias("attempt")), on=[*CASE, "attempt"])
     final_items = scores.join(cases.select(*CASE, pl.col("final").alias("attempt")), on=[*CASE, "attempt"])
     out: dict[str, dict[str, Any]] = {}

@@ -158,8 +158,9 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
     """Rich tables of a :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
     tables = [cell_table(report["cells"])]
     rates = Table(title="θ pass rates (build judge)",
-                  caption="(all: θ) counts every case that reached the stage; an attempt stopped by the content "
-                          "gates was never judged and counts as not meeting θ. Dimensions count judged items only.")
+                  caption="(all: θ) counts every case that reached the stage (a case still running: once the stage "
+                          "passed); an attempt stopped by the content gates was never judged and counts as not "
+                          "meeting θ. Dimensions count judged items only.")
     for col in ("split", "stage", "dimension", "cases reached, or items judged 1st/final", "first attempt",
                 "after regeneration"):
         rates.add_column(col, justify="left" if col in ("split", "dimension") else "right")
