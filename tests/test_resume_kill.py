@@ -46,8 +46,10 @@ def test_kill_9_then_resume(seeds_file, tmp_path):
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         second_run = len(server.requests) - first_run
-    # the re-run says it resumes, and how many stored replies it used instead of asking again
-    announced = re.search(r"resuming: (\d+) stored repl(?:y|ies) of \d+ unfinished cases? will be reused",
+    # the re-run says it resumes, and how many stored replies it used instead of asking again,
+    # on one line (a log is read line by line: the console must not wrap it at 80 columns)
+    announced = re.search(r"resuming: (\d+) stored repl(?:y|ies) of \d+ unfinished cases? will be reused, "
+                          r"not asked for again\n",
                           done.stderr)
     reused = re.search(r"(\d+) stored repl(?:y|ies) reused", done.stderr)
     assert announced and reused, done.stderr

@@ -125,7 +125,7 @@ class _Scheduler:
         if self.pipeline.calls.replay:  # a resumed run: say why its first cases finish without requests
             resumed = {key[0] for key in self.pipeline.calls.replay}
             self.console.print(f"resuming: {plural(len(self.pipeline.calls.replay), 'stored reply', 'stored replies')} "
-                               f"of {plural(len(resumed), 'unfinished case')} will be reused, not asked for again")
+                               f"of {plural(len(resumed), 'unfinished case')} will be reused, not asked for again", soft_wrap=True)
         self.progress = BuildProgress(self.console, total=len(todo))
         self.run_ctx.attach(self.progress)
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
