@@ -58,7 +58,7 @@ def export_cmd(
     sample = manifest.of_set("sample")
     console = wide_console()
     console.print(f"{plural(len(sample), 'dialogue')} ({plural(sum(len(c.ma_ids) for c in sample), 'misalignment point')}) "
-                  f"in the sample, {plural(n_cal, 'calibration dialogue')}")
+                  f"in the sample, {plural(n_cal, 'calibration dialogue')}", soft_wrap=True)
     for p in paths:
         console.print(str(p), soft_wrap=True)
 

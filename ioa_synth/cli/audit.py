@@ -52,11 +52,11 @@ def audit(
     console.print(audit_table(report))
     run = report["run"]
     console.print(f"audit judge {run['model']}: {run['scored']} stage(s) scored now, {run['skipped']} already audited, "
-                  f"{run['failed']} failed, {plural(run['tokens'], 'token')}")
+                  f"{run['failed']} failed, {plural(run['tokens'], 'token')}", soft_wrap=True)
     for err in run["errors"][:5]:
-        console.print(f"failed: {err}")
+        console.print(f"failed: {err}", soft_wrap=True)
     for p in paths:
-        console.print(f"wrote {p}")
+        console.print(f"wrote {p}", soft_wrap=True)
     if run["failed"]:  # the report covers only what was scored: say so with the exit status
         typer.echo(f"{run['failed']} stage(s) could not be scored; run the same command again to retry them "
                    "(scored stages are kept)", err=True)

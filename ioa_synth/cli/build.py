@@ -87,7 +87,7 @@ def build(
                      if summary.get("reused_calls") else ""),
                   soft_wrap=True)
     for cell, left in summary.get("reserve_left", {}).items():
-        console.print(f"reserve left in {cell}: {left}")
+        console.print(f"reserve left in {cell}: {left}", soft_wrap=True)
     if summary["failed"]:
         console.print(f"{summary['failed']} case(s) failed (the error is in the catalog: ioa-synth sql {out} "
                       f"\"SELECT case_id, error FROM cases WHERE status = 'failed'\"); run the same command again, "

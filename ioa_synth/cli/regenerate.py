@@ -69,7 +69,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
     console = wide_console()
     for s in summary["skipped"]:
-        console.print(f"skipped {s['case_id']}: {s['reason']}")
+        console.print(f"skipped {s['case_id']}: {s['reason']}", soft_wrap=True)
     rows = summary["cases"]
     if not rows:
         console.print("nothing to regenerate: no case matches the selection")
@@ -85,4 +85,4 @@ def _print_summary(summary: dict[str, Any]) -> None:
     changed = sum(r["before"] != r["after"] for r in rows)
     written = sum(r["after"] == "accepted" and not r["kept_previous"] for r in rows)
     console.print(f"{len(rows)} case(s) re-run: {written} accepted with a new record, {changed} changed status, "
-                  f"{plural(summary['tokens'], 'token')}")
+                  f"{plural(summary['tokens'], 'token')}", soft_wrap=True)

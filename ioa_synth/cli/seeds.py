@@ -92,7 +92,7 @@ def fetch_cmd(
         except KeyboardInterrupt:
             raise _fail("interrupted; rerun the same command to resume", 130) from None
     console.print(_fetch_table(result))
-    console.print(f"records: {result.log.records_path}")
+    console.print(f"records: {result.log.records_path}", soft_wrap=True)
     if result.message:
         typer.echo(("stopped early: " if result.stopped == "retry_later" else "") + result.message, err=True)
 
@@ -192,7 +192,7 @@ def assign_cmd(
         typer.echo(f"warning: {_short_summary(plan)}; written anyway (--allow-short)", err=True)
     _report_reserve_short(plan, reserve)
     for path in written:
-        console.print(f"wrote {path}")
+        console.print(f"wrote {path}", soft_wrap=True)
 
 
 @seeds_app.command("check")
