@@ -283,6 +283,35 @@ def test_a_utf16_file_is_not_utf8_text_for_every_reader(cli, endpoint, tmp_path,
     assert f"error: {path}: not UTF-8 text (byte " in _exit2(cli(*args))
 
 
+@pytest.mark.parametrize("kind", ["evaluate case", "meeting transcript", "seed papers", "config", "belief items",
+                                  "type mix"])
+def test_text_that_is_not_json_reads_the_same_for_every_reader(cli, endpoint, tmp_path, kind):
+    """A file that is not JSON gets one wording from every command, naming where the decoder
+    stopped (build said "invalid JSON at line", evaluate "not valid JSON (...)", belief "not
+    JSON" or "not a JSON line"); a JSONL line is named ``path:N`` and only its column given."""
+    endpoint()
+    where = tmp_path / "data"
+    where.mkdir()
+    name = {"evaluate case": "case.json", "meeting transcript": "talk.json", "seed papers": "papers.jsonl",
+            "config": "config.json", "belief items": "items.jsonl", "type mix": "mix.json"}[kind]
+    path = where / name
+    path.write_text('\n{"b": 2,,}\n' if name.endswith(".jsonl") else '{\n  "a": 1,\n}\n')
+    out = tmp_path / "out"
+    args = {"evaluate case": ("evaluate", "--data", where, "--out", out),
+            "meeting transcript": ("meeting", "import", path, "--out", out),
+            "seed papers": ("seeds", "import", path, "--out", out),
+            "config": ("evaluate", "--data", SAMPLE, "--out", out, "--config", path),
+            "belief items": ("belief", "items", "import", path, "--format", "jsonl", "--out", out / "items.jsonl"),
+            "type mix": ("build", "--seeds", ROOT / "seeds" / "snapshot.jsonl", "--split", "test", "--out", out,
+                         "--type-mix", path)}[kind]
+    at = f"{path}:2: invalid JSON at column 9: " if name.endswith(".jsonl") else \
+        f"{path}: invalid JSON at line 3, column 1: "
+    if kind == "type mix":
+        at = f"--type-mix {path}: invalid JSON at line 3, column 1: "
+    assert _exit2(cli(*args)).startswith(f"error: {at}")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("name", ["missing.csv", "missing.json", "folder.csv"])
 def test_annotate_import_of_a_file_that_is_not_there_says_so_once(cli, built, tmp_path, name):
     (tmp_path / "folder.csv").mkdir()

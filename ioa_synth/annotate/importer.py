@@ -26,6 +26,7 @@ from ioa_synth.store.runs import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.annotate.forms import rating_names
 from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, load_manifest
+from ioa_synth.store.jsonl import json_problem
 
 TABLE = "annotations"
 COLUMNS = """
@@ -60,7 +61,7 @@ def read_scores(path: Path) -> list[RawScore]:
     except OSError as exc:
         raise AnnotationError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
-        raise AnnotationError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+        raise AnnotationError(json_problem(path, exc)) from exc
     except pl.exceptions.PolarsError as exc:
         raise AnnotationError(f"{path}: unreadable CSV ({' '.join(str(exc).split())[:200]})") from exc
     return _from_label_studio(data, path)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ioa_synth.belief.matching import mentions
 from ioa_synth.store.atomic import write_text_atomic
 from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.store.jsonl import json_problem
 
 #: Fields the item writer fills in when an imported item lacks them.
 WRITTEN_FIELDS = ("true_statement", "manipulated_statement", "discussion_seed")
@@ -102,7 +103,7 @@ def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ItemsError(f"{path}:{n}: not a JSON line ({exc.msg})") from exc
+            raise ItemsError(json_problem(f"{path}:{n}", exc, in_line=True)) from exc
         if not isinstance(data, dict):
             raise ItemsError(f"{path}:{n}: a line must be a JSON object")
         rows.append((n, data))

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from ioa_synth.belief.items import Draft, ItemsError, load_drafts, read_input
 from ioa_synth.belief.matching import mentions, share_alias
+from ioa_synth.store.jsonl import json_problem
 
 FORMATS = ("counterfact", "popqa", "simpleqa", "jsonl")
 
@@ -48,7 +49,7 @@ def _load_json(path: Path) -> Any:
     try:
         return json.loads(read_input(path))
     except json.JSONDecodeError as exc:
-        raise ItemsError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+        raise ItemsError(json_problem(path, exc)) from exc
 
 
 def _text(value: Any) -> str:

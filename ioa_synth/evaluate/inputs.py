@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, SPLITS, TASK_TYPES
 from ioa_synth.protocol.schemas import scenario_text
 from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.store.jsonl import json_problem
 
 
 class InputError(ValueError):
@@ -157,7 +158,7 @@ def read_case(path: Path, rel: Path) -> EvalCase:
     try:  # as text first: json.loads(bytes) would take UTF-16 and call other encodings invalid JSON
         data = json.loads(decode_utf8(raw, path, InputError))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from exc
+        raise InputError(json_problem(path, exc)) from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: not an IoA case (the file is not a JSON object)")
     try:

@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.llm.prompts import Prompt
 from ioa_synth.store.calls import CallKey, CallRecorder
+from ioa_synth.store.jsonl import json_problem
 
 T = TypeVar("T")
 
@@ -120,7 +121,7 @@ def read_json_file(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise RunJsonError(f"{path}: cannot read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise RunJsonError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise RunJsonError(json_problem(path, exc)) from None
 
 
 def read_run_json(folder: Path) -> dict[str, Any]:

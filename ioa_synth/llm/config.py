@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.store.jsonl import json_problem
 
 COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "simulator", "validity_filter",
                                # live meetings: the judge that merges validated discoveries across detectors
@@ -174,7 +175,7 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+        raise ConfigError(json_problem(p, exc)) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the config must be a JSON object")
     data = {k: v for k, v in data.items() if not k.startswith("_")}  # "_comment" keys

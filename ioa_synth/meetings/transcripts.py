@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.store.jsonl import json_problem
 
 #: ``--format`` values (``auto`` guesses from the suffix, then the content).
 FORMATS: tuple[str, ...] = ("auto", "vtt", "srt", "whisper", "text")
@@ -77,7 +78,7 @@ def _whisper(raw: str, where: str) -> list[Cue]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise TranscriptError(f"{where}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise TranscriptError(json_problem(where, exc)) from None
     segments = data.get("segments") if isinstance(data, dict) else None
     if not isinstance(segments, list):
         raise TranscriptError(f"{where}: not a Whisper/WhisperX transcript (no \"segments\" list)")

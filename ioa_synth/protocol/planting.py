@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
+from ioa_synth.store.jsonl import json_problem
 
 #: The type every case keeps at least once (the protocol's stage-1 constraint).
 REQUIRED_TYPE = "definitional"
@@ -61,7 +62,7 @@ def load_type_mix(value: str | None) -> dict[str, float]:
         raise TypeMixError(f"--type-mix {value}: not 'paper' or 'uniform' and not a readable file "
                            f"({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
-        raise TypeMixError(f"--type-mix {value}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+        raise TypeMixError(json_problem(f"--type-mix {value}", exc)) from exc
     if not isinstance(raw, dict) or not raw:
         raise TypeMixError(f"--type-mix {value}: expected a JSON object mapping types to shares")
     unknown = sorted(set(raw) - set(MA_TYPES))

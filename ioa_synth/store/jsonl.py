@@ -1,4 +1,5 @@
-"""Reading JSONL files line by line with errors that name ``path:line``."""
+"""Reading JSONL files line by line with errors that name ``path:line``, and the one wording
+every command uses for input that is not JSON."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterat
     Raises:
         error: the file cannot be read (``"<path>: cannot read ..."``), is not UTF-8
             (:func:`ioa_synth.text.utf8.decode_utf8`) or a line is not
-            valid JSON (``"<path>:<line>: invalid JSON (...)"``).
+            valid JSON (:func:`json_problem`).
     """
     path = Path(path)
     try:
@@ -30,4 +31,12 @@ def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterat
         try:
             yield n, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise error(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+            raise error(json_problem(f"{path}:{n}", exc, in_line=True)) from None
+
+
+def json_problem(where: object, exc: json.JSONDecodeError, *, in_line: bool = False) -> str:
+    """The error line for text that is not JSON: ``"<where>: invalid JSON at line L, column C:
+    <what the decoder expected>"``; with ``in_line`` (``where`` already names a JSONL line,
+    ``path:N``) only the column is given."""
+    at = f"column {exc.colno}" if in_line else f"line {exc.lineno}, column {exc.colno}"
+    return f"{where}: invalid JSON at {at}: {exc.msg}"

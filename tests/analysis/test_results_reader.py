@@ -53,7 +53,7 @@ def test_broken_json_missing_run_json_and_duplicate_ids(run_a, cli, tmp_path):
     path = run_a / "records" / "medicine" / "design_review_001.json"
     good = path.read_text()
     path.write_text(good[:-20])
-    one_line_error(cli("report", run_a), str(path), "not valid JSON")
+    one_line_error(cli("report", run_a), str(path), "invalid JSON at line ")
     path.write_text(good)
     copy = run_a / "records" / "medicine" / "copy.json"
     copy.write_text(good)

@@ -80,7 +80,7 @@ def _one_error(result) -> str:
 
 @pytest.mark.parametrize("content, needle", [
     ('{"item_id": "a"}\n', "missing field"),
-    ("not json\n", "not a JSON line"),
+    ("not json\n", "bad.jsonl:1: invalid JSON at column 1: Expecting value"),
 ])
 def test_bad_items_file(tmp_path, cli, content, needle):
     items = tmp_path / "bad.jsonl"

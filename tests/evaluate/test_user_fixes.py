@@ -73,7 +73,7 @@ def test_input_error_names_the_path_as_given(cli, trio, two_cases, tmp_path, mon
     (two_cases / "law/planning_003.json").write_text("{not json")
     monkeypatch.chdir(tmp_path)
     res = evaluate(cli, "data", "out")
-    line = one_line_error(res, "error: data/law/planning_003.json: not valid JSON")
+    line = one_line_error(res, "error: data/law/planning_003.json: invalid JSON at line 1, column 2: ")
     assert (tmp_path / line.split()[1].rstrip(":")).is_file()  # a path the user can open from here
     assert t.counts() == (0, 0, 0)
 
