@@ -54,7 +54,7 @@ What runs
 
 Rounds
     Each worker count runs ``--rounds`` times (default 3): a build, then its bare-client
-    replay. Each figure is that of the round where it is the median (``bench_common``),
+    replay. Each figure is that of the round where it is the median (``bench_rounds``),
     with every round's value printed beside it: on a shared VM the CPU's speed drifts by
     tens of percent between minutes, which one run of each cannot tell from a change.
 
@@ -92,8 +92,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (CALLS_PER_CASE, OVERHEAD_TARGET_MS, SCALING_TARGET,  # noqa: E402
                           SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers,
-                          cpu_rows, measured, median_figures, median_round, pct, raw_once, run_rounds, spread,
-                          start_watchdog)
+                          measured, pct, raw_once, start_watchdog)
+from bench_rounds import cpu_rows, median_figures, median_round, run_rounds, spread  # noqa: E402
 from bench_server import REPO, ServerProcess, endpoint_env, serve_instrumented, server_capacity  # noqa: E402
 
 SNAPSHOT = REPO / "seeds" / "snapshot.jsonl"
@@ -168,7 +168,7 @@ def run_once(seeds_path: Path, n_cases: int, workers: int, server: ServerProcess
 # -- report ----------------------------------------------------------------------------
 def report(args: argparse.Namespace, cap: dict[str, float], cap_default: dict[str, float] | None,
            runs: dict[int, list[BuildRun]], server: ServerProcess) -> bool:
-    """The report table (each figure from its median round, :func:`bench_common.median_round`);
+    """The report table (each figure from its median round, :func:`bench_rounds.median_round`);
     returns whether every target checked was met."""
     from rich.console import Console
     from rich.table import Table

@@ -52,7 +52,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (CALLS_PER_CASE, CPU_RATIO_TARGET, OVERHEAD_TARGET_MS, SCALING_TARGET,  # noqa: E402
                           SCALING_TARGET_WORKERS, RunResult, bench_arguments, checked_workers,
-                          measured, median_figures, raw_once, run_rounds, spread, start_watchdog)
+                          measured, raw_once, start_watchdog)
+from bench_rounds import median_figures, run_rounds, spread  # noqa: E402
 from bench_server import REPO, ServerProcess, endpoint_env, serve_instrumented  # noqa: E402
 
 SAMPLE = REPO / "samples" / "evaluate" / "test" / "software_engineering" / "troubleshooting_001.json"
@@ -140,7 +141,7 @@ def run_once(data: Path, n: int, workers: int, server: ServerProcess, tmp_root: 
 # -- report --------------------------------------------------------------------------------
 def measure(args: argparse.Namespace, runs: dict[int, list[EvalRun]]) -> dict[str, Any]:
     """The benchmark's numbers as plain data (``targets_met`` says whether the targets hold):
-    per worker count, each figure from its median round (:func:`bench_common.median_round`),
+    per worker count, each figure from its median round (:func:`bench_rounds.median_round`),
     every round's figures under ``rounds``, and ``spread`` lines for the table."""
     chain = CALLS_PER_CASE * args.latency
     out: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency, "rounds": args.rounds, "runs": {}}

@@ -50,7 +50,7 @@ def test_tiny_benchmark_runs(tmp_path, capsys):
 
 def test_each_figure_is_read_off_its_median_round():
     sys.path.insert(0, str(SCRIPT.parent))
-    from bench_common import median_round, spread
+    from bench_rounds import median_round, spread
 
     class Run:
         def __init__(self, x):
