@@ -283,6 +283,26 @@ def test_a_utf16_file_is_not_utf8_text_for_every_reader(cli, endpoint, tmp_path,
     assert f"error: {path}: not UTF-8 text (byte " in _exit2(cli(*args))
 
 
+@pytest.mark.parametrize("kind", ["type mix", "evaluate run.json", "belief run.json", "annotation CSV"])
+def test_a_utf16_file_read_by_the_later_commands_says_so_too(cli, built, tmp_path, kind):
+    """The same UTF-16 line from the readers the first test leaves out: ``--type-mix`` ended
+    in a traceback, report/compare and belief report said "cannot read ('utf-8' codec ...)"
+    or "unreadable (...)", and annotate import blamed a UTF-16 CSV's columns."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    name = {"type mix": "mix.json", "annotation CSV": "scores.csv"}.get(kind, "run.json")
+    path = folder / name
+    path.write_text({"type mix": '{"goal": 1}', "annotation CSV": "item_id,score\nx,1\n"}.get(kind, "{}"),
+                    encoding="utf-16")
+    where = f"--type-mix {path}" if kind == "type mix" else str(path)
+    args = {"type mix": ("build", "--seeds", ROOT / "seeds" / "snapshot.jsonl", "--split", "test",
+                         "--out", tmp_path / "new", "--type-mix", path),
+            "evaluate run.json": ("report", folder), "belief run.json": ("belief", "report", folder),
+            "annotation CSV": ("annotate", "import", path, "--out", built, "--annotator", "a1")}[kind]
+    assert _exit2(cli(*args)) == f"error: {where}: not UTF-8 text (it is UTF-16); save it as UTF-8"
+    assert not (tmp_path / "new").exists() and sorted(p.name for p in folder.iterdir()) == [name]
+
+
 @pytest.mark.parametrize("kind", ["evaluate case", "meeting transcript", "seed papers", "config", "belief items",
                                   "type mix"])
 def test_text_that_is_not_json_reads_the_same_for_every_reader(cli, endpoint, tmp_path, kind):

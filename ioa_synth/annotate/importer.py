@@ -56,7 +56,8 @@ def read_scores(path: Path) -> list[RawScore]:
         raise AnnotationError(f"{path}: {'is a directory' if path.is_dir() else 'no such file'}")
     try:
         if suffix == ".csv":
-            return _from_csv(pl.read_csv(path, infer_schema=False), path)
+            text = decode_utf8(path.read_bytes(), path, AnnotationError)  # polars guesses otherwise
+            return _from_csv(pl.read_csv(text.encode("utf-8"), infer_schema=False), path)
         data = json.loads(decode_utf8(path.read_bytes(), path, AnnotationError))
     except OSError as exc:
         raise AnnotationError(f"{path}: cannot read ({exc.strerror or exc})") from exc

@@ -11,6 +11,8 @@ from typing import Any
 
 from ioa_synth.belief.metrics import condition_metrics
 from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
+from ioa_synth.store.jsonl import json_problem
+from ioa_synth.text.utf8 import decode_utf8
 
 
 class ReportError(ValueError):
@@ -32,9 +34,11 @@ def belief_run_json(out: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: unreadable ({exc})") from exc
+        data = json.loads(decode_utf8(path.read_bytes(), path, ReportError))
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise ReportError(json_problem(path, exc)) from exc
     command = data.get("command") if isinstance(data, dict) else None
     if command != "belief run":
         by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"

@@ -19,6 +19,7 @@ from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.llm.prompts import Prompt
 from ioa_synth.store.calls import CallKey, CallRecorder
 from ioa_synth.store.jsonl import json_problem
+from ioa_synth.text.utf8 import decode_utf8
 
 T = TypeVar("T")
 
@@ -115,11 +116,11 @@ def read_json_file(path: Path) -> Any:
         RunJsonError: the file is missing, unreadable or not valid JSON.
     """
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        return json.loads(decode_utf8(Path(path).read_bytes(), path, RunJsonError))
     except FileNotFoundError:
         raise RunJsonError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunJsonError(f"{path}: cannot read ({exc})") from None
+    except OSError as exc:
+        raise RunJsonError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
         raise RunJsonError(json_problem(path, exc)) from None
 

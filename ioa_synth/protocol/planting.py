@@ -24,6 +24,7 @@ from typing import Iterable
 
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.store.jsonl import json_problem
+from ioa_synth.text.utf8 import decode_utf8
 
 #: The type every case keeps at least once (the protocol's stage-1 constraint).
 REQUIRED_TYPE = "definitional"
@@ -57,7 +58,7 @@ def load_type_mix(value: str | None) -> dict[str, float]:
         return {t: 1 / len(MA_TYPES) for t in MA_TYPES}
     path = Path(value)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(decode_utf8(path.read_bytes(), f"--type-mix {value}", TypeMixError))
     except OSError as exc:
         raise TypeMixError(f"--type-mix {value}: not 'paper' or 'uniform' and not a readable file "
                            f"({exc.strerror or exc})") from exc
