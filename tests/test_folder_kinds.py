@@ -39,3 +39,18 @@ def test_evaluate_and_build_commands_refuse_a_belief_results_folder(cli, tmp_pat
         assert res.exit_code == 2, args
         one_line_error(res, "belief run")
     assert sorted(p.name for p in out.iterdir()) == ["run.json"]
+
+
+def test_build_directory_commands_refuse_a_meeting_session(cli, tmp_path, seeds_file):
+    """``seeds import`` wrote a catalog into a session folder and ``build`` went on to the
+    endpoint; like ``evaluate``, every build-directory command now refuses the session."""
+    session = tmp_path / "session"
+    assert cli("meeting", "import", "samples/meetings/standup.txt", "--out", session).exit_code == 0
+    before = sorted(p.name for p in session.iterdir())
+    for args in (("seeds", "import", "seeds/snapshot.jsonl", "--out", session),
+                 ("build", "--seeds", seeds_file(1), "--split", "test", "--out", session),
+                 ("show", "--out", session), ("export", "--out", session, "--to", tmp_path / "pub")):
+        res = cli(*args)
+        assert res.exit_code == 2, (args, res.stderr)
+        one_line_error(res, f"--out {session} is a live-meeting session folder, not a build directory")
+    assert sorted(p.name for p in session.iterdir()) == before

@@ -54,6 +54,11 @@ def _run_json_command(path: Path) -> str | None:
     return command if isinstance(command, str) else None
 
 
+def _meeting_session(path: Path) -> bool:
+    """True when ``path`` is a session folder written by ``ioa-synth meeting import``."""
+    return (path / "session.json").is_file() and (path / "private").is_dir()
+
+
 def _evaluate_run_json(path: Path) -> bool:
     """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
     return _run_json_command(path) == "evaluate"
@@ -89,7 +94,7 @@ def folder_kind(path: Path) -> str | None:
         return "evaluate"
     if command == "belief run":
         return "belief"
-    if (path / "session.json").is_file() and (path / "private").is_dir():
+    if _meeting_session(path):
         return "meeting"
     if not (path / "catalog.duckdb").is_file():
         return None
@@ -107,7 +112,8 @@ def folder_kind(path: Path) -> str | None:
 
 def build_dir_callback(path: Path) -> Path:
     """``--out`` of the build-directory commands (build, status, show, regenerate, audit,
-    annotate, seeds): refuse a file and an ``ioa-synth evaluate`` results folder (one line, exit 2)."""
+    annotate, seeds, export, check): refuse a file, a results folder of ``evaluate`` or
+    ``belief run`` and a live-meeting session folder (one line, exit 2)."""
     check_out_folder(path)
     command = _run_json_command(path) if path.is_dir() else None  # (no catalog opened: a build may be running)
     if command == "evaluate":
@@ -116,6 +122,8 @@ def build_dir_callback(path: Path) -> Path:
     if command == "belief run":
         fail(f"--out {path} is an 'ioa-synth belief run' results folder (run.json), not a build directory; "
              "read it with 'ioa-synth belief report'")
+    if path.is_dir() and _meeting_session(path):
+        fail(f"--out {path} is {FOLDER_KINDS['meeting']}, not a build directory; use a folder of its own")
     return path
 
 
