@@ -126,6 +126,32 @@ def test_a_404_web_page_at_a_v1_url_is_named_as_no_chat_route():
     assert str(err.value).count("Error response") == 1  # the page's title is not read as text
 
 
+def test_a_404_on_the_model_listing_names_that_route():
+    """With no model in the config the toolkit asks ``GET /models`` first; a 404 there named
+    the /chat/completions route, which was never asked."""
+    import http.server
+    import threading
+
+    from ioa_synth.llm.endpoints import _first_model
+
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(SetupError) as err:
+            _first_model("simulator", f"http://127.0.0.1:{server.server_port}/v1", KEY)
+    finally:
+        server.shutdown()
+    assert "the server there has no /models route" in err.value.hint
+    assert "chat/completions" not in f"{err.value} {err.value.hint}"
+
+
 def test_context_length_400_is_a_case_error_not_setup():
     from ioa_synth.llm.client import LLMCallError
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
@@ -117,8 +118,9 @@ def content_filter_message(exc: openai.APIError) -> str | None:
     return f'content filter: HTTP {exc.status_code} from the provider: "{message}"'
 
 
-def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
-    """The config key or variable most likely behind an HTTP ``status`` with ``message``."""
+def setup_hint(component: str, status: int, message: str, base_url: str, route: str = "/chat/completions") -> str:
+    """The config key or variable most likely behind an HTTP ``status`` with ``message``
+    (``route``: the path below ``base_url`` that was asked, e.g. ``/models``)."""
     up, low = component.upper(), message.lower()
     if status in (401, 403):
         return f"check {up}_API_KEY (or OPENAI_API_KEY)"
@@ -136,7 +138,7 @@ def setup_hint(component: str, status: int, message: str, base_url: str) -> str:
         return f'set "model" for {component} in --config to a model the server lists'
     if status == 404:
         return (f"check {up}_BASE_URL (or OPENAI_BASE_URL) {base_url}: the server there has no "
-                "/chat/completions route (is it an OpenAI-compatible API?)")
+                f"{route} route (is it an OpenAI-compatible API?)")
     return f"check the {component} block of --config (request_options, structured_output, temperature, seed)"
 
 
@@ -154,7 +156,7 @@ def classify(exc: openai.APIError, component: str, base_url: str) -> SetupError 
         message = server_message(exc)
         if any(p in message.lower() for p in CASE_PHRASES):
             return None
-        hint = setup_hint(component, exc.status_code, message, base_url)
+        hint = setup_hint(component, exc.status_code, message, base_url, _route(exc, base_url))
         return SetupError(f"{component}: HTTP {exc.status_code} from {base_url}: {message}", component, hint)
     if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
         cause = exc.__cause__
@@ -162,3 +164,14 @@ def classify(exc: openai.APIError, component: str, base_url: str) -> SetupError 
         return SetupError(f"{component}: cannot reach {base_url}{why}", component,
                           f"check {component.upper()}_BASE_URL (or OPENAI_BASE_URL) and that the server is running")
     return None
+
+
+def _route(exc: openai.APIStatusError, base_url: str) -> str:
+    """The path of the failed request below ``base_url`` (``/chat/completions`` when the
+    error carries no request, e.g. one raised by the toolkit's own transport)."""
+    try:
+        path = exc.request.url.path
+    except AttributeError:
+        return "/chat/completions"
+    base = urlsplit(base_url).path.rstrip("/")
+    return (path[len(base):] if base and path.startswith(base) else path) or "/chat/completions"
