@@ -109,6 +109,11 @@ def built(cli, endpoint, seeds_file, tmp_path) -> Path:
     return out
 
 
+def test_annotate_report_checks_its_split_as_the_other_commands_do(cli, built):
+    res = cli("annotate", "report", "--out", built, "--split", "foo")
+    assert _exit2(res) == "error: --split must be one of train, val, test (got 'foo')"
+
+
 @pytest.mark.parametrize("sql", [
     "COPY cases TO '{x}.csv'",
     "COPY (SELECT 1) TO '{x}.parquet' (FORMAT parquet)",

@@ -94,8 +94,11 @@ def report_cmd(
     from ioa_synth.annotate.report import annotated_splits, annotation_report, write_annotation_report
     from ioa_synth.annotate.sample import AnnotationError
     from ioa_synth.build.builddir import BuildDirError, open_catalog
+    from ioa_synth.protocol.cells import SPLITS
     from ioa_synth.reports.output import wide_console
 
+    if split is not None and split not in SPLITS:
+        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
     try:
         with open_catalog(out, read_only=True) as cat:
             splits = [split] if split else annotated_splits(cat)

@@ -53,7 +53,7 @@ def evaluate(
     check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     if out.is_dir() and folder_kind(out) == "build":
-        fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases); "
+        fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases or seeds); "
              "evaluate into a results folder of its own")
     refuse_other_kind(out, "evaluate")
     check_out_folder(questions_from, "--questions-from")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import urllib.error
 import warnings
 from pathlib import Path
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ioa_synth.cli.common import build_dir_callback
+from ioa_synth.cli.common import build_dir_callback, check_choice
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.seeds.assign import parse_per_cell, run_assign
 from ioa_synth.text.plural import plural
@@ -64,18 +65,24 @@ def fetch_cmd(
     doi_file: Optional[Path] = typer.Option(None, "--doi-file", help="resolve these DOIs through OpenAlex"),
 ) -> None:
     """Fetch paper records of one domain from arXiv, PubMed Central or OpenAlex (resumable)."""
-    if domain not in DOMAINS:
-        raise _fail(f"unknown domain {domain!r} (use one of {', '.join(DOMAINS)})")
+    check_choice("--source", source, SOURCES)  # before the progress bar, whose teardown adds a line
+    check_choice("--domain", domain, DOMAINS)
+    if since is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+        raise _fail(f"--since must be YYYY-MM-DD (got {since!r})")
     if source == "pmc" and not os.environ.get("NCBI_EMAIL"):
         typer.echo("warning: NCBI_EMAIL is not set; NCBI asks for a contact e-mail with every request",
                    err=True)
+    err_console = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("dropped {task.fields[dropped]}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
+                  console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
         task = progress.add_task(f"{source}/{domain}", total=max_records, dropped=0)
 
         def on_batch(result: FetchResult) -> None:
-            progress.update(task, completed=result.total_kept, dropped=sum(result.tally.dropped.values()))
+            dropped = sum(result.tally.dropped.values())
+            progress.update(task, completed=result.total_kept, dropped=dropped)
+            if not err_console.is_terminal:  # a log: a plain line per batch instead of the bar
+                typer.echo(f"{source}/{domain}: {result.total_kept}/{max_records} kept, {dropped} dropped", err=True)
 
         try:
             result = run_fetch(out, source, domain, max_records=max_records, query=query, since=since,

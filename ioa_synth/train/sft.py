@@ -51,7 +51,7 @@ def teacher_run(results: Path) -> dict[str, Any]:
     try:
         run = read_run_json(results)
     except RunJsonError as exc:
-        raise ExportError(f"--results {results} is not an 'ioa-synth evaluate' results folder ({exc})") from None
+        raise ExportError(f"--results {exc}") from None  # names run.json and asks for a results folder
     if run.get("command") != "evaluate":
         raise ExportError(f"--results {results} is not an 'ioa-synth evaluate' results folder "
                           f"(run.json of {run.get('command')!r})")

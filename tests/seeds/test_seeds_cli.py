@@ -119,8 +119,8 @@ def test_fetch_api_error_is_one_line_exit_2(run, cli_env, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--source", "pmc", "--domain", "law"], "pmc does not serve domain 'law'"),
-    (["--source", "gopher", "--domain", "law"], "unknown source"),
-    (["--source", "arxiv", "--domain", "physics"], "unknown domain"),
+    (["--source", "gopher", "--domain", "law"], "--source must be one of arxiv, pmc, openalex (got 'gopher')"),
+    (["--source", "arxiv", "--domain", "physics"], "--domain must be one of "),
     (["--source", "arxiv", "--domain", "ml_research", "--since", "2024/01/01"], "--since must be YYYY-MM-DD"),
     (["--source", "arxiv", "--domain", "ml_research", "--doi-file", "x.txt"], "use --source openalex"),
     (["--source", "openalex", "--domain", "law", "--doi-file", "missing.txt"], "cannot read --doi-file"),
@@ -128,6 +128,7 @@ def test_fetch_api_error_is_one_line_exit_2(run, cli_env, tmp_path):
 def test_fetch_bad_input_exit_2(run, cli_env, tmp_path, args, message):
     result = run("fetch", *args, "--out", tmp_path)
     assert result.exit_code == 2 and message in _one_error_line(result)
+    assert result.stderr.endswith(_one_error_line(result) + "\n")  # no blank line after it from a bar's teardown
     assert not cli_env.requests
 
 
