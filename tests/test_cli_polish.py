@@ -4,9 +4,11 @@ name the config key or variable."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 from ioa_helpers import KEY
@@ -126,14 +128,23 @@ def test_a_404_web_page_at_a_v1_url_is_named_as_no_chat_route():
     assert str(err.value).count("Error response") == 1  # the page's title is not read as text
 
 
+def _listing_error(handler: type, component: str, key: str) -> SetupError:
+    """The setup error of asking a server run by ``handler`` for its models (no model in the config)."""
+    from ioa_synth.llm.endpoints import _first_model
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(SetupError) as err:
+            _first_model(component, f"http://127.0.0.1:{server.server_port}/v1", key)
+    finally:
+        server.shutdown()
+    return err.value
+
+
 def test_a_404_on_the_model_listing_names_that_route():
     """With no model in the config the toolkit asks ``GET /models`` first; a 404 there named
     the /chat/completions route, which was never asked."""
-    import http.server
-    import threading
-
-    from ioa_synth.llm.endpoints import _first_model
-
     class NotFound(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
             self.send_error(404)
@@ -141,15 +152,9 @@ def test_a_404_on_the_model_listing_names_that_route():
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with pytest.raises(SetupError) as err:
-            _first_model("simulator", f"http://127.0.0.1:{server.server_port}/v1", KEY)
-    finally:
-        server.shutdown()
-    assert "the server there has no /models route" in err.value.hint
-    assert "chat/completions" not in f"{err.value} {err.value.hint}"
+    err = _listing_error(NotFound, "simulator", KEY)
+    assert "the server there has no /models route" in err.hint
+    assert "chat/completions" not in f"{err} {err.hint}"
 
 
 def test_context_length_400_is_a_case_error_not_setup():
@@ -196,11 +201,6 @@ def _models_config(tmp_path):
 
 
 def test_a_key_quoted_back_when_listing_models_is_redacted():
-    import http.server
-    import threading
-
-    from ioa_synth.llm.endpoints import _first_model
-
     key = "sk-listing-0123456789abcdef"
 
     class Refuse(http.server.BaseHTTPRequestHandler):
@@ -215,11 +215,5 @@ def test_a_key_quoted_back_when_listing_models_is_redacted():
         def log_message(self, *args):
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        with pytest.raises(SetupError) as err:
-            _first_model("prober", f"http://127.0.0.1:{httpd.server_address[1]}/v1", key)
-    finally:
-        httpd.shutdown()
-    assert "HTTP 401" in str(err.value) and "***" in str(err.value) and key not in str(err.value)
+    err = _listing_error(Refuse, "prober", key)
+    assert "HTTP 401" in str(err) and "***" in str(err) and key not in str(err)
