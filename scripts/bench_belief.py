@@ -6,7 +6,7 @@ What runs
     attacker each, ``--agents`` agents and ``--rounds`` rounds, through
     ``ioa_synth.belief.run.run_study`` (the CLI's code path: real ``openai`` client,
     CallRecorder, DuckDB catalog on disk, records written atomically) into a fresh results
-    folder. The scripted study (:class:`ioa_synth.belief.scripted.BeliefScript`) is served
+    folder. The scripted study (:class:`ioa_synth.testing.belief_scripted.BeliefScript`) is served
     from a child process, which logs when each request arrived and when its reply was
     written.
 
@@ -47,8 +47,8 @@ CPU_RATIO_TARGET = 1.5
 def serve(latency: float, agents: int, conn: Any) -> None:
     """Child process: the scripted study server; sends its base URL, then on any message
     the ``(t_in, t_out)`` pairs of every chat request."""
-    from ioa_synth.belief.scripted import BeliefScript
-    from ioa_synth.llm.scripted_server import ScriptedServer
+    from ioa_synth.testing.belief_scripted import BeliefScript
+    from ioa_synth.testing.scripted_server import ScriptedServer
 
     script = BeliefScript(agents=agents)
     log: list[tuple[float, float]] = []

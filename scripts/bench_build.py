@@ -102,7 +102,7 @@ SNAPSHOT = REPO / "seeds" / "snapshot.jsonl"
 def serve(latency: float, backlog: int | None) -> None:
     """Child process (``--serve``): ``ProtocolResponder(latency)`` on an instrumented
     ``ScriptedServer`` (:func:`bench_server.serve_instrumented`)."""
-    from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+    from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
     serve_instrumented(ScriptedServer(ProtocolResponder(latency=latency)), backlog)
 

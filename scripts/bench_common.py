@@ -159,7 +159,7 @@ def measured(result: type[RunResult], workers: int, cases: int, server: ServerPr
 def stored_requests(catalog_dir: Path) -> tuple[list[float], list[list[dict[str, Any]]]]:
     """``(latency_ms of each successful call in call order, the request bodies sent per case)``
     from the ``llm_calls`` of a finished run."""
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.runs.catalog import Catalog
 
     with Catalog(catalog_dir, read_only=True) as cat:
         rows = cat.execute("SELECT latency_ms, case_id, request_json FROM llm_calls WHERE error IS NULL "

@@ -79,7 +79,7 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
 def serve(latency: float, backlog: int | None) -> None:
     """Child process (``--serve``): the scripted replies of :func:`respond` after ``latency``
     seconds, on an instrumented ``ScriptedServer`` (:func:`bench_server.serve_instrumented`)."""
-    from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
+    from ioa_synth.testing.scripted_server import ScriptedServer, chat_reply
 
     def responder(body: dict[str, Any], headers: dict[str, str]):
         reply = chat_reply(json.dumps(respond(body)))

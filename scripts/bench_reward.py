@@ -119,7 +119,7 @@ def raw_client(base_url: str, bodies: list[dict[str, Any]], workers: int, timeou
 
 
 def stored_requests(out: Path, n: int) -> list[dict[str, Any]]:
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.runs.catalog import Catalog
 
     with Catalog(out, read_only=True) as cat:
         rows = cat.execute("SELECT request_json FROM llm_calls WHERE error IS NULL ORDER BY created_at")

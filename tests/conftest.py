@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from ioa_synth.protocol.cells import TASK_TYPES
 from ioa_helpers import KEY
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "seeds" / "snapshot.jsonl"

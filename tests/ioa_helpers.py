@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer, chat_reply, request_kind
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer, chat_reply, request_kind
 
 KEY = "sk-test-helpers-0123456789"
 

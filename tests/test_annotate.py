@@ -23,7 +23,7 @@ from ioa_synth.protocol.cells import cells
 from ioa_synth.cli import app
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer, valid_stage1, valid_stage2
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer, valid_stage1, valid_stage2
 
 RUBRIC = load_rubric()
 STAGE1 = [d.name for d in RUBRIC.stage(1).dimensions]

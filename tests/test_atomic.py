@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from ioa_synth.store import atomic
+from ioa_synth.core import atomic
 
 
 def test_written_file_has_the_umask_mode_not_0600(tmp_path):

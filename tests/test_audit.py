@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from ioa_helpers import build, kinds, one_line_error, q, rescoring
 
-from ioa_synth.llm.scripted_server import chat_reply, request_kind
+from ioa_synth.testing.scripted_server import chat_reply, request_kind
 
 AUDIT_MODEL = "audit-model"
 

@@ -10,7 +10,7 @@ import pytest
 
 from ioa_helpers import q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer, request_kind, valid_stage2
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer, request_kind, valid_stage2
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -216,7 +216,7 @@ def test_two_endpoints_each_with_its_own_key_and_settings(cli, seeds_file, tmp_p
 
 
 def test_api_key_never_reaches_disk_even_when_echoed(cli, seeds_file, tmp_path, monkeypatch):
-    from ioa_synth.llm.scripted_server import Reply
+    from ioa_synth.testing.scripted_server import Reply
 
     def echo_key(body, headers):  # a server that puts the key in an error body
         return Reply(status=400, body={"error": {"message": f"bad request for {headers['authorization']}"}})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
 from conftest import SNAPSHOT
 

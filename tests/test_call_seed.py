@@ -11,9 +11,9 @@ import pytest
 from ioa_helpers import build, q
 
 from ioa_synth.llm.client import SEED_RANGE
-from ioa_synth.store.calls import call_seed
+from ioa_synth.runs.recorder import call_seed
 from ioa_synth.llm.config import ConfigError, load_config
-from ioa_synth.llm.scripted_server import request_kind
+from ioa_synth.testing.scripted_server import request_kind
 
 PLANNING = "test/ml_research/planning_000"
 

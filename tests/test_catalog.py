@@ -11,13 +11,13 @@ import textwrap
 
 import duckdb
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 
 
 def test_journal_of_a_killed_process_is_applied_once(tmp_path):
     script = textwrap.dedent(f"""
         import os
-        from ioa_synth.store.catalog import Catalog
+        from ioa_synth.runs.catalog import Catalog
         cat = Catalog({str(tmp_path)!r})
         cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending')")
         for i in range(3):
@@ -62,7 +62,7 @@ def test_read_query_reads_one_statement_on_a_read_only_catalog(tmp_path):
 def test_rows_made_later_keep_their_order_and_a_synced_file_precedes_its_commit(tmp_path, monkeypatch):
     """record_later's rows are journaled before any later record() (a case's status never
     precedes its calls) and the files handed as ``sync`` are fsynced before the commit."""
-    import ioa_synth.store.journal as journal_mod
+    import ioa_synth.runs.journal as journal_mod
 
     made, synced = [], []
     real_fsync = journal_mod.os.fsync
@@ -114,7 +114,7 @@ def test_rows_left_by_a_thread_that_sends_no_request_still_reach_the_journal(tmp
     import time
 
     from ioa_synth.llm.on_wire import requests_sent
-    from ioa_synth.store.journal import JOURNAL_FILE, LATER_WAKE_S
+    from ioa_synth.runs.journal import JOURNAL_FILE, LATER_WAKE_S
 
     cat = Catalog(tmp_path / "out")
     try:

@@ -68,7 +68,7 @@ def test_work_left_for_the_helpers_starts_once_the_request_is_on_the_wire():
     import time
 
     from ioa_synth.llm.ahead import RequestsAhead
-    from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
+    from ioa_synth.testing.scripted_server import ScriptedServer, chat_reply
 
     arrived: list[float] = []
 

@@ -16,7 +16,7 @@ from ioa_helpers import KEY
 from ioa_synth import __version__
 from ioa_synth.llm.client import Endpoint, LLMClient, SetupError
 from ioa_synth.llm.config import ComponentConfig
-from ioa_synth.llm.scripted_server import Reply, ScriptedServer
+from ioa_synth.testing.scripted_server import Reply, ScriptedServer
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -185,7 +185,7 @@ def test_a_key_quoted_back_by_the_server_never_reaches_the_error_line(cli, seeds
 def test_a_key_a_model_repeats_is_redacted_in_what_the_reply_gives():
     """The parsed reply is made from the redacted text, so an echoed key reaches neither the
     next prompt (the simulator reads the prober's questions) nor a record."""
-    from ioa_synth.llm.scripted_server import chat_reply
+    from ioa_synth.testing.scripted_server import chat_reply
 
     echo = lambda body, headers: chat_reply(json.dumps({"question": f"Is the key {KEY}?"}))  # noqa: E731
     with ScriptedServer(echo) as server:

@@ -9,7 +9,7 @@ import json
 from ioa_helpers import q
 
 from ioa_synth.build.dedup import case_text, jaccard, shingles
-from ioa_synth.llm.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1, valid_stage2
+from ioa_synth.testing.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1, valid_stage2
 
 SWAP = {"Ada Okafor": "Malin Achterberg", "Ben Lindqvist": "Tomasz Wierzbicki"}
 

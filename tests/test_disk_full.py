@@ -10,7 +10,7 @@ import os
 
 from ioa_helpers import q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder
+from ioa_synth.testing.scripted_server import ProtocolResponder
 
 
 class FullDisk:
@@ -47,13 +47,13 @@ def test_full_disk_in_the_catalog_journal_is_one_line_then_the_next_run_recovers
                                                                                   tmp_path, monkeypatch):
     endpoint()
     seeds, out = seeds_file(3), tmp_path / "out"
-    monkeypatch.setattr("ioa_synth.store.journal.os", FullDisk("write", after=6))
+    monkeypatch.setattr("ioa_synth.runs.journal.os", FullDisk("write", after=6))
     res = build(cli, seeds, out)
     assert res.exit_code == 1
     (line,) = error_lines(res)
     assert line.startswith(f"error: cannot write {out / 'catalog.journal'}: No space left on device; free space")
     assert "run the same command again to resume" in line
-    monkeypatch.setattr("ioa_synth.store.journal.os", os)  # space freed
+    monkeypatch.setattr("ioa_synth.runs.journal.os", os)  # space freed
     res = build(cli, seeds, out)
     assert res.exit_code == 0, res.output
     assert [s for (s,) in q(out, "SELECT status FROM cases")] == ["accepted"] * 3
@@ -63,13 +63,13 @@ def test_file_too_large_for_a_record_names_the_record(cli, endpoint, seeds_file,
     endpoint()
     seeds, out = seeds_file(2), tmp_path / "out"
     # a record is staged without fsync (the catalog's writer syncs it): fail the staging's last step
-    monkeypatch.setattr("ioa_synth.store.atomic.os", FullDisk("fchmod", after=0, code=errno.EFBIG))
+    monkeypatch.setattr("ioa_synth.core.atomic.os", FullDisk("fchmod", after=0, code=errno.EFBIG))
     res = build(cli, seeds, out)
     assert res.exit_code == 1
     (line,) = error_lines(res)
     assert line.startswith("error: cannot write ") and "File too large" in line and str(out) in line
     assert not list(out.rglob("*.tmp"))  # no temporary file left behind
-    monkeypatch.setattr("ioa_synth.store.atomic.os", os)
+    monkeypatch.setattr("ioa_synth.core.atomic.os", os)
     res = build(cli, seeds, out)
     assert res.exit_code == 0, res.output
 
@@ -78,14 +78,14 @@ def test_report_writes_all_its_files_or_none(cli, tmp_path, monkeypatch):
     from analysis.factory import case_studies, write_results
 
     results = write_results(tmp_path / "run", case_studies())
-    monkeypatch.setattr("ioa_synth.store.atomic.os", FullDisk("fsync", after=2))  # json, md staged; png fails
+    monkeypatch.setattr("ioa_synth.core.atomic.os", FullDisk("fsync", after=2))  # json, md staged; png fails
     res = cli("report", results)
     assert res.exit_code == 1
     (line,) = error_lines(res)
     assert "report_domain.png: No space left on device" in line
     reports = results / "reports"
     assert not reports.exists() or sorted(p.name for p in reports.iterdir()) == []
-    monkeypatch.setattr("ioa_synth.store.atomic.os", os)
+    monkeypatch.setattr("ioa_synth.core.atomic.os", os)
     res = cli("report", results)
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in reports.iterdir()) == ["report_domain.json", "report_domain.md", "report_domain.png"]

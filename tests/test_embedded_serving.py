@@ -22,7 +22,7 @@ import ioa_synth.llm.local_weights as local_weights
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ComponentConfig, load_config
 from ioa_synth.llm.errors import CallCancelled, LLMCallError
-from ioa_synth.llm.scripted_server import ProtocolResponder, Reply, ScriptedServer, chat_reply
+from ioa_synth.testing.scripted_server import ProtocolResponder, Reply, ScriptedServer, chat_reply
 from ioa_synth.llm.serving import ServerSlots
 
 LATENCY = 1.0  # seconds the scripted server takes per reply

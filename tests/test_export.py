@@ -28,7 +28,7 @@ def exported(tmp_path_factory):
 
     from ioa_helpers import KEY
     from ioa_synth.cli import app
-    from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+    from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
     tmp = tmp_path_factory.mktemp("export")
     seeds = real_seed_tuples(7)

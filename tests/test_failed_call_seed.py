@@ -10,9 +10,9 @@ import json
 
 from ioa_helpers import q
 
-from ioa_synth.belief.scripted import BeliefScript, schema_name
-from ioa_synth.llm.scripted_server import request_kind
-from ioa_synth.store.calls import call_seed
+from ioa_synth.testing.belief_scripted import BeliefScript, schema_name
+from ioa_synth.testing.scripted_server import request_kind
+from ioa_synth.runs.recorder import call_seed
 from tests.belief.helpers import sample_items
 
 PLANNING = "test/ml_research/planning_000"

@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from ioa_synth.llm.scripted_server import valid_stage1, valid_stage2
+from ioa_synth.testing.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import (GateThresholds, copies_description, is_placeholder, load_gates, overlap,
                                       stage1_gate_failures, stage2_gate_failures)
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output, stage1_problems

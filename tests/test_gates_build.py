@@ -10,7 +10,7 @@ import json
 import pytest
 from ioa_helpers import build, q
 
-from ioa_synth.llm.scripted_server import request_kind
+from ioa_synth.testing.scripted_server import request_kind
 
 GATES = [
     ("stage1_generator", "dots", "placeholder instead of content in MA1.member_a_understanding ('...')"),

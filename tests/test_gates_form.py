@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from ioa_synth.llm.prompts import template_prose
-from ioa_synth.llm.scripted_server import valid_stage1, valid_stage2
+from ioa_synth.core.templates import template_prose
+from ioa_synth.testing.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import load_gates, stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.gates_form import field_limits, has_json_syntax, is_question, is_stock_name
 from ioa_synth.protocol.gates_text import scannable

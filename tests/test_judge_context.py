@@ -10,7 +10,7 @@ import re
 from conftest import real_seed_tuples
 from ioa_helpers import build
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1, valid_stage2
+from ioa_synth.testing.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1, valid_stage2
 
 PROMPTS = ("stage-1 generator", "stage-1 judge", "stage-2 generator", "stage-2 judge", "audit stage-1 judge",
            "audit stage-2 judge")

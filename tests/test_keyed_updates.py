@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import duckdb
 import pytest
 
-from ioa_synth.store.keyed_updates import distinct_key_runs, keyed_table, merged_update
+from ioa_synth.runs.keyed_updates import distinct_key_runs, keyed_table, merged_update
 
 STATUS = ("UPDATE cases SET status = ?, stage1_attempts = GREATEST(stage1_attempts, ?), "
           "path = ?, error = ?, updated_at = ? WHERE case_id = ?")
@@ -67,7 +67,7 @@ def test_all_null_or_text_timestamps_bind(values):
 
 def test_a_batch_with_status_updates_between_inserts_applies_as_in_order():
     """apply_batch merges the held updates only where no row of their table comes between."""
-    from ioa_synth.store.batch import apply_batch
+    from ioa_synth.runs.apply import apply_batch
 
     def fresh() -> duckdb.DuckDBPyConnection:
         con = _table()

@@ -12,7 +12,7 @@ from conftest import real_seed_tuples
 
 from ioa_synth.build.stage2_inputs import judge_prompt, stage2_inputs
 from ioa_synth.llm import loop_prompt
-from ioa_synth.llm.scripted_case import valid_stage1, valid_stage2
+from ioa_synth.testing.scripted_case import valid_stage1, valid_stage2
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple

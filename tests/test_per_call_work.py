@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from ioa_synth.protocol import gates_text, plan
-from ioa_synth.store import catalog as catalog_module
+from ioa_synth.runs import catalog as catalog_module
 
 CASES = 6
 
@@ -86,7 +86,7 @@ def test_gate_and_schema_work_per_case_stays_bounded(cli, endpoint, seeds_file, 
 
 
 def test_a_text_is_stemmed_once_per_output_and_not_carried_over(counts):
-    from ioa_synth.llm.scripted_case import valid_stage1, valid_stage2
+    from ioa_synth.testing.scripted_case import valid_stage1, valid_stage2
     from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
     from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
@@ -118,7 +118,7 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     import openai
 
     from ioa_synth.build import records, stage2_inputs
-    from ioa_synth.store import calls
+    from ioa_synth.runs import recorder as calls
 
     where: Counter = Counter()
 

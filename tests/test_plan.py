@@ -11,7 +11,7 @@ from collections import Counter
 from conftest import real_seed_tuples
 from ioa_helpers import build
 
-from ioa_synth.llm.scripted_server import request_kind, valid_stage1
+from ioa_synth.testing.scripted_server import request_kind, valid_stage1
 from ioa_synth.protocol.plan import CasePlan, anchor_turns, member_names, points_for, stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output
 

@@ -15,12 +15,12 @@ from ioa_helpers import kinds, q
 
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import Endpoint
-from ioa_synth.llm.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1
+from ioa_synth.testing.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1
 from ioa_synth.protocol.gates import stage1_gate_failures
 from ioa_synth.protocol.plan import points_for
 from ioa_synth.protocol.plan_modes import outline_bounds, stage1_request_schema
 from ioa_synth.protocol.schemas import Stage1Output
-from ioa_synth.store.fingerprint import setup_description
+from ioa_synth.runs.fingerprint import setup_description
 
 #: Surface forms of the paper's App. E.1 case studies that the scaffold's determiner-first
 #: pattern rejects.

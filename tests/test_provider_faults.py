@@ -10,7 +10,7 @@ import time
 
 from ioa_helpers import q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, Reply, ScriptedServer, chat_reply, request_kind
+from ioa_synth.testing.scripted_server import ProtocolResponder, Reply, ScriptedServer, chat_reply, request_kind
 
 FILTER_TEXT = ("The response was filtered due to the prompt triggering Azure OpenAI's content management policy. "
                "Please modify your prompt and retry.")
@@ -207,7 +207,7 @@ def test_progress_shows_calls_in_flight_before_any_case_finishes():
 
 
 def test_activity_line_lists_the_longest_calls_and_counts_failures():
-    from ioa_synth.reports.activity import CallActivity
+    from ioa_synth.llm.activity import CallActivity
 
     act = CallActivity()
     handles = [act.begin("simulator") for _ in range(5)] + [act.begin("prober")]

@@ -9,7 +9,7 @@ import socket
 
 from ioa_helpers import KEY, q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, Reply, ScriptedServer, request_kind
+from ioa_synth.testing.scripted_server import ProtocolResponder, Reply, ScriptedServer, request_kind
 
 UNSUPPORTED = ("Unsupported value: 'temperature' does not support 0.3 with this model. "
                "Only the default (1) value is supported.")
@@ -276,9 +276,9 @@ def test_plain_progress_prints_periodic_summaries():
 def test_fingerprint_of_an_earlier_version_compares_without_base_url():
     from ioa_synth.llm.client import Endpoint
     from ioa_synth.llm.config import ComponentConfig
-    from ioa_synth.llm.prompts import all_template_hashes
+    from ioa_synth.core.templates import all_template_hashes
     from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
-    from ioa_synth.store.fingerprint import component_view, setup_description
+    from ioa_synth.runs.fingerprint import component_view, setup_description
 
     eps = {c: Endpoint.from_config(c, ComponentConfig(), "http://host-b:9000/v1", "m", None, False)
            for c in ("generator", "judge")}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ioa_helpers import build, kinds, one_line_error, q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder
+from ioa_synth.testing.scripted_server import ProtocolResponder
 
 PLANNING = "test/ml_research/planning_000"  # the first case built (one worker): it meets the scripted faults
 DESIGN = "test/ml_research/design_review_000"

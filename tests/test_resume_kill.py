@@ -14,8 +14,8 @@ import time
 import duckdb
 
 from ioa_helpers import settled
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
 
 def test_kill_9_then_resume(seeds_file, tmp_path):

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.scripted_server import chat_reply
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
-from ioa_synth.store.runs import FingerprintMismatch
+from ioa_synth.testing.scripted_server import chat_reply
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
+from ioa_synth.runs.run_rows import FingerprintMismatch
 
 
 def test_run_row_tokens_and_stopped_summary(tmp_path, endpoint):

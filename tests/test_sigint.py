@@ -14,7 +14,7 @@ import time
 import pytest
 
 from ioa_helpers import SlowCounting, q, stored_ok
-from ioa_synth.llm.scripted_server import ProtocolResponder, ScriptedServer
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
 
 def start_build(server, seeds, out):
@@ -108,7 +108,7 @@ def test_sigint_line_counts_the_failed_tries_stored(seeds_file, tmp_path):
     ((2, 2, "item"), "interrupted: 2 items finished; 2 items still running were abandoned"),
 ])
 def test_interrupted_line_wording(args, line):
-    from ioa_synth.reports.interrupt import RunInterrupted
+    from ioa_synth.runs.interrupt import RunInterrupted
 
     assert str(RunInterrupted(*args)) == line
 

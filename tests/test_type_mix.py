@@ -13,7 +13,7 @@ import pytest
 from conftest import real_seed_tuples
 from ioa_helpers import kinds, q
 
-from ioa_synth.llm.scripted_server import ProtocolResponder, chat_reply, request_kind
+from ioa_synth.testing.scripted_server import ProtocolResponder, chat_reply, request_kind
 from ioa_synth.protocol.cells import MA_TYPES
 from ioa_synth.protocol.plan import points_for
 from ioa_synth.protocol.planting import attainable_counts, load_type_mix, plant_types

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from ioa_synth.store.atomic import write_text_atomic
+from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.build.builddir import AcceptedCase
 from ioa_synth.protocol.rubric import Dimension, load_rubric
 from ioa_synth.annotate.sample import DIALOGUE_ITEM, Manifest, SampledCase, annotation_dir

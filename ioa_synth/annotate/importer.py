@@ -20,13 +20,13 @@ from typing import Any
 
 import polars as pl
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.store.runs import finish_run, start_run
+from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.annotate.forms import rating_names
 from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, load_manifest
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 
 TABLE = "annotations"
 COLUMNS = """

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.reports.output import write_report
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.reports.stats import compare_scores, ordinal_alpha, quadratic_kappa

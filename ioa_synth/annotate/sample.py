@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.build.builddir import AcceptedCase, StageAttempts
 from ioa_synth.protocol.cells import cells
 from ioa_synth.protocol.rubric import load_rubric

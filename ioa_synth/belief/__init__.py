@@ -7,6 +7,6 @@ Modules: :mod:`.items` (the item record and its files), :mod:`.sources` and
 component), :mod:`.screen`, :mod:`.chat` (agents, schedule, memory), :mod:`.judges`,
 :mod:`.conversation` (one conversation) and :mod:`.run` (conversations in flight
 together, records, resume), :mod:`.metrics`, :mod:`.report`, :mod:`.reask`,
-:mod:`.agreement`, :mod:`.matching` (alias matching) and :mod:`.scripted` (a scripted
-study for tests and the benchmark).
+:mod:`.agreement` and :mod:`.matching` (alias matching). A scripted study for tests and
+the benchmark is :mod:`ioa_synth.testing.belief_scripted`.
 """

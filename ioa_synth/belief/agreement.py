@@ -25,12 +25,12 @@ from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, LABELS
 from ioa_synth.belief.report import read_conversations, summarize
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
+from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
 
 
 def sample_probes(convs: list[dict[str, Any]], n: int, seed: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ioa_synth.belief.items import Item
-from ioa_synth.llm.prompts import Prompt, render_template
+from ioa_synth.core.templates import Prompt, render_template
 
 NO_HISTORY = "(no prior conversation)"
 

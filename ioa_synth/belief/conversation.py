@@ -21,8 +21,8 @@ from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, SCHEMAS, Answer, Message, Stance, Verdict, parser
 from ioa_synth.belief.matching import sample_label
 from ioa_synth.llm.client import LLMClient
-from ioa_synth.llm.prompts import render_template
-from ioa_synth.store.calls import CallKey, CallRecorder
+from ioa_synth.core.templates import render_template
+from ioa_synth.runs.recorder import CallKey, CallRecorder
 
 #: Temperature of the private probe (§3): deterministic, on the agents' model.
 PROBE_TEMPERATURE = 0.0

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ioa_synth.belief.matching import mentions
-from ioa_synth.store.atomic import write_text_atomic
+from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 
 #: Fields the item writer fills in when an imported item lacks them.
 WRITTEN_FIELDS = ("true_statement", "manipulated_statement", "discussion_seed")

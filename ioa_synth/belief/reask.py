@@ -21,12 +21,12 @@ from ioa_synth.belief.items import Item
 from ioa_synth.belief.report import read_conversations
 from ioa_synth.belief.run import conversation_path, read_run_json
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
+from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
 
 
 class ProbeMismatch(RuntimeError):

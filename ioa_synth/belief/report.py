@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.belief.metrics import condition_metrics
-from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
+from ioa_synth.core.jsonl import json_problem
 from ioa_synth.text.utf8 import decode_utf8
 
 

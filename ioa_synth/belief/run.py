@@ -27,14 +27,14 @@ from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
 from ioa_synth.llm.client import LLMCallError
-from ioa_synth.llm.prompts import all_template_hashes
-from ioa_synth.reports.interrupt import RunInterrupted, run_interruptible, worker_pool
+from ioa_synth.core.templates import all_template_hashes
+from ioa_synth.runs.interrupt import RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.atomic import write_json_atomic
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import FINGERPRINT_VERSION, describe_difference, fingerprint
-from ioa_synth.store.run_context import open_run
-from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION, describe_difference, fingerprint
+from ioa_synth.runs.context import open_run
+from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
 
 COMPONENTS = ["agent", "belief_judge", "stance_judge"]
 SETUP_VERSION = 1
@@ -113,7 +113,7 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
 
     Raises:
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
-        RunInterrupted (see :func:`ioa_synth.store.run_context.open_run`).
+        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
     """
     catalog = Catalog(out)
     try:

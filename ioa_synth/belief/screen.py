@@ -25,12 +25,12 @@ from ioa_synth.belief.conversation import Calls, call_key, label_answer
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import SCHEMAS, Answer, parser
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import render_template
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.core.templates import render_template
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
 from ioa_synth.text.plural import plural
 
 SCREEN_LABEL_OF = {"endorses_true": "true", "endorses_manipulated": "manipulated", "neither": "neither",

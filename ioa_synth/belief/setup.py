@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ioa_synth.belief.conversation import component_of
-from ioa_synth.llm.prompts import all_template_hashes
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import FINGERPRINT_VERSION
-from ioa_synth.store.runs import check_fingerprint
+from ioa_synth.core.templates import all_template_hashes
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION
+from ioa_synth.runs.run_rows import check_fingerprint
 
 Describe = Callable[[dict[str, Any]], dict[str, Any]]
 Check = Callable[[Catalog, dict[str, Any]], None]
 
 
 def template_setup(*commands: str) -> tuple[Describe, Check]:
-    """``(describe, check)`` for :func:`~ioa_synth.store.run_context.open_run`: each
+    """``(describe, check)`` for :func:`~ioa_synth.runs.context.open_run`: each
     component's identity with the belief templates' sha256s, checked against the stored
     runs of ``commands`` (a changed model or template is refused, not mixed in)."""
     templates = all_template_hashes("belief")

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ioa_synth.belief.items import Draft, ItemsError, load_drafts, read_input
 from ioa_synth.belief.matching import mentions, share_alias
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 
 FORMATS = ("counterfact", "popqa", "simpleqa", "jsonl")
 

@@ -22,12 +22,12 @@ from ioa_synth.belief.judges import SCHEMAS, WrittenText, parser
 from ioa_synth.llm.client import LLMCallError
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
-from ioa_synth.llm.prompts import render_template
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.core.templates import render_template
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
 
 
 def _complete(draft: Draft, text: WrittenText) -> Item:

@@ -20,15 +20,15 @@ import polars as pl
 from rich.console import Console
 
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.store.run_context import RunContext, open_run
+from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.reports.stats import compare_scores
 
@@ -72,7 +72,7 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
         BuildDirError: no build directory, or an unreadable accepted record.
         EndpointError / LocalModelError: the audit judge endpoint cannot be used.
         SetupError: the audit judge refused the setup or could not be reached (run stopped).
-        RunInterrupted: Ctrl-C (see :mod:`ioa_synth.reports.interrupt`).
+        RunInterrupted: Ctrl-C (see :mod:`ioa_synth.runs.interrupt`).
     """
     console = console or Console(stderr=True)
     catalog = open_catalog(out_dir)

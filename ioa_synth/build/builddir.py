@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ioa_synth.store.catalog import CATALOG_FILE, Catalog
+from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ioa_synth.store.catalog import Catalog, dumps
+from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.build.pipeline import Case
 from ioa_synth.seeds.tuples import SeedTuple
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from datasketch import MinHash, MinHashLSH
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 
 #: Default Jaccard threshold of a near-duplicate pair.
 DEFAULT_THRESHOLD = 0.7

@@ -26,7 +26,7 @@ from typing import Any
 
 import polars as pl
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.protocol.rubric import load_rubric
 
 CASE = ["split", "case_id", "stage"]

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_feedback, mismatch_reason, stored_types,
                                      type_mismatches, with_type_field)
 from ioa_synth.protocol.plan_modes import stage1_request_schema
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.build.contexts import generator_context
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
 from ioa_synth.build.stage2_inputs import Stage2Inputs, judge_prompt, stage2_inputs
@@ -42,12 +42,12 @@ from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.ahead import RequestsAhead
-from ioa_synth.llm.prompts import Prompt, compile_templates, render
+from ioa_synth.core.templates import Prompt, compile_templates, render
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
 from ioa_synth.seeds.tuples import SeedTuple
-from ioa_synth.store.calls import CallRecorder, now_utc
+from ioa_synth.runs.recorder import CallRecorder, now_utc
 
 __all__ = ["JUDGE_INCONSISTENCY", "Case", "Discard", "Outcome", "Pipeline", "StageResult"]
 
@@ -123,7 +123,7 @@ class Pipeline:
     _stage2: RequestsAhead[Stage2Inputs] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        # stored replies go in calls.replay (see ioa_synth.store.calls.load_replay)
+        # stored replies go in calls.replay (see ioa_synth.runs.recorder.load_replay)
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
         self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
         stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ioa_synth.protocol.cells import MA_TYPES
 from ioa_synth.protocol.plan import points_for
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS, load_type_mix, mix_rows, plant_types
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 
 if TYPE_CHECKING:
     from ioa_synth.build.pipeline import Case

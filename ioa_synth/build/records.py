@@ -1,7 +1,7 @@
 """What a case stores as it runs through the two-stage loop (:mod:`ioa_synth.build.pipeline`):
 the ``scores`` rows of a judge's verdict, the accepted case's record file (the released
 IoA-Suite layout) and the case's status row, the last two written on the catalog's writer
-thread (:meth:`~ioa_synth.store.catalog.Catalog.record_later`)."""
+thread (:meth:`~ioa_synth.runs.catalog.Catalog.record_later`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pydantic_core import to_json
 
 from ioa_synth.protocol.judgement import Judgement
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
-from ioa_synth.store.atomic import write_bytes_atomic
-from ioa_synth.store.calls import now_utc
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.core.atomic import write_bytes_atomic
+from ioa_synth.runs.recorder import now_utc
+from ioa_synth.runs.catalog import Catalog
 
 if TYPE_CHECKING:
     from ioa_synth.build.pipeline import Case, Outcome
@@ -26,7 +26,7 @@ def store_outcome(catalog: Catalog, case: Case, out: Outcome, first_attempt: int
                   record: Callable[[], bytes] | None = None) -> None:
     """Store the case's outcome: its record file (when accepted) and then its status row,
     both on the catalog's writer thread, in that order, while this worker goes on
-    (:meth:`~ioa_synth.store.catalog.Catalog.record_later`). The record is written
+    (:meth:`~ioa_synth.runs.catalog.Catalog.record_later`). The record is written
     without fsync; the writer fsyncs it before the status commits."""
     reached = [first_attempt - 1 + n if n else 0 for n in (out.stage1_attempts, out.stage2_attempts)]
     status = (out.status, str(case.path) if out.status == "accepted" else None,

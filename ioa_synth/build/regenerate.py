@@ -20,18 +20,18 @@ from typing import Any, Callable
 from rich.console import Console
 
 from ioa_synth.build.builddir import open_catalog
-from ioa_synth.store.calls import load_replay
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.recorder import load_replay
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.protocol.judgement import parse_judgement
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output
 from ioa_synth.seeds.tuples import SeedTuple
-from ioa_synth.store.run_context import RunContext, open_run
+from ioa_synth.runs.context import RunContext, open_run
 
 REGENERABLE = ("discarded", "failed")
 
@@ -146,7 +146,7 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         EndpointError / LocalModelError: an endpoint cannot be used.
         SetupError: an endpoint refused the setup or could not be reached (run stopped;
             the cases it touched keep their status).
-        RunInterrupted: Ctrl-C (see :mod:`ioa_synth.reports.interrupt`).
+        RunInterrupted: Ctrl-C (see :mod:`ioa_synth.runs.interrupt`).
     """
     console = console or Console(stderr=True)
     catalog = open_catalog(out_dir)

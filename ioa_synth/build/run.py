@@ -8,8 +8,8 @@ its target or the reserve runs out.
 A setup error (:class:`~ioa_synth.llm.errors.SetupError`) stops the run at
 once — no new request, the cases it touched stay ``pending`` — and is raised to the
 command; Ctrl-C stops starting calls, gives the calls in flight a few seconds and
-raises :class:`~ioa_synth.reports.interrupt.RunInterrupted`
-(:mod:`ioa_synth.reports.interrupt`).
+raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`
+(:mod:`ioa_synth.runs.interrupt`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from typing import Callable
 from rich.console import Console
 
 from ioa_synth.build.cases import case_status, register_cases
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split
-from ioa_synth.reports.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.store.run_context import RunContext, open_run
+from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
 

@@ -30,8 +30,8 @@ from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
-from ioa_synth.store.calls import load_replay
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.recorder import load_replay
+from ioa_synth.runs.catalog import Catalog
 
 
 class ShowError(ValueError):

@@ -20,7 +20,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report

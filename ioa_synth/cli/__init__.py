@@ -23,7 +23,7 @@ class OneLineErrors(TyperGroup):
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         from ioa_synth.reports.output import tolerant_streams
-        from ioa_synth.store.catalog import CatalogLocked, CatalogUnusable, shown_path
+        from ioa_synth.runs.catalog import CatalogLocked, CatalogUnusable, shown_path
 
         tolerant_streams()
 

@@ -50,7 +50,7 @@ def compare_cmd(
     from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
     from ioa_synth.evaluate.analysis.render import markdown_document, to_rich
     from ioa_synth.reports.output import wide_console
-    from ioa_synth.store.atomic import json_bytes, write_all_atomic
+    from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
     folder = check_out_folder(out) or Path(".")
     a = _load(results_a)

@@ -148,7 +148,7 @@ def report(
 
     from ioa_synth.belief.report import ReportError, summarize, summary_table
     from ioa_synth.reports.output import wide_console
-    from ioa_synth.store.atomic import json_bytes, write_all_atomic
+    from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
     if not results.is_dir():
         fail(f"{results}: no such results folder")
@@ -189,7 +189,7 @@ def screen(
     from ioa_synth.belief.items import write_items
     from ioa_synth.belief.screen import Thresholds, decide, screen_items
     from ioa_synth.reports.output import wide_console
-    from ioa_synth.store.atomic import write_json_atomic
+    from ioa_synth.core.atomic import write_json_atomic
 
     _check_local(local_model)
     if out.exists() and out.is_dir():

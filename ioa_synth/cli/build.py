@@ -70,7 +70,7 @@ def build(
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce)
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.runs.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console
 
@@ -122,7 +122,7 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),
 ) -> None:
     """Show counts per split and cell, and token use, of a build directory."""
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.runs.catalog import Catalog
     from ioa_synth.build.status import status_report, status_tables
 
     try:

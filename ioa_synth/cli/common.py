@@ -87,7 +87,7 @@ def folder_kind(path: Path) -> str | None:
     not recognised). Never writes.
 
     Raises:
-        ioa_synth.store.catalog.CatalogLocked: the catalog is open in another process.
+        ioa_synth.runs.catalog.CatalogLocked: the catalog is open in another process.
     """
     command = _run_json_command(path)
     if command == "evaluate":
@@ -98,7 +98,7 @@ def folder_kind(path: Path) -> str | None:
         return "meeting"
     if not (path / "catalog.duckdb").is_file():
         return None
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.runs.catalog import Catalog
 
     with Catalog(path, read_only=True) as cat:
         tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
@@ -134,8 +134,8 @@ def out_dir_option() -> Path:
 
 def writable_out(path: Path, option: str = "--out") -> Path:
     """Exit 2 with one line, before any work, when ``path`` could not be written (see
-    :func:`ioa_synth.store.catalog.check_writable`); return ``path``."""
-    from ioa_synth.store.catalog import CatalogUnusable, check_writable
+    :func:`ioa_synth.runs.catalog.check_writable`); return ``path``."""
+    from ioa_synth.runs.catalog import CatalogUnusable, check_writable
 
     try:
         check_writable(path)
@@ -204,8 +204,8 @@ def llm_command_errors() -> Iterator[None]:
     from ioa_synth.llm.endpoints import EndpointError
     from ioa_synth.llm.errors import SetupError, StorageFull
     from ioa_synth.llm.local_weights import LocalModelError
-    from ioa_synth.reports.interrupt import RunInterrupted
-    from ioa_synth.store.runs import FingerprintMismatch
+    from ioa_synth.runs.interrupt import RunInterrupted
+    from ioa_synth.runs.run_rows import FingerprintMismatch
 
     try:
         yield

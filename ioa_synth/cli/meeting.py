@@ -165,7 +165,7 @@ def report(
     from ioa_synth.meetings.report import RULES, build_report
     from ioa_synth.meetings.session import SessionError
     from ioa_synth.reports.output import wide_console
-    from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
+    from ioa_synth.core.atomic import write_json_atomic, write_text_atomic
 
     check_choice("--rule", rule, tuple(RULES))
     if out is None and len(session_dirs) > 1 and not as_json:

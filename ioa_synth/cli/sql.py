@@ -33,7 +33,7 @@ def sql(
     read or written: COPY, ATTACH, INSTALL, LOAD are refused."""
     import duckdb
 
-    from ioa_synth.store.catalog import Catalog
+    from ioa_synth.runs.catalog import Catalog
 
     if as_csv and as_json:
         fail("--csv and --json exclude each other")

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, SPLITS, TASK_TYPES
 from ioa_synth.protocol.schemas import scenario_text
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 
 
 class InputError(ValueError):

@@ -20,7 +20,7 @@ from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsRepl
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMClient
-from ioa_synth.llm.prompts import Prompt, render_template
+from ioa_synth.core.templates import Prompt, render_template
 from ioa_synth.protocol.schemas import request_schema
 
 

@@ -2,7 +2,7 @@
 model call a case made, in the layout agreed for ``evaluate`` and ``compare``/``report``
 (see docs/evaluate.md).
 
-Calls go through :class:`ioa_synth.store.calls.CallRecorder` (journaled in
+Calls go through :class:`ioa_synth.runs.recorder.CallRecorder` (journaled in
 ``RESULTS/catalog.duckdb``, replayed on resume); :class:`CaseCalls` only adds the
 record's view of them: component, participant, rollout, request messages, raw reply,
 error and try index, for fresh, failed and replayed calls alike.
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from ioa_synth.llm.client import CallRecord, LLMClient
-from ioa_synth.llm.prompts import Prompt
-from ioa_synth.store.calls import CallKey, CallRecorder
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.templates import Prompt
+from ioa_synth.runs.recorder import CallKey, CallRecorder
+from ioa_synth.core.jsonl import json_problem
 from ioa_synth.text.utf8 import decode_utf8
 
 T = TypeVar("T")

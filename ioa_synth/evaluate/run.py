@@ -1,6 +1,6 @@
 """``ioa-synth evaluate``: run the protocol over the cases of ``--data`` into ``RESULTS``,
 ``--workers`` cases at once, resumable, on the shared run context
-(:mod:`ioa_synth.store.run_context`: endpoints, ``runs`` row, Ctrl-C).
+(:mod:`ioa_synth.runs.context`: endpoints, ``runs`` row, Ctrl-C).
 
 A re-run skips scored cases (no call), replays the stored calls of a case killed midway
 and retries failed cases. A changed setup is refused (:class:`SetupChanged`) only as far
@@ -9,7 +9,7 @@ changed is refused once it has successful calls stored here; the protocol settin
 (templates, access, rollouts, permutation, mode, input files, ``--questions-from``) are
 refused once any result is stored. A setup error (HTTP 400/401/...) stops the run: the
 cases it touched get no record and stay to do; Ctrl-C stops starting calls, gives the
-calls in flight a few seconds and raises :class:`~ioa_synth.reports.interrupt.RunInterrupted`.
+calls in flight a few seconds and raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`.
 Writes ``run.json``, ``records/``, ``summary.json`` (atomically) and ``catalog.duckdb``
 (``llm_calls``, ``runs``).
 """
@@ -38,20 +38,20 @@ from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import all_template_hashes, compile_templates
-from ioa_synth.reports.interrupt import RunInterrupted, run_interruptible, worker_pool
-from ioa_synth.store.atomic import write_bytes_atomic, write_json_atomic
+from ioa_synth.core.templates import all_template_hashes, compile_templates
+from ioa_synth.runs.interrupt import RunInterrupted, run_interruptible, worker_pool
+from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.store.calls import CallKey, CallRecorder, load_replay_tries
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import describe_difference, fingerprint
-from ioa_synth.store.run_context import RunContext, open_run
-from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.runs.recorder import CallKey, CallRecorder, load_replay_tries
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.fingerprint import describe_difference, fingerprint
+from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
 #: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
 #: 2: components compared one by one against their stored successful calls. Not
-#: the build's :data:`ioa_synth.store.fingerprint.FINGERPRINT_VERSION`.
+#: the build's :data:`ioa_synth.runs.fingerprint.FINGERPRINT_VERSION`.
 EVAL_SETUP_VERSION = 2
 
 
@@ -104,7 +104,7 @@ def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
     """Refuse a setup whose stored results it would mix with.
 
     A component may be reconfigured until it has successful calls stored here
-    (:func:`ioa_synth.store.runs.check_fingerprint`); everything else in ``parts``
+    (:func:`ioa_synth.runs.run_rows.check_fingerprint`); everything else in ``parts``
     (templates, inputs, protocol settings) may change only while nothing is stored: no
     successful call and no record.
 
@@ -167,7 +167,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
         FingerprintMismatch / SetupChanged: ``out_dir`` holds results of another setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
         SetupError: an endpoint refused the setup or could not be reached (run stopped).
-        RunInterrupted: Ctrl-C (``ioa_synth.reports.interrupt``).
+        RunInterrupted: Ctrl-C (``ioa_synth.runs.interrupt``).
     """
     console = console or Console(stderr=True)
     needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)

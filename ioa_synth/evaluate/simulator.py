@@ -17,7 +17,7 @@ from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import LETTERS, Question, SimulatorReply, parse_answers
 from ioa_synth.llm.client import LLMClient
-from ioa_synth.llm.prompts import render_template
+from ioa_synth.core.templates import render_template
 from ioa_synth.protocol.schemas import request_schema
 
 TEMPLATE = "evaluate/simulator.jinja2"

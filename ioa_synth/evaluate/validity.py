@@ -11,7 +11,7 @@ from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import FilterReply, Judgement, Question, parse_judgements
 from ioa_synth.llm.client import LLMClient
-from ioa_synth.llm.prompts import render_template
+from ioa_synth.core.templates import render_template
 from ioa_synth.protocol.schemas import request_schema_copy
 
 TEMPLATE = "evaluate/validity_filter.jinja2"

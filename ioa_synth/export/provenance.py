@@ -17,7 +17,7 @@ from ioa_synth.build.planted import type_mix_report
 from ioa_synth.build.status import discards, ma_types
 from ioa_synth.export.records import redistributable
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 
 #: What the card reports per component, from the fingerprinted setup of the runs.
 SETTINGS = ("model", "temperature", "seed", "structured_output", "plan")

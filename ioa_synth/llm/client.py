@@ -5,7 +5,7 @@ by the SDK (its ``max_retries`` is 0): :mod:`ioa_synth.llm.retries` sends a fail
 again after the server's ``Retry-After`` or an exponential backoff with jitter, at most
 ``max_retries`` times, and never waits longer in all than ``max_wait`` seconds. Every
 HTTP try, failed or not, is reported to ``on_call`` as a :class:`CallRecord` (secrets
-redacted) and counted in the client's :class:`~ioa_synth.reports.activity.CallActivity`
+redacted) and counted in the client's :class:`~ioa_synth.llm.activity.CallActivity`
 (calls in flight, failed, retried, timed out) for the progress line. On top,
 :meth:`LLMClient.complete_json` re-requests a reply that is not valid JSON, fails the
 caller's parser, or stopped on ``finish_reason == "length"`` (bounded by
@@ -45,7 +45,7 @@ from ioa_synth.llm.retries import STOP_NOTE, RetryPolicy, retry_after
 from ioa_synth.llm.on_wire import requests_sent
 from ioa_synth.llm.serving import STREAM_OPTIONS, stream_completion
 from ioa_synth.llm.transport import ChatPost
-from ioa_synth.reports.activity import CallActivity
+from ioa_synth.llm.activity import CallActivity
 from ioa_synth.text.plural import plural
 
 __all__ = ["CallCancelled", "CallRecord", "EMBEDDED_MAX_TOKENS", "EMBEDDED_TIMEOUT", "Endpoint", "LLMCallError",
@@ -112,7 +112,7 @@ class LLMClient:
 
         Failed tries are passed to ``on_call`` as they happen; the good call is returned,
         not reported, so that the caller can store it together with what it derives.
-        ``seed`` (from :func:`ioa_synth.store.calls.call_seed`) is sent as the request's ``seed``, plus the try
+        ``seed`` (from :func:`ioa_synth.runs.recorder.call_seed`) is sent as the request's ``seed``, plus the try
         index on a content retry (the same seed would reproduce the same rejected reply);
         the sent value is in each record's ``request_json``. ``temperature`` overrides the
         endpoint's for this call (e.g. a deterministic probe on a sampling agent's model).

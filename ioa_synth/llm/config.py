@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 
 COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "simulator", "validity_filter",
                                # live meetings: the judge that merges validated discoveries across detectors
@@ -74,7 +74,7 @@ class ComponentConfig(BaseModel):
     retries (a 429 with ``Retry-After`` is retried past ``max_retries`` while the waits
     fit; a wait that would pass the bound is not made). ``seed``: a non-negative integer base of the
     per-call sampling seed (each call sends a stable hash of its key plus this base, see
-    :func:`ioa_synth.store.calls.call_seed`), ``null`` to never send ``seed``, or absent
+    :func:`ioa_synth.runs.recorder.call_seed`), ``null`` to never send ``seed``, or absent
     for :data:`DEFAULT_SEED`.
     """
 

@@ -21,6 +21,10 @@ from urllib.parse import urlsplit
 
 import openai
 
+from ioa_synth.core.errors import LLMCallError, StopRun, StorageFull  # noqa: F401
+
+# LLMCallError, StopRun and StorageFull are defined in core (an atomic write raises StorageFull): re-exported here
+
 #: HTTP statuses that mean "this setup cannot work", not "this case went wrong".
 #: (501: the server does not implement what every request asks, e.g. llama.cpp's "not supported")
 SETUP_STATUSES = frozenset({400, 401, 403, 404, 422, 501})
@@ -30,19 +34,10 @@ CASE_PHRASES = ("context length", "context_length", "maximum context", "context 
                 "too many tokens", "prompt is too long")
 
 
-class LLMCallError(RuntimeError):
-    """A request that could not produce a usable reply after all retries."""
-
-
 class ProviderRefusal(LLMCallError):
     """The provider filtered or refused one request (content filter, ``refusal``): the
     case fails with this message, which starts with ``content filter`` or ``refusal`` and
     quotes the provider's text; not a setup problem."""
-
-
-class StopRun(LLMCallError):
-    """Base of the errors that stop a whole run rather than fail one case; a case that
-    meets one keeps its status (``pending`` for a new case)."""
 
 
 class SetupError(StopRun):
@@ -56,17 +51,6 @@ class SetupError(StopRun):
     def __init__(self, message: str, component: str, hint: str) -> None:
         super().__init__(f"{message}; {hint}" if hint else message)
         self.component, self.hint = component, hint
-
-
-class StorageFull(StopRun):
-    """A file of the run could not be written because the disk (or the quota, or the file
-    size limit) is full: the run stops with one line naming ``path`` and what to do; what
-    was stored before stays valid and the next run resumes from it."""
-
-    def __init__(self, path: object, reason: str) -> None:
-        super().__init__(f"cannot write {path}: {reason}; free space on that disk (or move the folder to "
-                         "another one) and run the same command again to resume (what was stored is kept)")
-        self.path = path
 
 
 class CallCancelled(StopRun):

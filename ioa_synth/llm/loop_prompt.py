@@ -5,7 +5,7 @@ and the rubric, which are known before the dialogue is; only its ``dialogue.turn
 depends on the output being judged. :func:`prepare_loop` renders everything else ahead
 (:mod:`ioa_synth.llm.ahead`) and keeps the loop's body as literal text and item fields;
 :meth:`LoopPrompt.fill` then writes the items in, which gives the very bytes
-:func:`~ioa_synth.llm.prompts.render_template` gives.
+:func:`~ioa_synth.core.templates.render_template` gives.
 
 That holds only for a loop whose body prints fields as they are, so the template is read
 first (its jinja2 syntax tree): the list must be used in exactly one ``for`` loop, without
@@ -22,7 +22,7 @@ from typing import Any
 
 from jinja2 import nodes
 
-from ioa_synth.llm.prompts import Prompt, _env, template_sha256
+from ioa_synth.core.templates import Prompt, _env, template_sha256
 
 #: A piece of the loop body: literal text, or ``(field,)`` for ``{{ item.field }}``.
 Piece = str | tuple[str]

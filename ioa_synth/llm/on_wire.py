@@ -3,7 +3,7 @@ that waits until no worker is between a reply and its next request.
 
 A worker's calls are sequential, and Python runs one thread at a time: another thread
 that wakes while the worker sends its request (the helper that prepares the next request,
-:mod:`ioa_synth.llm.ahead`; the catalog writer, :mod:`ioa_synth.store.journal`) takes the
+:mod:`ioa_synth.llm.ahead`; the catalog writer, :mod:`ioa_synth.runs.journal`) takes the
 interpreter at the worker's first system call and holds it for up to the switch interval,
 delaying the rest of the send. Measured on a 2-core machine against a 200 ms endpoint: a
 judge request reached the server 1.2-1.5 ms after the worker began sending instead of

@@ -16,7 +16,7 @@ from typing import Any
 from ioa_synth.meetings.forms import (SURVEY_ITEMS, VALIDITY_LABELS, FormError, check_answers, check_labels,
                                       divergent, phase)
 from ioa_synth.meetings.session import Session
-from ioa_synth.store.atomic import write_json_atomic, write_text_atomic
+from ioa_synth.core.atomic import write_json_atomic, write_text_atomic
 
 
 def _header(session: Session, form: str, pid: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ recall is the share of those disagreements that one of its validated questions f
 
 The judge sees only question texts and options, shuffled (seeded by the session), never a
 set label or a detector name. Its call goes through
-:func:`ioa_synth.store.run_context.open_run` into the session's catalog and is replayed on
+:func:`ioa_synth.runs.context.open_run` into the session's catalog and is replayed on
 a re-run.
 """
 
@@ -16,12 +16,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import render_template, template_sha256
+from ioa_synth.core.templates import render_template, template_sha256
 from ioa_synth.meetings.session import Session
 from ioa_synth.protocol.schemas import request_schema
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
 
 TEMPLATE = "meetings/merge_judge.jinja2"
 #: ``llm_calls.stage`` of the merge judge.

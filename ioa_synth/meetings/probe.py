@@ -5,7 +5,7 @@ A detector is an evaluate prober configuration (``--detector NAME=CONFIG``: the 
 block of a config file; endpoint from ``PROBER_BASE_URL`` or, per detector,
 ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY``; else the embedded model) in ``mcq`` mode,
 asked through :meth:`ioa_synth.evaluate.probers.McqProber.ask_context`. Every call is made
-through :func:`ioa_synth.store.run_context.open_run` and stored in the session's catalog
+through :func:`ioa_synth.runs.context.open_run` and stored in the session's catalog
 (a re-run replays finished detectors). Labels are drawn at random per session (seeded);
 ``private/blinding.json`` keeps the mapping, ``sets.json`` only labels and questions.
 """
@@ -24,11 +24,11 @@ from ioa_synth.evaluate.access import transcript_only_context
 from ioa_synth.evaluate.probers import McqProber
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.prompts import template_sha256
+from ioa_synth.core.templates import template_sha256
 from ioa_synth.meetings.session import Session, SessionError
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
 
 MAX_DETECTORS = 26
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")

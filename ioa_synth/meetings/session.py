@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ioa_synth.meetings.transcripts import Cue
-from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.core.atomic import write_json_atomic
 
 #: Pseudonyms handed out in order (skipping any word already in the transcript).
 PSEUDONYMS: tuple[str, ...] = ("Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan",

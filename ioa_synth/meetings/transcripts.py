@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 
 #: ``--format`` values (``auto`` guesses from the suffix, then the content).
 FORMATS: tuple[str, ...] = ("auto", "vtt", "srt", "whisper", "text")

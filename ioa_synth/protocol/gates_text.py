@@ -127,7 +127,7 @@ def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
     """Word n-grams of the field descriptions and of the generator templates' own text (the
     demo model copied "reach apparent agreement while privately reading" from the system
     prompt into a scenario, and "this paper's own subject matter" from a rule into an MA)."""
-    from ioa_synth.llm.prompts import TEMPLATE_FILES, template_prose
+    from ioa_synth.core.templates import TEMPLATE_FILES, template_prose
 
     texts = list(FIELD_DESCRIPTIONS.values())
     texts += [part for (_, role), name in TEMPLATE_FILES.items() if role == "generator" for part in template_prose(name)]

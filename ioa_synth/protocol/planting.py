@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
-from ioa_synth.store.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem
 from ioa_synth.text.utf8 import decode_utf8
 
 #: The type every case keeps at least once (the protocol's stage-1 constraint).

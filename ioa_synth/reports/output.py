@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 from rich.console import Console
 
-from ioa_synth.store.atomic import json_bytes, write_all_atomic
+from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
 #: Width used when stdout is not a terminal, so that ids and numbers are never cut.
 PIPE_WIDTH = 220
@@ -70,6 +70,6 @@ def report_files(out_dir: Path, name: str, report: dict[str, Any], rows: list[di
 
 
 def write_report(out_dir: Path, name: str, report: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[Path]:
-    """Write :func:`report_files` all or none (:func:`ioa_synth.store.atomic.write_all_atomic`);
+    """Write :func:`report_files` all or none (:func:`ioa_synth.core.atomic.write_all_atomic`);
     return the paths."""
     return write_all_atomic(report_files(out_dir, name, report, rows))

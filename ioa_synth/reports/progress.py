@@ -7,7 +7,7 @@ case (``[3/10] <case id> accepted, 4,210 tokens``), each note on its own line, a
 summary line every ``summary_every`` seconds and at the end. Both show that work is
 happening before any case finishes: the calls in flight and how long each has run,
 failed, timed-out and retried tries, and tokens streamed with their rate once a client
-reports streamed tokens (:class:`~ioa_synth.reports.activity.CallActivity`, shared with
+reports streamed tokens (:class:`~ioa_synth.llm.activity.CallActivity`, shared with
 the run's clients by :meth:`BuildProgress.watch`).
 """
 
@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ioa_synth.reports.activity import CallActivity
+from ioa_synth.llm.activity import CallActivity
 
 #: Redraws of the bar per second: each costs about a millisecond of CPU, which rich's
 #: default of 10 made a visible share of the toolkit's work per call; the counts change once

@@ -30,8 +30,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.store.atomic import write_text_atomic
-from ioa_synth.store.catalog import Catalog, dumps
+from ioa_synth.core.atomic import write_text_atomic
+from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES, cells
 from ioa_synth.seeds.ids import IdentityGroups
 from ioa_synth.seeds.store import ensure_tables, load_papers

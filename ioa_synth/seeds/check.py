@@ -19,9 +19,9 @@ from typing import Any
 
 import duckdb
 
-from ioa_synth.store.catalog import CATALOG_FILE, Catalog
+from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.protocol.cells import SPLITS
-from ioa_synth.store.jsonl import iter_jsonl
+from ioa_synth.core.jsonl import iter_jsonl
 from ioa_synth.seeds.assign import seed_file
 from ioa_synth.seeds.ids import IdentityGroups, identities
 

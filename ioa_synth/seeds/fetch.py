@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.seeds.arxiv_source import DOMAIN_CATEGORIES, ArxivSource
 from ioa_synth.seeds.ids import identities
 from ioa_synth.seeds.openalex_source import OpenAlexSource, read_doi_file

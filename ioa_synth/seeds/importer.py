@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.jsonl import iter_jsonl
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.core.jsonl import iter_jsonl
 from ioa_synth.seeds.store import add_papers, ensure_tables, validate
 
 

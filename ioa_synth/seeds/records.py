@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.store.atomic import write_json_atomic
+from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.seeds.ids import identities
 
 #: The fields of a fetched record, in output order.

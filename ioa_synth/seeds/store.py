@@ -20,7 +20,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from ioa_synth.store.catalog import Catalog, dumps
+from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.seeds.ids import identities, normalize_doi, primary_identity
 
 PAPERS_SQL = """

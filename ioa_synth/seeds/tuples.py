@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ioa_synth.protocol.cells import DOMAINS, TASK_TYPES
-from ioa_synth.store.jsonl import iter_jsonl
+from ioa_synth.core.jsonl import iter_jsonl
 
 
 class SeedError(ValueError):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.protocol.cells import SPLITS
-from ioa_synth.store.atomic import write_bytes_atomic, write_text_atomic
+from ioa_synth.core.atomic import write_bytes_atomic, write_text_atomic
 
 #: Row layouts of ``train sft`` (TRL's conversational formats) and ``train prompts``.
 FORMATS_SFT: tuple[str, ...] = ("messages", "prompt-completion")

@@ -44,12 +44,12 @@ from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.scoring import prf
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig, load_config
-from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.store.calls import CallRecorder, load_replay, load_replay_tries, now_utc
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.run_context import open_run
-from ioa_synth.store.runs import FingerprintMismatch, check_fingerprint
+from ioa_synth.runs.recorder import CallRecorder, load_replay, load_replay_tries, now_utc
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
+from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
 from ioa_synth.text.plural import plural
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
 

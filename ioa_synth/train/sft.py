@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
-from ioa_synth.store.catalog import CATALOG_FILE, Catalog
+from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.train.files import FORMATS_SFT, ExportError, split_of, write_jsonl_atomic
 
 #: Prober mode whose question sets make SFT data (the other modes' replies have another shape).

@@ -7,8 +7,8 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from ioa_synth.belief.scripted import BeliefScript
-from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
+from ioa_synth.testing.belief_scripted import BeliefScript
+from ioa_synth.testing.scripted_server import ScriptedServer, chat_reply
 from tests.belief.helpers import LABELS, STANCES, sample_items
 
 

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from ioa_synth.belief.chat import schedule
-from ioa_synth.belief.scripted import BeliefScript
+from ioa_synth.testing.belief_scripted import BeliefScript
 from tests.belief.helpers import LABELS, STANCES, sample_items
 
 RUN = ("belief", "run", "--agents", "4", "--attackers", "0,1", "--rounds", "3", "--memory", "5", "--workers", "4")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ioa_synth.belief.items import load_items
-from ioa_synth.belief.scripted import BeliefScript
+from ioa_synth.testing.belief_scripted import BeliefScript
 from ioa_synth.belief.simpleqa import infer_relation
 from ioa_synth.belief.sources import import_items
 from tests.belief.helpers import SAMPLES

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from ioa_synth.belief.scripted import BeliefScript, schema_name
-from ioa_synth.llm.scripted_server import ScriptedServer, chat_reply
+from ioa_synth.testing.belief_scripted import BeliefScript, schema_name
+from ioa_synth.testing.scripted_server import ScriptedServer, chat_reply
 from tests.belief.helpers import sample_items
 
 #: Probe answer per step (the item is "What is the capital of Australia?": Canberra / Sydney).

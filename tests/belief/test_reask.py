@@ -9,8 +9,8 @@ import pytest
 from ioa_synth.belief.chat import Agent, probe_prompt
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.reask import stored_probe_messages
-from ioa_synth.belief.scripted import BeliefScript
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.testing.belief_scripted import BeliefScript
+from ioa_synth.runs.catalog import Catalog
 from tests.belief.helpers import LABELS, STANCES, sample_items
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ioa_synth.belief.scripted import BeliefScript
+from ioa_synth.testing.belief_scripted import BeliefScript
 from tests.belief.helpers import LABELS, STANCES, sample_items
 
 

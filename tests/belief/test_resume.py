@@ -12,8 +12,8 @@ import time
 
 import duckdb
 
-from ioa_synth.belief.scripted import BeliefScript
-from ioa_synth.llm.scripted_server import ScriptedServer
+from ioa_synth.testing.belief_scripted import BeliefScript
+from ioa_synth.testing.scripted_server import ScriptedServer
 from tests.belief.helpers import LABELS, STANCES, sample_items
 
 WORKERS = 3

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
-from ioa_synth.belief.scripted import BeliefScript
-from ioa_synth.llm.scripted_server import ScriptedServer
+from ioa_synth.testing.belief_scripted import BeliefScript
+from ioa_synth.testing.scripted_server import ScriptedServer
 from tests.belief.helpers import sample_items
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from .eval_helpers import KEYS, STUDY_1, Study
-from ioa_synth.llm.scripted_server import ScriptedServer
+from ioa_synth.testing.scripted_server import ScriptedServer
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.llm.scripted_server import Reply, chat_reply, valid_stage1, valid_stage2
+from ioa_synth.testing.scripted_server import Reply, chat_reply, valid_stage1, valid_stage2
 
 KEYS = {"prober": "sk-prober-key-0001", "simulator": "sk-simulator-key-0002", "validity_filter": "sk-filter-key-0003"}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from .eval_helpers import released_case, write_case
-from ioa_synth.llm.scripted_server import Reply
+from ioa_synth.testing.scripted_server import Reply
 
 FILTER_TEXT = ("The response was filtered due to the prompt triggering Azure OpenAI's content management policy. "
                "Please modify your prompt and retry.")

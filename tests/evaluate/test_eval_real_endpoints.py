@@ -15,7 +15,7 @@ import time
 
 from .eval_helpers import KEYS, STUDY_1, STUDY_2, STUDY_3, Study, released_case, toolkit_case, write_case
 from ioa_helpers import SlowCounting, one_line_error, q, stored_ok
-from ioa_synth.llm.scripted_server import Reply, ScriptedServer
+from ioa_synth.testing.scripted_server import Reply, ScriptedServer
 from ioa_synth.text.plural import plural
 
 UNSUPPORTED = ("Unsupported value: 'temperature' does not support 0.2 with this model. "

@@ -231,7 +231,7 @@ def test_changed_setup_refused_even_before_any_record(cli, trio, split, tmp_path
 
 
 def study_500():
-    from ioa_synth.llm.scripted_server import Reply
+    from ioa_synth.testing.scripted_server import Reply
 
     return Reply(status=500, body={"error": {"message": "scripted 500"}})
 

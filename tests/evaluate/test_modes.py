@@ -15,7 +15,7 @@ import pytest
 from .eval_helpers import STUDY_1, Q, Study, released_case, user_text, write_case
 from .test_access import FILTER_SEES, MA_TOKENS, PROBER_SEES, planted_case, seen
 from ioa_helpers import one_line_error
-from ioa_synth.llm.scripted_server import Reply, chat_reply
+from ioa_synth.testing.scripted_server import Reply, chat_reply
 
 
 @dataclass

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from .eval_helpers import released_case, write_case
-from ioa_synth.llm.scripted_server import chat_reply
-from ioa_synth.store.calls import call_seed
+from ioa_synth.testing.scripted_server import chat_reply
+from ioa_synth.runs.recorder import call_seed
 
 CASE = "law/planning_000"
 

@@ -14,8 +14,8 @@ import duckdb
 
 from .eval_helpers import KEYS, STUDY_1, Study, released_case, write_case
 from ioa_helpers import settled
-from ioa_synth.llm.scripted_server import ScriptedServer
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.testing.scripted_server import ScriptedServer
+from ioa_synth.runs.catalog import Catalog
 
 CASES = 6
 

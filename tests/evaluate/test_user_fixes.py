@@ -160,7 +160,7 @@ def test_chart_title_is_wrapped_inside_the_figure():
 
 
 def test_build_stopped_by_a_setup_error_prints_only_the_error(cli, endpoint, seeds_file, tmp_path):
-    from ioa_synth.llm.scripted_server import Reply
+    from ioa_synth.testing.scripted_server import Reply
 
     endpoint(responder=lambda body, headers: Reply(status=401, body={"error": {"message": "Incorrect API key"}}))
     res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", tmp_path / "b", "--workers", "1")
@@ -171,7 +171,7 @@ def test_build_stopped_by_a_setup_error_prints_only_the_error(cli, endpoint, see
 
 def test_ambiguity_reply_out_of_order_is_asked_again_through_the_server(cli, trio, tmp_path):
     from .test_modes import AMB_QUESTIONS, EXPRESSIONS, ModeStudy, ambiguous_case
-    from ioa_synth.llm.scripted_server import chat_reply
+    from ioa_synth.testing.scripted_server import chat_reply
 
     data = tmp_path / "data"
     write_case(data, "ml_research/planning_000.json", ambiguous_case())

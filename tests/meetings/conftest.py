@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ioa_synth.llm.scripted_server import Reply, chat_reply
+from ioa_synth.testing.scripted_server import Reply, chat_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples" / "meetings"

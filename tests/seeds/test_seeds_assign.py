@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.protocol.cells import DOMAINS, TASK_TYPES, cells
 from ioa_synth.seeds.tuples import load_seed_file
 from ioa_synth.seeds.assign import parse_per_cell, plan_assignment, run_assign

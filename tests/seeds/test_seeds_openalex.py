@@ -10,7 +10,7 @@ from ioa_synth.seeds.fetch import run_fetch
 from ioa_synth.seeds.importer import run_import
 from ioa_synth.seeds.openalex_source import work_candidate
 from ioa_synth.seeds.store import load_papers
-from ioa_synth.store.catalog import Catalog
+from ioa_synth.runs.catalog import Catalog
 
 from .conftest import SNAPSHOT, read_jsonl
 from .replay import Reply, fixture_bytes

@@ -10,7 +10,7 @@ import pytest
 
 from ioa_synth.evaluate.scoring import prf
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.scripted_server import Reply
+from ioa_synth.testing.scripted_server import Reply
 from ioa_synth.train.reward import IoAF1Reward, RewardScorer, RewardSetupError, UnknownCaseError
 
 CASES = ["business/troubleshooting_010", "law/planning_003", "medicine/design_review_001", "ml_research/planning_000"]

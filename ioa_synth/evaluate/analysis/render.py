@@ -13,7 +13,7 @@ from typing import Sequence
 import polars as pl
 from rich.table import Table as RichTable
 
-from ioa_synth.store.atomic import write_bytes_atomic
+from ioa_synth.core.atomic import write_bytes_atomic
 
 
 #: Font size of a chart title, in points.

@@ -17,7 +17,7 @@ from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.analysis.render import Table, bar_chart_png, markdown_document
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
 from ioa_synth.reports.output import fmt, report_files, reports_dir
-from ioa_synth.store.atomic import write_all_atomic
+from ioa_synth.core.atomic import write_all_atomic
 from ioa_synth.text.plural import plural
 
 

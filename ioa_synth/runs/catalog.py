@@ -9,9 +9,9 @@ the rows are appended to ``catalog.journal`` (flushed to the OS, so they survive
 (one transaction per batch instead of one per call). Any read, and closing, first
 commits what is queued; opening a catalog re-applies a journal left by a killed run.
 
-The tables and the encoding of JSON columns are in :mod:`ioa_synth.store.schema`, the
+The tables and the encoding of JSON columns are in :mod:`ioa_synth.runs.schema`, the
 folder checks made before opening and the errors of a catalog that cannot be opened in
-:mod:`ioa_synth.store.folder_checks`, and how a batch is applied in :mod:`ioa_synth.store.batch`;
+:mod:`ioa_synth.runs.folder_checks`, and how a batch is applied in :mod:`ioa_synth.runs.apply`;
 their names stay importable from here.
 """
 
@@ -23,10 +23,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 import duckdb
 
-from ioa_synth.store.batch import apply_batch
-from ioa_synth.store.folder_checks import CatalogLocked, CatalogUnusable, check_utf8, check_writable, shown_path
-from ioa_synth.store.journal import JOURNAL_FILE, Entry, Journal
-from ioa_synth.store.schema import ADDED_COLUMNS, SCHEMA, dumps
+from ioa_synth.runs.apply import apply_batch
+from ioa_synth.runs.folder_checks import CatalogLocked, CatalogUnusable, check_utf8, check_writable, shown_path
+from ioa_synth.runs.journal import JOURNAL_FILE, Entry, Journal
+from ioa_synth.runs.schema import ADDED_COLUMNS, SCHEMA, dumps
 
 __all__ = ["ADDED_COLUMNS", "CATALOG_FILE", "READ_STATEMENTS", "SCHEMA", "Catalog", "CatalogLocked",
            "CatalogUnusable", "check_utf8", "check_writable", "dumps", "shown_path"]
@@ -109,7 +109,7 @@ class Catalog:
     def record_later(self, make: Callable[[], list[Entry]], sync: tuple[Path, ...] | list[Path] = ()) -> None:
         """Like :meth:`record` for the entries ``make()`` returns (and the files ``sync``),
         but made and journaled by the writer thread moments later, off the caller's path
-        (:meth:`~ioa_synth.store.journal.Journal.append_later`); a later :meth:`record`
+        (:meth:`~ioa_synth.runs.journal.Journal.append_later`); a later :meth:`record`
         or read sees them first."""
         assert self._journal is not None, "catalog opened read-only"
         self._journal.append_later(make, sync)

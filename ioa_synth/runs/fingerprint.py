@@ -1,7 +1,7 @@
 """Versioned fingerprints of a build's setup, one per LLM component: model, sampling
 and request settings, the templates the component renders and (judges) the rubric. It
 keys resume — a component may not change once it has successful calls stored in a
-directory (:func:`ioa_synth.store.runs.check_fingerprint`) — and is stored with every
+directory (:func:`ioa_synth.runs.run_rows.check_fingerprint`) — and is stored with every
 run. Base URL and API key are not part of it: the same model moved to another host or
 port resumes). Modelled on NeMo DataDesigner's ``fingerprint.py``.
 """
@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any
 
-from ioa_synth.llm.prompts import all_template_hashes
+from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.protocol.gates import load_gates
 from ioa_synth.protocol.plan import PLAN_VERSION
 from ioa_synth.protocol.rubric import load_rubric, rubric_sha256

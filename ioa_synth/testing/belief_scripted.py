@@ -1,5 +1,5 @@
 """A scripted study for the scripted OpenAI-compatible server
-(:class:`ioa_synth.llm.scripted_server.ScriptedServer`): agents, probes and judges whose
+(:class:`ioa_synth.testing.scripted_server.ScriptedServer`): agents, probes and judges whose
 replies follow tables, for tests, benchmarks and dry runs without a model.
 
 Utterances read ``Agent {id} r{round}: ...``; a benign agent's utterance carries the
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ioa_synth.belief.chat import NO_HISTORY
-from ioa_synth.llm.scripted_server import Reply, chat_reply
+from ioa_synth.testing.scripted_server import Reply, chat_reply
 
 VERDICT_OF = {"true": "endorses_true", "manipulated": "endorses_manipulated", "uncertain": "neither",
               "mixed": "ambiguous"}

@@ -1,7 +1,7 @@
 """Atomic file writes: write to a temporary file in the same folder, fsync, rename.
 
 A full disk (``ENOSPC``, ``EDQUOT``) or a file over the size limit (``EFBIG``) raises
-:class:`~ioa_synth.llm.errors.StorageFull` naming the file, so that a command prints one
+:class:`~ioa_synth.core.errors.StorageFull` naming the file, so that a command prints one
 line saying what to do instead of a traceback. :func:`write_all_atomic` writes several
 files all or none.
 
@@ -26,7 +26,7 @@ FULL_MESSAGES = ("no space left on device", "disk quota exceeded", "file too lar
 
 
 def disk_full(exc: BaseException, path: str | Path) -> Exception | None:
-    """:class:`~ioa_synth.llm.errors.StorageFull` for ``path`` when ``exc`` means the disk,
+    """:class:`~ioa_synth.core.errors.StorageFull` for ``path`` when ``exc`` means the disk,
     the quota or the file size limit is full, else ``None``."""
     if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:
         reason = exc.strerror or os.strerror(exc.errno)
@@ -34,7 +34,7 @@ def disk_full(exc: BaseException, path: str | Path) -> Exception | None:
         reason = next(m for m in FULL_MESSAGES if m in str(exc).lower()).capitalize()
     else:
         return None
-    from ioa_synth.llm.errors import StorageFull  # the LLM layer (openai) loads only on this failure
+    from ioa_synth.core.errors import StorageFull
 
     return StorageFull(path, reason)
 
@@ -55,8 +55,8 @@ def write_bytes_atomic(path: str | Path, data: bytes, sync: bool = True) -> Path
     Parent folders are created. With ``sync`` False the data is not fsynced before the
     rename: still all-or-nothing for readers and against a killed process, but not against
     a power cut until someone fsyncs it (a case record: the catalog's writer does,
-    before it commits the case's status; see :meth:`ioa_synth.store.catalog.Catalog.record`).
-    Raises ``OSError`` on I/O failure, or :class:`~ioa_synth.llm.errors.StorageFull` when
+    before it commits the case's status; see :meth:`ioa_synth.runs.catalog.Catalog.record`).
+    Raises ``OSError`` on I/O failure, or :class:`~ioa_synth.core.errors.StorageFull` when
     the disk is full (the target is untouched).
     """
     path = Path(path)

@@ -1,7 +1,7 @@
 """The catalog's tables and how its JSON columns are encoded.
 
 Tables (columns beyond these may be added by later modules with
-:meth:`~ioa_synth.store.catalog.Catalog.ensure_table`):
+:meth:`~ioa_synth.runs.catalog.Catalog.ensure_table`):
 
 - ``cases``: one row per case (seed tuple in a split); ``status`` in
   ``pending | accepted | discarded | failed``.

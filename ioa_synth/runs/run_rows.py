@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from ioa_synth import __version__
-from ioa_synth.store.catalog import Catalog, dumps
-from ioa_synth.store.fingerprint import component_view, describe_difference, fingerprint
+from ioa_synth.runs.catalog import Catalog, dumps
+from ioa_synth.runs.fingerprint import component_view, describe_difference, fingerprint
 
 #: Commands whose setup must match the directory's (they write build calls and scores).
 BUILD_COMMANDS = ("build", "regenerate")

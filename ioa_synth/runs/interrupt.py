@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
 from ioa_synth.llm import on_wire
-from ioa_synth.reports.gc_setup import setup_frozen
+from ioa_synth.runs.gc_setup import setup_frozen
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ class RunInterrupted(Exception):
     ``stored_calls``: model calls that got a reply and were stored in this run, which the
     next run reuses (``None`` when the command does not count them); ``failed_tries``:
     failed tries stored in this run (kept for the record; the next run asks those calls
-    again). :func:`ioa_synth.store.run_context.open_run` sets both from the run's
+    again). :func:`ioa_synth.runs.context.open_run` sets both from the run's
     recorders, a command may set ``unit``; the message says what is kept."""
 
     def __init__(self, finished: int, abandoned: int, unit: str = "item", stored_calls: int | None = None,
@@ -183,7 +183,7 @@ def run_interruptible(submit: Callable[[T], Future], items: deque[T], on_done: C
         RunInterrupted: Ctrl-C was pressed (``abandoned`` counts items still running).
 
     What the run set up before this call is kept out of the garbage collector's scans
-    while it runs (:func:`~ioa_synth.reports.gc_setup.setup_frozen`).
+    while it runs (:func:`~ioa_synth.runs.gc_setup.setup_frozen`).
     """
     with setup_frozen():
         return _keep_in_flight(submit, items, on_done, workers, guard, unit)

@@ -5,10 +5,10 @@ A run opens the endpoints of the components it needs (remote ones from ``<X>_BAS
 ``--config``, the rest on the embedded model), describes and fingerprints that setup,
 refuses a setup that would mix with stored results, records a ``runs`` row, hands out one
 :class:`~ioa_synth.llm.client.LLMClient` per component, counts billed tokens across
-threads, stops on Ctrl-C (:class:`~ioa_synth.reports.interrupt.InterruptGuard`) and, however
+threads, stops on Ctrl-C (:class:`~ioa_synth.runs.interrupt.InterruptGuard`) and, however
 it ends, closes the clients and stores the run's summary (with ``"stopped"`` naming the
 exception when it ended early). :meth:`RunContext.recorder` hands out the
-:class:`~ioa_synth.store.calls.CallRecorder` that stores the run's calls, replays the
+:class:`~ioa_synth.runs.recorder.CallRecorder` that stores the run's calls, replays the
 stored ones and counts their tokens.
 
 Usage::
@@ -32,11 +32,11 @@ from typing import Any, Callable, Iterator, Protocol
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.endpoints import open_endpoints
-from ioa_synth.reports.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
-from ioa_synth.store.calls import CallRecorder, load_replay
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.fingerprint import setup_description
-from ioa_synth.store.runs import check_fingerprint, finish_run, start_run
+from ioa_synth.runs.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.fingerprint import setup_description
+from ioa_synth.runs.run_rows import check_fingerprint, finish_run, start_run
 
 #: ``describe(endpoints) -> description``: the fingerprinted setup of a run.
 Describe = Callable[[dict[str, Endpoint]], dict[str, Any]]
@@ -58,7 +58,7 @@ class TokenCount:
     """Billed tokens (prompt + completion) of a run's fresh requests, safe across threads.
 
     ``add(n)`` counts one fresh request of ``n`` tokens (a rejected try that returned usage
-    included: :class:`~ioa_synth.store.calls.CallRecorder` reports every one) and returns
+    included: :class:`~ioa_synth.runs.recorder.CallRecorder` reports every one) and returns
     the new total; ``total`` and ``calls`` are read at any time."""
 
     total: int = 0
@@ -131,8 +131,8 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
 
     ``describe`` turns the opened endpoints into the fingerprinted setup description
-    (default: :func:`ioa_synth.store.fingerprint.setup_description`); ``check`` refuses a
-    setup that may not run here (default: :func:`ioa_synth.store.runs.check_fingerprint`
+    (default: :func:`ioa_synth.runs.fingerprint.setup_description`); ``check`` refuses a
+    setup that may not run here (default: :func:`ioa_synth.runs.run_rows.check_fingerprint`
     over build commands; ``None`` checks nothing). With ``interruptible`` the run holds an
     :class:`InterruptGuard` whose ``stop`` event every client shares. With ``record``
     False the ``runs`` row waits for :meth:`RunContext.start` (none if never started).

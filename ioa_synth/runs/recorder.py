@@ -20,10 +20,10 @@ from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
 from ioa_synth.llm.client import SEED_RANGE, CallRecord, LLMClient
-from ioa_synth.llm.prompts import Prompt
+from ioa_synth.core.templates import Prompt
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.store.catalog import Catalog
-from ioa_synth.store.journal import Entry
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.journal import Entry
 
 T = TypeVar("T")
 

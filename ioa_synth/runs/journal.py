@@ -3,7 +3,7 @@ a process kill once ``append`` returns) and committed to DuckDB in batches by on
 thread. Opening the catalog after a kill re-applies what the journal holds.
 
 Files written beside the catalog without their own ``fsync`` (a case's record: see
-:func:`ioa_synth.store.atomic.write_bytes_atomic`) can be handed to :meth:`Journal.append`
+:func:`ioa_synth.core.atomic.write_bytes_atomic`) can be handed to :meth:`Journal.append`
 as ``sync``: the writer fsyncs them before it commits the batch, so a status row never
 reaches the database before the file it points at is on disk, and the fsync (tens of
 milliseconds on a slow disk) is off the worker's path."""
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ioa_synth.store.atomic import disk_full
+from ioa_synth.core.atomic import disk_full
 from ioa_synth.llm.on_wire import after_send
 
 JOURNAL_FILE = "catalog.journal"

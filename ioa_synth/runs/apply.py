@@ -1,5 +1,5 @@
 """How the catalog's writer applies one batch of journal entries to DuckDB
-(:meth:`~ioa_synth.store.catalog.Catalog.record`): ``(table, row_dict)`` inserts gathered per
+(:meth:`~ioa_synth.runs.catalog.Catalog.record`): ``(table, row_dict)`` inserts gathered per
 table, ``(None, (sql, params))`` statements in order."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import duckdb
 
-from ioa_synth.store.journal import Entry
-from ioa_synth.store.keyed_updates import distinct_key_runs, keyed_table, merged_update
+from ioa_synth.runs.journal import Entry
+from ioa_synth.runs.keyed_updates import distinct_key_runs, keyed_table, merged_update
 
 
 #: A statement entry that names its one table (it must read and write no other): only the
@@ -28,7 +28,7 @@ def apply_batch(con: duckdb.DuckDBPyConnection, entries: list[Entry], types: dic
     its own table for an ``UPDATE t SET`` / ``DELETE FROM t`` (:data:`_OWN_TABLE`), all of
     them for any other statement. A table's rows keep their order. A run of one keyed
     ``UPDATE t ... WHERE key = ?`` (a build's case statuses), with no row or other statement
-    of ``t`` in between, runs as one statement (:mod:`ioa_synth.store.keyed_updates`).
+    of ``t`` in between, runs as one statement (:mod:`ioa_synth.runs.keyed_updates`).
     ``types`` caches each table's column types (filled here)."""
     types = {} if types is None else types
     pending: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}

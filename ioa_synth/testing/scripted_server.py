@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from ioa_synth.llm.scripted_case import GATE_ACTIONS, gate_breaking, valid_stage1, valid_stage2  # noqa: F401
+from ioa_synth.testing.scripted_case import GATE_ACTIONS, gate_breaking, valid_stage1, valid_stage2  # noqa: F401
 
 KINDS = ("stage1_generator", "stage1_judge", "stage2_generator", "stage2_judge")
 
