@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up ioa-synth in ./.venv: the package (editable), the embedded llama-cpp-python server,
-# the SmolLM2 weights and (unless IOA_SYNTH_NO_QWEN=1) the Qwen weight parts. Safe to re-run.
+# Set up ioa-synth in ./.venv: the package (editable), the embedded models' server (llama.cpp's
+# llama-server, built once from the pinned source and cached), the SmolLM2 weights and (unless
+# IOA_SYNTH_NO_QWEN=1) the Qwen weight parts. Safe to re-run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -33,10 +34,15 @@ else
   extras="local,local-qwen,meetings,dev,export"
 fi
 
-# llama-cpp-python is compiled from source the first time (~5 min on 2 cores); pip caches the wheel.
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
-say "installing ioa-synth (editable) with extras [$extras]; CMAKE_ARGS=$CMAKE_ARGS"
+say "installing ioa-synth (editable) with extras [$extras]"
 .venv/bin/pip install -e ".[$extras]"
+
+# llama.cpp's llama-server for the embedded models, compiled from the llama.cpp source that the
+# pinned llama-cpp-python sdist vendors (sha256-checked; cmake and ninja come from the `local`
+# extra, a C++17 compiler from the system): ~5-7 min on 2 cores the first time, then reused from
+# the cache (keyed by the source's hash). A failed build stops setup with its one ERROR line:
+# there is no slower fallback.
+.venv/bin/python scripts/build_llama_server.py || exit 1
 
 # --no-deps: the package's own import needs the `llm` tool, which we don't use; we only read
 # the .gguf file it ships.

@@ -1,4 +1,4 @@
-"""The real pipeline on the real embedded model (SmolLM2-135M via llama-cpp-python):
+"""The real pipeline on the real embedded model (SmolLM2-135M on llama.cpp's llama-server):
 no endpoint configured, so ``build`` starts the local server, runs the loop through it
 and stops it."""
 

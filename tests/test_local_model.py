@@ -51,7 +51,8 @@ def _ask_json(base_url: str, model: str, max_tokens: int = 200) -> dict:
     resp = client.chat.completions.create(
         model=model,
         messages=MESSAGES,
-        response_format={"type": "json_object", "schema": SCHEMA},  # type: ignore[arg-type]
+        # llama-server's native structured output, as the toolkit sends it
+        response_format={"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},  # type: ignore[arg-type]
         max_tokens=max_tokens,
         temperature=0,
     )
@@ -183,15 +184,16 @@ def test_assembly_names_missing_parts(tmp_path):
 @pytest.mark.embedded
 def test_smollm2_server_answers_schema_and_stops(tmp_path):
     log = tmp_path / "server.log"
-    with lm.EmbeddedServer("smollm2-135m", log_path=log, n_ctx=2048) as srv:
-        assert srv.name == srv.model == "smollm2-135m"
+    with lm.EmbeddedServer("smollm2-135m", log_path=log, n_ctx=2048, slots=2) as srv:
+        assert srv.name == srv.model == "smollm2-135m" and srv.parallel == 2
         assert srv.base_url == f"http://127.0.0.1:{srv.port}/v1"
         pid, port = srv.pid, srv.port
         assert pid is not None and port is not None and _port_open(port)
         _ask_json(srv.base_url, srv.model)
     assert _gone(pid, timeout=1)  # reaped by __exit__, not merely signalled
     assert not _port_open(port)
-    assert "--model_alias smollm2-135m" in log.read_text()
+    text = log.read_text()
+    assert "--alias smollm2-135m" in text and "--parallel 2" in text
 
 
 @pytest.mark.embedded
@@ -199,7 +201,7 @@ def test_server_dies_with_killed_parent(tmp_path):
     code = (
         "import sys, time\n"
         "from ioa_synth.llm.local_model import EmbeddedServer\n"
-        "srv = EmbeddedServer('smollm2-135m', n_ctx=512).__enter__()\n"
+        "srv = EmbeddedServer('smollm2-135m', n_ctx=512, slots=1).__enter__()\n"
         "print(srv.pid, srv.port, flush=True)\n"
         "time.sleep(600)\n"
     )
@@ -218,18 +220,21 @@ def test_server_dies_with_killed_parent(tmp_path):
 @pytest.mark.embedded
 def test_startup_timeout_reports_and_cleans_up(tmp_path):
     log = tmp_path / "server.log"
-    srv = lm.EmbeddedServer("smollm2-135m", log_path=log, startup_timeout=0.01)
+    srv = lm.EmbeddedServer("smollm2-135m", log_path=log, startup_timeout=0.01, slots=1)
     with pytest.raises(lw.LocalModelError, match="did not answer"):
         srv.__enter__()
     assert srv.pid is None  # stopped and reaped before raising
 
 
 @pytest.mark.embedded
-def test_server_that_exits_reports_log_tail():
-    srv = lm.EmbeddedServer("smollm2-135m", n_ctx=-1)  # rejected by the server's settings
+def test_server_that_exits_reports_log_tail(monkeypatch, tmp_path):
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_bytes(b"not a model" * 100)
+    monkeypatch.setattr(lm, "model_path", lambda name: not_gguf)
+    srv = lm.EmbeddedServer("smollm2-135m", slots=1)
     with pytest.raises(lw.LocalModelError, match="exited; log tail") as err:
         srv.__enter__()
-    assert "n_ctx" in str(err.value)
+    assert "model" in str(err.value).split("log tail", 1)[1]  # the server's own words about the file
     assert srv.pid is None
 
 
@@ -239,5 +244,5 @@ def test_server_that_exits_reports_log_tail():
 def test_qwen_end_to_end(tmp_path):
     path = lw.model_path("qwen2.5-coder-1.5b")
     assert path.read_bytes()[:4] == b"GGUF"
-    with lm.EmbeddedServer("qwen2.5-coder-1.5b", log_path=tmp_path / "q.log", n_ctx=2048) as srv:
+    with lm.EmbeddedServer("qwen2.5-coder-1.5b", log_path=tmp_path / "q.log", n_ctx=2048, slots=1) as srv:
         _ask_json(srv.base_url, srv.model)

@@ -84,16 +84,6 @@ def test_stage2_schema_has_one_turn_per_outline_turn_with_its_speaker():
     assert turns["minItems"] == turns["maxItems"] == len(profiles.conversation_outline)
 
 
-def test_plan_schemas_compile_to_llama_cpp_grammars():
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    plan = CasePlan.for_seed(real_seed_tuples(1)[0]["seed_id"])
-    profiles = Stage1Output.model_validate(valid_stage1())
-    for schema, const in ((plan.stage1_schema(), plan.names[1]), (stage2_schema(profiles), profiles.members[1].name)):
-        grammar = json_schema_to_gbnf(json.dumps(schema))
-        assert const in grammar and "tuple-1" in grammar  # the constants and the fixed-length lists are enforced
-
-
 def test_build_sends_each_case_its_plan(endpoint, cli, seeds_file, tmp_path):
     server = endpoint()
     seeds = seeds_file(2)

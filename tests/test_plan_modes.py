@@ -239,14 +239,6 @@ def test_scaffold_with_types_leaves_the_plan_schema_untouched():
     assert plan.stage1_schema() == before
 
 
-def test_both_plan_schemas_compile_to_llama_cpp_grammars():
-    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
-    seed = _seed_with(4)["seed_id"]
-    for mode in ("scaffold", "protocol"):
-        grammar = llama_grammar.json_schema_to_gbnf(json.dumps(stage1_request_schema(mode, seed, TYPES4)))
-        assert "scopal" in grammar
-
-
 def test_without_planting_the_protocol_schema_leaves_every_type_open():
     seed = _seed_with(4)["seed_id"]
     case = gold_case(seed)

@@ -162,30 +162,33 @@ def config_or_fail(path: Path | None):
 
 def lowered_workers(components: list[str], workers: int) -> tuple[int, Callable[[], None]]:
     """``--workers`` for a command whose LLM ``components`` all run on the embedded model:
-    at most the requests its server decodes at once (more would only queue there);
+    at most the requests its server decodes at once (its slots,
+    :func:`ioa_synth.llm.local_model.embedded_slots`; more would only wait in the client);
     unchanged when some component has a base URL. Returns the count and ``announce()``,
     which says the lowering once on stderr (nothing when unchanged): call it once the
     input is known to be good, so bad input gives its one ``error:`` line alone. Exit 2 on
-    a blank ``<X>_BASE_URL``."""
+    a blank ``<X>_BASE_URL`` or a bad ``IOA_SYNTH_EMBEDDED_SLOTS``."""
     from ioa_synth.llm.config import ConfigError, env_endpoint
-    from ioa_synth.llm.local_model import SERVER_PARALLEL
+    from ioa_synth.llm.local_model import SLOTS_ENV, embedded_slots
+    from ioa_synth.llm.local_weights import LocalModelError
 
     try:
         embedded = all(env_endpoint(c)[0] is None for c in components)
-    except ConfigError as exc:
+        slots = embedded_slots() if embedded else workers
+    except (ConfigError, LocalModelError) as exc:
         fail(str(exc))
-    if not embedded or workers <= SERVER_PARALLEL:
+    if workers <= slots:
         return workers, lambda: None
     said: list[bool] = []
 
     def announce() -> None:
         if not said:
             said.append(True)
-            typer.echo(f"note: --workers {workers} lowered to {SERVER_PARALLEL}: the embedded model answers "
-                       f"{SERVER_PARALLEL} request at a time (a server of your own, set with OPENAI_BASE_URL, "
-                       "can take more)", err=True)
+            typer.echo(f"note: --workers {workers} lowered to {slots}: the embedded model decodes {slots} "
+                       f"request{'s' if slots > 1 else ''} at once ({SLOTS_ENV} sets it; a server of your own, "
+                       "set with OPENAI_BASE_URL, can take more)", err=True)
 
-    return SERVER_PARALLEL, announce
+    return slots, announce
 
 
 @contextmanager

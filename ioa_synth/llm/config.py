@@ -63,9 +63,9 @@ class ComponentConfig(BaseModel):
     """Settings of one component.
 
     ``temperature``: a float, ``null`` to omit the parameter, or absent for the
-    component's default. ``structured_output``: ``json_schema`` (OpenAI/vLLM),
-    ``json_object_schema`` (llama-cpp-python) or ``none``; absent picks
-    ``json_object_schema`` for the embedded model and ``json_schema`` otherwise.
+    component's default. ``structured_output``: ``json_schema`` (OpenAI, vLLM, llama.cpp's
+    server, the embedded model; the default), ``json_object_schema`` (``{"type":
+    "json_object", "schema": ...}``, for llama-cpp-python's server) or ``none``.
     ``max_retries``: HTTP retries (408, 409, 429, 5xx, timeouts, connection errors),
     after the server's ``Retry-After`` or exponential backoff with jitter
     (:mod:`ioa_synth.llm.retries`). ``content_retries``: re-requests of a reply that is

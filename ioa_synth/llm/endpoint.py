@@ -46,12 +46,15 @@ class Endpoint:
     #: (``None``: no limit known); replies from such a server are streamed.
     slots: ServerSlots | None = field(default=None, repr=False, compare=False)
     plan: str | None = None  # the generator's plan strictness (ioa_synth.protocol.plan_modes)
+    #: The embedded server that decodes (``ioa_synth.llm.llama_server.SERVER_ID``), fingerprinted:
+    #: another server build samples other replies from the same seed. ``None`` for a remote endpoint.
+    server: str | None = None
 
     @classmethod
     def from_config(cls, component: str, cfg: ComponentConfig, base_url: str, model: str,
                     api_key: str | None, embedded: bool) -> "Endpoint":
         """Build an endpoint from a component's config and its resolved URL, model and key."""
-        so = cfg.structured_output or ("json_object_schema" if embedded else "json_schema")
+        so = cfg.structured_output or "json_schema"
         options = dict(cfg.request_options)
         if embedded and not {"max_tokens", "max_completion_tokens"} & set(options):
             options["max_tokens"] = EMBEDDED_MAX_TOKENS.get(component, 2048)
@@ -65,9 +68,11 @@ class Endpoint:
 
     def identity(self) -> dict[str, Any]:
         """What defines this endpoint's replies, for the fingerprint: model and request
-        settings; not the base URL nor the key (the same model on another host or port
-        resumes)."""
+        settings, and for the embedded model the server build that decodes it; not the base URL
+        nor the key (the same model on another host or port resumes)."""
         plan = {"plan": self.plan} if self.plan else {}  # the generator's plan strictness
+        server = {"server": self.server} if self.server else {}
         return {"model": self.model, "seed": self.seed,
                 "temperature": self.temperature, "structured_output": self.structured_output,
-                "json_schema_strict": self.json_schema_strict, "request_options": self.request_options, **plan}
+                "json_schema_strict": self.json_schema_strict, "request_options": self.request_options,
+                **plan, **server}

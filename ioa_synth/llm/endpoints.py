@@ -22,11 +22,11 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
     """Yield component -> :class:`Endpoint` for ``components``.
 
     Components without ``<X>_BASE_URL``/``OPENAI_BASE_URL`` share one embedded
-    llama-cpp-python server (model ``local_model`` or the best one installed), started
-    here and stopped on exit; their endpoints share its
-    :class:`~ioa_synth.llm.serving.ServerSlots` (requests beyond what it decodes at once wait
-    in the client, not in the server). A remote component without ``model`` in the config uses
-    the first model its endpoint lists.
+    ``llama-server`` (model ``local_model`` or the best one installed), started here and
+    stopped on exit; their endpoints share its :class:`~ioa_synth.llm.serving.ServerSlots`
+    (one per server slot: requests beyond what it decodes at once wait in the client, not in
+    the server) and carry its build as ``server`` (fingerprinted). A remote component without
+    ``model`` in the config uses the first model its endpoint lists.
 
     Raises:
         EndpointError: a remote endpoint without a configured model lists none.
@@ -54,6 +54,7 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
             if base is None:
                 out[comp] = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
                 out[comp].slots = slots
+                out[comp].server = server.server
                 continue
             model = cfg.model or _first_model(comp, base, key)
             out[comp] = Endpoint.from_config(comp, cfg, base, model, key, embedded=False)

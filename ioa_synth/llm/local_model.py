@@ -1,12 +1,12 @@
-"""The embedded local LLM server: llama-cpp-python's OpenAI-compatible server on
-127.0.0.1 (:class:`EmbeddedServer`), for the weights :mod:`ioa_synth.llm.local_weights`
-locates.
+"""The embedded local LLM server: llama.cpp's own ``llama-server`` on 127.0.0.1
+(:class:`EmbeddedServer`) with :func:`embedded_slots` parallel slots, for the weights
+:mod:`ioa_synth.llm.local_weights` locates; the binary is the one ``scripts/setup.sh``
+builds (:mod:`ioa_synth.llm.llama_server`).
 """
 
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import json
 import os
 import socket
@@ -18,18 +18,54 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ioa_synth.llm.llama_server import SERVER_ID, binary
 from ioa_synth.llm.local_weights import LOCAL_MODELS, LocalModelError, model_path
 
-#: Requests llama-cpp-python's server (0.3.36) decodes at once: one. Every completion runs
-#: under one global lock (``llama_cpp.server.app``) and no setting changes that; more
-#: requests only queue inside the server.
-SERVER_PARALLEL = 1
+#: Environment variable that sets the number of slots (requests decoded at once).
+SLOTS_ENV = "IOA_SYNTH_EMBEDDED_SLOTS"
+#: Most slots chosen without :data:`SLOTS_ENV`.
+MAX_AUTO_SLOTS = 4
+#: Context tokens of each slot: a stage-2 prompt and its ``max_tokens`` reply fit.
+N_CTX = 8192
+#: KV-cache bytes per context token of the larger embedded model (Qwen2.5-1.5B: 28 layers x
+#: 2 KV heads x 128 dims x K and V x 2 bytes of f16); SmolLM2-135M needs 22.5 KiB.
+KV_BYTES_PER_TOKEN = 28 * 2 * 128 * 2 * 2
+#: Memory kept free for the weights (Qwen: 1.1 GB), the server's buffers and everything else.
+MEMORY_RESERVE = 4 << 30
 
 
-# Runs in the server child: die with the parent (Linux PR_SET_PDEATHSIG, kept across exec),
-# quit at once if the parent is already gone, drop env vars that the server would read instead
-# of our flags (its settings read any field from the env, and HOST/PORT override --host/--port),
-# then run ``python -m llama_cpp.server``.
+def _cores() -> int:
+    getaff = getattr(os, "sched_getaffinity", None)
+    return max(1, len(getaff(0)) if getaff else os.cpu_count() or 1)
+
+
+def _available_memory() -> int:
+    """Bytes of memory available for new work (``MemAvailable``; total RAM where unknown)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def embedded_slots() -> int:
+    """Requests the embedded server decodes at once (its ``--parallel`` slots).
+
+    :data:`SLOTS_ENV` when set (a whole number >= 1); else twice the usable cores, at most
+    :data:`MAX_AUTO_SLOTS`, and no more than the free memory (after :data:`MEMORY_RESERVE`)
+    holds KV caches of :data:`N_CTX` tokens for. Raises :class:`LocalModelError` for a bad
+    :data:`SLOTS_ENV`."""
+    value = os.environ.get(SLOTS_ENV, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise LocalModelError(f"{SLOTS_ENV}={value!r}: expected a whole number of slots, 1 or more")
+        return int(value)
+    by_memory = (_available_memory() - MEMORY_RESERVE) // (KV_BYTES_PER_TOKEN * N_CTX)
+    return max(1, min(MAX_AUTO_SLOTS, 2 * _cores(), by_memory))
+
+
 def dies_with_parent(signal_name: str) -> str:
     """Start of a ``python -c`` child program that takes its parent's pid as its first
     argument, gets ``signal.<signal_name>`` when that parent dies (Linux PR_SET_PDEATHSIG, kept
@@ -46,14 +82,8 @@ if os.getppid() != parent:
 """
 
 
-_LAUNCHER = dies_with_parent("SIGKILL") + """\
-from llama_cpp.server.settings import ConfigFileSettings, Settings
-names = {*Settings.model_fields, *ConfigFileSettings.model_fields, "config_file"}
-for key in [k for k in os.environ if k.lower() in names]:
-    del os.environ[key]
-sys.argv[0] = "llama_cpp.server"
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
+# The server child: dies with its parent, then becomes llama-server (argv[1] is its path).
+_LAUNCHER = dies_with_parent("SIGKILL") + "os.execv(sys.argv[1], sys.argv[1:])\n"
 
 _LIVE: set[EmbeddedServer] = set()
 atexit.register(lambda: [srv._stop() for srv in list(_LIVE)])
@@ -65,35 +95,42 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _cores() -> int:
-    getaff = getattr(os, "sched_getaffinity", None)
-    return max(1, len(getaff(0)) if getaff else os.cpu_count() or 1)
+def _server_env() -> dict[str, str]:
+    """This process's environment without the ``LLAMA_*`` variables, which llama-server reads
+    in place of flags we do not pass (``LLAMA_ARG_*``) or to change its logging and cache."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_")}
 
 
 class EmbeddedServer:
-    """llama-cpp-python's OpenAI-compatible server for a local model, as a context manager.
+    """llama.cpp's ``llama-server`` for a local model, as a context manager.
 
-    ``with EmbeddedServer("smollm2-135m") as srv:`` starts ``python -m llama_cpp.server`` on a
-    free 127.0.0.1 port with ``n_ctx`` tokens of context and one thread per usable core, and
-    waits until ``GET /v1/models`` answers. Attributes: ``name``, ``model`` (served model id,
-    equal to ``name``), ``base_url`` (``http://127.0.0.1:PORT/v1``), ``port``, ``pid``,
-    ``parallel`` (requests decoded at once, :data:`SERVER_PARALLEL`). A streamed reply is
-    never cut short because another request arrives (``--interrupt_requests False``).
+    ``with EmbeddedServer("smollm2-135m") as srv:`` starts the server on a free 127.0.0.1
+    port with ``slots`` parallel slots (default :func:`embedded_slots`) of ``n_ctx`` context
+    tokens each, one thread per usable core, and waits until ``GET /v1/models`` lists the
+    model. Attributes: ``name``, ``model`` (served model id, equal to ``name``), ``base_url``
+    (``http://127.0.0.1:PORT/v1``), ``port``, ``pid``, ``parallel`` (requests decoded at once:
+    the slots), ``server`` (:data:`~ioa_synth.llm.llama_server.SERVER_ID`, fingerprinted).
+    A streamed reply whose client goes away stops being decoded at the next token.
+    Sampling as llama-cpp-python's server had it, which the demo configs were tuned on:
+    ``repeat_penalty`` 1.1, and penalties (also ``presence_penalty``/``frequency_penalty``)
+    over the whole reply (``--repeat-last-n`` = ``n_ctx``; llama.cpp's default is 64 tokens).
     Server output goes to ``log_path`` (appended) or to an unnamed temporary file; either way
     it never reaches the terminal, and its tail is quoted in startup errors.
     On exit (also on ``KeyboardInterrupt``) the server gets SIGTERM, then SIGKILL after
     ``grace`` seconds. On Linux the child is killed if the thread that started it dies, so
     start it in the main thread (or a thread that outlives its use).
-    Raises :class:`LocalModelError` if the model or llama-cpp-python is missing, or the server
-    exits or does not answer within ``startup_timeout`` seconds (message ends with the log tail).
+    Raises :class:`LocalModelError` if the model or the llama-server build is missing, or the
+    server exits or does not answer within ``startup_timeout`` seconds (message ends with the
+    log tail).
     """
 
-    def __init__(self, name: str, log_path: Path | None = None, n_ctx: int = 8192, *,
+    def __init__(self, name: str, log_path: Path | None = None, n_ctx: int = N_CTX, *, slots: int | None = None,
                  startup_timeout: float = 180.0, grace: float = 10.0) -> None:
         if name not in LOCAL_MODELS:
             raise LocalModelError(f"unknown local model {name!r}; choose one of {', '.join(LOCAL_MODELS)}")
         self.name = self.model = name
-        self.parallel = SERVER_PARALLEL
+        self.parallel = slots if slots is not None else embedded_slots()
+        self.server = SERVER_ID
         self.log_path = Path(log_path) if log_path is not None else None
         self.n_ctx, self.startup_timeout, self.grace = n_ctx, startup_timeout, grace
         self.port: int | None = None
@@ -106,13 +143,19 @@ class EmbeddedServer:
         """Process id of the running server, or ``None``."""
         return self._proc.pid if self._proc else None
 
+    def command(self, exe: Path, gguf: Path, port: int) -> list[str]:
+        """The ``llama-server`` command line (also what ``scripts/bench_embedded.py`` starts bare)."""
+        cores = str(_cores())
+        return [str(exe), "--model", str(gguf), "--alias", self.name, "--host", "127.0.0.1", "--port", str(port),
+                "--ctx-size", str(self.n_ctx * self.parallel), "--parallel", str(self.parallel),
+                "--threads", cores, "--threads-batch", cores,
+                "--repeat-last-n", str(self.n_ctx), "--repeat-penalty", "1.1", "--no-webui"]
+
     def __enter__(self) -> EmbeddedServer:
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalModelError("llama-cpp-python is not installed; pip install 'ioa-synth[local]'")
-        gguf = model_path(self.name)
+        exe, gguf = binary("llama-server"), model_path(self.name)
         try:
             for attempt in range(3):  # a fresh port again if another process took ours
-                if self._start(gguf):
+                if self._start(exe, gguf):
                     return self
                 tail = self._log_tail()
                 self._stop()
@@ -126,7 +169,7 @@ class EmbeddedServer:
     def __exit__(self, *exc: object) -> None:
         self._stop()
 
-    def _start(self, gguf: Path) -> bool:
+    def _start(self, exe: Path, gguf: Path) -> bool:
         """Start the server; True once it answers, False if it exited early. Raises on timeout."""
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -135,18 +178,12 @@ class EmbeddedServer:
             self._log = open(self.log_path, "ab+")
         else:  # already unlinked: nothing is left behind even if we are SIGKILLed
             self._log = tempfile.TemporaryFile(prefix="ioa-synth-llama-")
-        cmd = [sys.executable, "-c", _LAUNCHER, str(os.getpid()),
-               "--model", str(gguf), "--model_alias", self.name,
-               "--host", "127.0.0.1", "--port", str(self.port),
-               "--n_ctx", str(self.n_ctx), "--n_threads", str(_cores()),
-               # the server's default ends a stream as soon as another request waits
-               "--interrupt_requests", "False",
-               # penalties over the whole reply, as OpenAI's presence/frequency_penalty (llama.cpp: last 64 tokens)
-               "--last_n_tokens_size", str(self.n_ctx)]
-        self._log.write(f"\n=== ioa-synth: {' '.join(cmd[3:])}\n".encode())
+        args = self.command(exe, gguf, self.port)
+        self._log.write(f"\n=== ioa-synth: {' '.join(args)}\n".encode())
         self._log.flush()
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+        self._proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(os.getpid()), *args],
+                                      stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                      start_new_session=True, env=_server_env())
         _LIVE.add(self)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -171,8 +208,6 @@ class EmbeddedServer:
         fd = self._log.fileno()
         size = os.fstat(fd).st_size
         text = os.pread(fd, 65536, max(0, size - 65536)).decode(errors="replace")
-        if "\nusage: " in text:  # the server prints its error, then its whole --help
-            text = text[: text.rindex("\nusage: ")]
         return "\n".join(text.splitlines()[-lines:])
 
     def _stop(self) -> None:

@@ -1,11 +1,10 @@
 """Requests to a server that decodes a limited number of replies at once (the embedded
-llama-cpp-python server decodes one): a shared slot count, a streamed reply, a deadline.
+``llama-server`` decodes one per slot): a shared slot count, a streamed reply, a deadline.
 
-Why: llama-cpp-python's server (0.3.36) holds one global lock around each completion and
-has no setting for parallel decoding, so concurrent requests queue inside the server. A
-client timeout then counts the queue, and a request the client gives up on keeps being
-decoded (a non-streaming completion ignores a closed connection; a streamed one stops at
-the next token because the server checks for a disconnect after each chunk).
+Why: requests beyond the server's slots queue inside it, so a client timeout would count
+the queue; and a request the client gives up on should stop being decoded, which a
+streamed one does when the connection closes (llama.cpp's server checks for a disconnect
+as it sends each chunk and cancels the task).
 
 So, for such an endpoint, :func:`stream_completion`:
 
@@ -16,10 +15,10 @@ So, for such an endpoint, :func:`stream_completion`:
 * returns the streamed chunks joined into one chat-completions object, with the ``usage``
   of the stream's final usage chunk when the server sends one. The request asks for it
   (``stream_options: {"include_usage": true}``, :data:`STREAM_OPTIONS`), as the OpenAI API,
-  vLLM and llama.cpp's own server understand it; llama-cpp-python's server (0.3.36) accepts
-  the field but ignores it (its request model drops unknown fields) and sends no usage.
-  Without a usage chunk, ``completion_tokens`` is the number of content chunks (the server
-  sends one per decoded token) and ``prompt_tokens`` stays unknown (``None``).
+  vLLM and llama.cpp's own server understand it; a server that ignores the field (e.g.
+  llama-cpp-python's 0.3.36) sends no usage. Without a usage chunk, ``completion_tokens``
+  is the number of content chunks (one per decoded token on llama.cpp servers) and
+  ``prompt_tokens`` stays unknown (``None``).
 """
 
 from __future__ import annotations
@@ -74,7 +73,7 @@ def stream_completion(client: openai.OpenAI, payload: bytes, timeout: float, sto
                       on_token: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
     """POST ``payload`` (a chat-completions body with ``"stream": true``) and return the
     reply as one chat-completions dict; ``None`` when ``stop`` was set (connection closed).
-    ``on_token()`` is called for every content chunk (one token on llama-cpp-python), so a
+    ``on_token()`` is called for every content chunk (one token on llama.cpp's servers), so a
     progress line can show tokens arriving before the reply ends.
 
     The ``openai`` client's own retries cover the request until the stream starts.

@@ -153,9 +153,9 @@ class ScriptedServer:
 
     A request with ``"stream": true`` gets its 200 reply as server-sent events, the content
     in a few chunks spread over the reply's ``delay``; a client that goes away mid-stream
-    ends it (counted in ``abandoned``), as llama-cpp-python's server does. With
+    ends it (counted in ``abandoned``), as llama.cpp's server does. With
     ``parallel=n`` at most n chat requests are answered at once, the others wait inside
-    the server (llama-cpp-python's server answers one). ``busiest`` is the most chat
+    the server (llama.cpp's server answers one per slot). ``busiest`` is the most chat
     requests seen inside the server at once (waiting or answered). With ``stream_usage``, a
     streamed reply that asks for it (``stream_options.include_usage``) ends with a usage
     chunk (empty ``choices``, the reply's ``usage``), as the OpenAI API sends it; without,

@@ -1,5 +1,5 @@
 """``ioa-synth evaluate`` end to end on the real embedded model (SmolLM2-135M through
-llama-cpp-python), offline, on the shipped sample case. SmolLM2 writes nonsense, so
+llama.cpp's llama-server), offline, on the shipped sample case. SmolLM2 writes nonsense, so
 this checks structure, not quality."""
 
 from __future__ import annotations

@@ -1,0 +1,138 @@
+"""scripts/build_llama_server.py (run by setup) on small stand-ins for the pinned source:
+a wrong sdist and a failed compile each stop it with one line and leave no build behind;
+a good build lands in the cache with its stamp and is reused; the toolkit finds it there
+or says to run setup."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ioa_synth.llm import llama_server as ls
+from ioa_synth.llm import local_model as lm
+from ioa_synth.llm.local_weights import LocalModelError
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "build_llama_server.py"
+
+# Two programs named as the real targets; llama-server answers --version, as the build checks.
+TINY_PROJECT = {
+    "CMakeLists.txt": """cmake_minimum_required(VERSION 3.14)
+project(tiny CXX)
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+add_executable(llama-server main.cpp)
+add_executable(llama-tokenize main.cpp)
+""",
+    "main.cpp": "#include <cstdio>\nint main() { std::puts(\"version: 0 (tiny)\"); return 0; }\n",
+}
+BROKEN_PROJECT = {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.14)\nproject(tiny CXX)\n"
+                                    "message(FATAL_ERROR \"this source cannot be built here\")\n"}
+
+
+@pytest.fixture
+def builder(monkeypatch):
+    spec = importlib.util.spec_from_file_location("build_llama_server", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def _sdist(files: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, text in {**files, ".git": "gitdir: ../../.git/modules/vendor/llama.cpp\n"}.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{ls.SDIST_SOURCE}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        readme = tarfile.TarInfo("llama_cpp_python-0.3.36/README.md")
+        tar.addfile(readme, io.BytesIO(b""))
+    return buf.getvalue()
+
+
+def _serve_sdist(monkeypatch, builder, files: dict[str, str], pin: bool = True) -> list[Path]:
+    """Make ``pip download`` give a sdist of ``files`` (pinned as the real one when ``pin``)."""
+    blob, calls = _sdist(files), []
+    if pin:
+        monkeypatch.setattr(ls, "SDIST_SHA256", hashlib.sha256(blob).hexdigest())
+
+    def fake_download(dest: Path, log: Path) -> None:
+        calls.append(dest)
+        dest.mkdir(parents=True)
+        (dest / ls.SDIST_FILE).write_bytes(blob)
+
+    monkeypatch.setattr(builder, "pip_download", fake_download)
+    return calls
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("[setup] ERROR: building llama.cpp's llama-server failed")
+    return err
+
+
+def test_a_sdist_that_is_not_the_pinned_one_is_refused(builder, monkeypatch, tmp_path, capsys):
+    _serve_sdist(monkeypatch, builder, TINY_PROJECT, pin=False)
+    monkeypatch.setenv("IOA_SYNTH_CACHE", str(tmp_path))
+    assert builder.main([]) == 1
+    err = _one_error_line(capsys)
+    assert "not the pinned" in err and ls.SDIST_SHA256 in err
+    assert not ls.is_built(ls.build_dir(tmp_path))
+    assert [p.name for p in (tmp_path / "llama.cpp").iterdir() if p.name.startswith(".work")] == []
+
+
+def test_a_failed_compile_stops_setup_with_one_line(builder, monkeypatch, tmp_path, capsys):
+    _serve_sdist(monkeypatch, builder, BROKEN_PROJECT)
+    monkeypatch.setenv("IOA_SYNTH_CACHE", str(tmp_path))
+    assert builder.main([]) == 1
+    err = _one_error_line(capsys)
+    assert "cmake configure failed" in err and "this source cannot be built here" in err
+    log = ls.build_dir(tmp_path).parent / f"build-{ls.build_key()}.log"
+    assert str(log) in err and log.is_file()
+    assert not ls.build_dir(tmp_path).exists()
+    with pytest.raises(LocalModelError, match="bash scripts/setup.sh"):
+        ls.binary(cache=tmp_path)
+
+
+def test_a_build_is_cached_by_its_source_and_reused(builder, monkeypatch, tmp_path, capsys):
+    downloads = _serve_sdist(monkeypatch, builder, TINY_PROJECT)
+    folder = builder.build(cache=tmp_path)
+    assert folder == ls.build_dir(tmp_path) and ls.is_built(folder)
+    stamp = json.loads((folder / ls.STAMP).read_text())
+    assert stamp["sdist_sha256"] == ls.SDIST_SHA256 and stamp["cmake_flags"] == list(ls.CMAKE_FLAGS)
+    assert ls.binary("llama-tokenize", cache=tmp_path) == folder / "llama-tokenize"
+    assert sorted(p.name for p in folder.parent.iterdir()) == sorted([folder.name, ".build.lock",
+                                                                      f"build-{ls.build_key()}.log"])
+    assert builder.build(cache=tmp_path) == folder and len(downloads) == 1  # the second run reuses it
+    assert "reusing llama-server" in capsys.readouterr().out
+    monkeypatch.setattr(ls, "SDIST_SHA256", "0" * 64)  # another source: another key, not this build
+    assert ls.build_dir(tmp_path) != folder and not ls.is_built(ls.build_dir(tmp_path))
+
+
+def test_the_embedded_server_without_a_build_says_to_run_setup(monkeypatch, tmp_path):
+    monkeypatch.setenv("IOA_SYNTH_CACHE", str(tmp_path))
+    with pytest.raises(LocalModelError, match="not built.*bash scripts/setup.sh"):
+        lm.EmbeddedServer("smollm2-135m", slots=1).__enter__()
+
+
+def test_the_build_command_names_every_setting_the_server_needs():
+    srv = lm.EmbeddedServer("qwen2.5-coder-1.5b", n_ctx=4096, slots=3)
+    cmd = srv.command(Path("/x/llama-server"), Path("/m.gguf"), 1234)
+    opts = dict(zip(cmd[1::2], cmd[2::2]))
+    assert cmd[0] == "/x/llama-server" and opts["--alias"] == "qwen2.5-coder-1.5b"
+    assert (opts["--parallel"], opts["--ctx-size"]) == ("3", str(3 * 4096))  # n_ctx per slot
+    assert (opts["--repeat-last-n"], opts["--repeat-penalty"]) == ("4096", "1.1")
+    assert opts["--host"] == "127.0.0.1" and "--no-webui" in cmd
+    assert srv.server == ls.SERVER_ID and ls.LLAMA_CPP_COMMIT in srv.server
+
+
+def test_count_tokens_uses_the_models_own_tokenizer():
+    short, long = ls.count_tokens("smollm2-135m", ["Hello world", "Hello world. " * 50 + "\\n is kept as typed"])
+    assert 2 <= short <= 4 and long > 100
