@@ -11,15 +11,16 @@ What runs
 (a) toolkit: ``open_endpoints(["generator"])`` starts the embedded server (``EmbeddedServer``,
     N slots: ``--slots``, default :func:`ioa_synth.llm.local_model.embedded_slots`) and the
     requests go through ``LLMClient.complete_json`` on N threads (streamed, slot accounting).
-(b) bare: ``llama-server`` started with ``subprocess`` and the identical command line
-    (``EmbeddedServer.command``); the request bodies (a) sent, posted by ``httpx`` on N
-    threads, not streamed.
+(b) bare: ``llama-server`` started with ``subprocess``, the identical command line
+    (``EmbeddedServer.command``) and environment (``server_env``); the request bodies (a)
+    sent, posted by ``httpx`` on N threads, not streamed.
 (c) toolkit with one slot, the requests one at a time.
 
 Each run starts its own server and sends one small warm-up request first. Figure: completion
 tokens (the server's usage counts) per wall-clock second from the first request to the last
 reply. Target (``--check``): (a)/(b) >= 0.95, the median over ``--rounds`` (a, b) pairs.
-Reported: (a)/(c), the aggregate gain of N slots over one, and each server's peak RSS.
+Reported: (a)/(c), the aggregate gain of N slots over one, and each server's peak RSS. The
+pairs run in turn toolkit first and bare first, so neither always meets a warmer machine.
 
 Usage::
 
@@ -157,7 +158,7 @@ def bare_run(model: str, slots: int, bodies: list[bytes]) -> Run:
     cmd = srv.command(binary("llama-server"), model_path(model), port)
     base = f"http://127.0.0.1:{port}/v1"
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=lm.server_env())
         try:
             deadline = time.monotonic() + 300
             while True:
@@ -196,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=4, help="stage-1 requests per run (default 4)")
     ap.add_argument("--max-tokens", type=int, default=192, help="max_tokens of each request (default 192)")
     ap.add_argument("--slots", type=int, default=None, help="slots of runs (a) and (b) (default: embedded_slots())")
-    ap.add_argument("--rounds", type=int, default=2, help="(a, b) pairs; the median ratio is checked (default 2)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="(a, b) pairs, in turn (a) first and (b) first; the median ratio is checked (default 3)")
     ap.add_argument("--check", action="store_true", help=f"exit 1 when (a)/(b) < {RATIO_TARGET}")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
@@ -207,9 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench_embedded: {model}, {args.requests} stage-1 requests x max_tokens {args.max_tokens}, "
           f"{slots} slots, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     pairs: list[tuple[Run, Run]] = []
+    bodies: list[bytes] = []
     for r in range(args.rounds):
-        tk, bodies = toolkit_run(model, slots, requests, args.max_tokens)
-        bare = bare_run(model, slots, bodies)
+        if r % 2 == 0 or not bodies:  # toolkit first in odd rounds, bare first (last round's bodies) in even ones
+            tk, bodies = toolkit_run(model, slots, requests, args.max_tokens)
+            bare = bare_run(model, slots, bodies)
+        else:
+            bare = bare_run(model, slots, bodies)
+            tk, bodies = toolkit_run(model, slots, requests, args.max_tokens)
         pairs.append((tk, bare))
         print(f" round {r + 1}:\n{tk.line()}\n{bare.line()}\n  ratio toolkit/bare {tk.tok_s / bare.tok_s:.3f}",
               flush=True)

@@ -136,3 +136,12 @@ def test_the_build_command_names_every_setting_the_server_needs():
 def test_count_tokens_uses_the_models_own_tokenizer():
     short, long = ls.count_tokens("smollm2-135m", ["Hello world", "Hello world. " * 50 + "\\n is kept as typed"])
     assert 2 <= short <= 4 and long > 100
+
+
+def test_the_server_environment_drops_llama_settings_and_does_not_spin(monkeypatch):
+    monkeypatch.setenv("LLAMA_ARG_CTX_SIZE", "64")  # would replace a flag we do not pass
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    env = lm.server_env()
+    assert "LLAMA_ARG_CTX_SIZE" not in env and env["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # a user's own choice is kept
+    assert lm.server_env()["OMP_WAIT_POLICY"] == "ACTIVE"
