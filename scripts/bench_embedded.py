@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -74,6 +75,8 @@ class Run:
     wall_s: float
     requests: int
     rss_mib: float
+    client_cpu_s: float  # this process's CPU seconds during the run (the client's share of the cores)
+    server_decode: float  # mean of the server's own per-request decoding tokens/s (its log's timings)
 
     @property
     def tok_s(self) -> float:
@@ -81,7 +84,8 @@ class Run:
 
     def line(self) -> str:
         return (f"  {self.what:<8} {self.slots} slot(s): {self.tokens:5d} tokens in {self.wall_s:6.1f} s = "
-                f"{self.tok_s:6.2f} tok/s ({self.requests} requests; server peak RSS {self.rss_mib:.0f} MiB)")
+                f"{self.tok_s:6.2f} tok/s ({self.requests} requests; server decoding {self.server_decode:.2f} tok/s "
+                f"each; client CPU {self.client_cpu_s:.1f} s; server peak RSS {self.rss_mib:.0f} MiB)")
 
 
 def stage1_requests(n: int) -> list[tuple[list[dict[str, str]], dict[str, Any]]]:
@@ -103,6 +107,12 @@ def peak_rss_mib(pid: int | None) -> float:
     except (OSError, ValueError, TypeError):
         pass
     return float("nan")
+
+
+def server_decode_rate(log_text: str, skip: int = 1) -> float:
+    """Mean decoding tokens/s of the requests in a llama-server log, past the ``skip`` warm-up ones."""
+    rates = [float(m) for m in re.findall(r"\|\s+eval time =.*?([\d.]+) tokens per second", log_text)][skip:]
+    return statistics.mean(rates) if rates else float("nan")
 
 
 def warm_up(base_url: str, model: str) -> None:
@@ -130,16 +140,17 @@ def toolkit_run(model: str, slots: int, requests: list, max_tokens: int) -> tupl
             except LLMCallError:  # cut at max_tokens (finish_reason "length"): its record is stored
                 pass
 
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), time.process_time()
         with ThreadPoolExecutor(slots) as pool:
             list(pool.map(one, range(len(requests))))
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
         server_pid = _server_pid(ep.base_url)
         rss = peak_rss_mib(server_pid)
         client.close()
+        decode = server_decode_rate((Path(tmp) / "embedded-server.log").read_text(errors="replace"))
     tokens = sum(r.completion_tokens or 0 for r in records)
     bodies = [r.request_json.encode() for r in records]
-    return Run("toolkit", slots, tokens, wall, len(records), rss), bodies
+    return Run("toolkit", slots, tokens, wall, len(records), rss, cpu, decode), bodies
 
 
 def _server_pid(base_url: str) -> int | None:
@@ -179,15 +190,17 @@ def bare_run(model: str, slots: int, bodies: list[bytes]) -> Run:
                 resp.raise_for_status()
                 tokens.append(resp.json()["usage"]["completion_tokens"])
 
-            start = time.perf_counter()
+            start, cpu0 = time.perf_counter(), time.process_time()
             with ThreadPoolExecutor(slots) as pool:
                 list(pool.map(one, bodies))
-            wall = time.perf_counter() - start
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
             rss = peak_rss_mib(proc.pid)
         finally:
             proc.terminate()
             proc.wait(30)
-    return Run("bare", slots, sum(tokens), wall, len(tokens), rss)
+        log.seek(0)
+        decode = server_decode_rate(log.read().decode(errors="replace"))
+    return Run("bare", slots, sum(tokens), wall, len(tokens), rss, cpu, decode)
 
 
 def main(argv: list[str] | None = None) -> int:

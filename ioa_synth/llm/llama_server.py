@@ -73,11 +73,6 @@ def binary(target: str = "llama-server", cache: Path | None = None) -> Path:
     return folder / target
 
 
-def build_info(cache: Path | None = None) -> dict:
-    """The :data:`STAMP` of the pinned build (sdist, sha256, commit, flags, compiler, seconds)."""
-    return json.loads((binary(cache=cache).parent / STAMP).read_text())
-
-
 def count_tokens(name: str, texts: Sequence[str], timeout: float = 60.0) -> list[int]:
     """Tokens of each of ``texts`` under local model ``name``'s own tokenizer, as its
     server counts a prompt's text (llama.cpp's ``llama-tokenize``, vocabulary only, no
