@@ -20,7 +20,7 @@ import jinja2
 _PKG = Path(__file__).resolve().parent.parent
 
 #: Capabilities whose package folder holds a ``templates/`` directory.
-CAPABILITIES: tuple[str, ...] = ("build", "evaluate", "belief", "meetings")
+CAPABILITIES: tuple[str, ...] = ("build", "evaluate", "belief", "meetings", "collab")
 
 #: (stage, role) -> template name of the build loop.
 TEMPLATE_FILES: dict[tuple[int, str], str] = {

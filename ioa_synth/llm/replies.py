@@ -53,6 +53,18 @@ def reply_json(text: str) -> Any:
     return json.loads(strip_fences(strip_think(text)), strict=False)
 
 
+def reply_text(text: str) -> str:
+    """The text of a free-text reply (a leading think block removed, spaces around it dropped).
+
+    Raises:
+        ValueError: nothing is left.
+    """
+    out = strip_think(text).strip()
+    if not out:
+        raise ValueError("empty reply text")
+    return out
+
+
 def candidate_texts(message: dict[str, Any]) -> list[tuple[str, str]]:
     """``(field, text)`` pairs to try for a chat ``message``: ``content`` when it is a
     non-empty string, else each non-empty field of :data:`REASONING_FIELDS`."""

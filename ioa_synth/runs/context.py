@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.endpoints import open_endpoints
+from ioa_synth.llm.endpoints import EndpointSource, open_endpoints
 from ioa_synth.runs.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
@@ -127,7 +127,8 @@ class RunContext:
 def open_run(catalog: Catalog, command: str, components: list[str], config: ToolkitConfig,
              local_model: str | None = None, args: dict[str, Any] | None = None, *,
              describe: Describe = setup_description, check: Check | None = check_fingerprint,
-             interruptible: bool = True, record: bool = True) -> Iterator[RunContext]:
+             interruptible: bool = True, record: bool = True,
+             sources: dict[str, EndpointSource] | None = None) -> Iterator[RunContext]:
     """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
 
     ``describe`` turns the opened endpoints into the fingerprinted setup description
@@ -136,6 +137,8 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     over build commands; ``None`` checks nothing). With ``interruptible`` the run holds an
     :class:`InterruptGuard` whose ``stop`` event every client shares. With ``record``
     False the ``runs`` row waits for :meth:`RunContext.start` (none if never started).
+    ``sources`` opens further endpoints under names of their own
+    (:class:`~ioa_synth.llm.endpoints.EndpointSource`, e.g. one per detector).
 
     ``summary["tokens"]`` is the token counter's total when the counter counted a call or
     the body set no ``tokens`` (a body may set the key early to fix its place in the summary).
@@ -146,7 +149,7 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
         SetupError, RunInterrupted: from the body, after the run row is finished.
     """
     log_dir = catalog.out_dir / "logs"
-    with open_endpoints(components, config, local_model, log_dir=log_dir) as eps:
+    with open_endpoints(components, config, local_model, log_dir=log_dir, sources=sources) as eps:
         description = describe(eps)
         if check is not None:
             check(catalog, description)

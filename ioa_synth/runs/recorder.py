@@ -126,10 +126,11 @@ class CallRecorder:
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
              parse: Callable[[Any], T], derive: Derive | None = None,
-             temperature: float | None = None) -> tuple[T, bool]:
+             temperature: float | None = None, decode: Callable[[str], Any] = reply_json) -> tuple[T, bool]:
         """Return ``(parse(reply), fresh)`` for the call ``key``: the stored reply when one
         parses (``fresh`` False, no request), else a new request through ``client``
-        (``temperature``, when given, overrides the endpoint's for this call).
+        (``temperature``, when given, overrides the endpoint's for this call; ``decode``
+        turns the reply text into what ``parse`` gets, default its JSON).
 
         Raises:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries
@@ -138,7 +139,7 @@ class CallRecorder:
         cached = self.replay.get(key)
         if cached is not None:
             try:
-                stored = parse(reply_json(cached))
+                stored = parse(decode(cached))
             except ValueError:
                 pass  # a stored reply the current parser rejects: ask again
             else:
@@ -160,7 +161,8 @@ class CallRecorder:
         # a new attempt is a new draw; a re-run the same one, unless every earlier try failed
         seed = call_seed(client.endpoint.seed, key, failed.get(key, 0))
         extra = {} if temperature is None else {"temperature": temperature}
-        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed,
+                                          decode=decode, **extra)
         self._bill(case_id, rec, stored=True)
 
         def entries() -> list[Entry]:  # the call and what it produced: one journal write
