@@ -21,12 +21,13 @@ PANEL_EVALUATE = "Evaluate probers"
 PANEL_TRAIN = "Train"
 PANEL_MEETINGS = "Live meetings"
 PANEL_BELIEF = "Belief study"
+PANEL_COLLAB = "Collaboration study"
 PANEL_SHARE = "Export and inspect"
 PANELS = (PANEL_SEEDS, PANEL_BUILD, PANEL_QUALITY, PANEL_EVALUATE, PANEL_TRAIN, PANEL_MEETINGS, PANEL_BELIEF,
-          PANEL_SHARE)
+          PANEL_COLLAB, PANEL_SHARE)
 #: Order of commands inside a panel (commands not named here follow, in registration order).
 COMMAND_ORDER = ("seeds", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
-                 "compare", "train", "meeting", "belief", "export", "sql")
+                 "compare", "train", "meeting", "belief", "collab", "export", "sql")
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -66,6 +67,7 @@ def _evaluate_run_json(path: Path) -> bool:
 
 #: What each folder kind is, for the one-line refusals of a folder of another kind.
 FOLDER_KINDS = {"evaluate": "an 'ioa-synth evaluate' results folder", "belief": "an 'ioa-synth belief run' results folder",
+                "collab": "an 'ioa-synth collab run' results folder",
                 "meeting": "a live-meeting session folder", "build": "an 'ioa-synth build' directory"}
 
 
@@ -94,6 +96,8 @@ def folder_kind(path: Path) -> str | None:
         return "evaluate"
     if command == "belief run":
         return "belief"
+    if command == "collab run":
+        return "collab"
     if _meeting_session(path):
         return "meeting"
     if not (path / "catalog.duckdb").is_file():
@@ -107,6 +111,8 @@ def folder_kind(path: Path) -> str | None:
         commands = {c for (c,) in cat.execute("SELECT DISTINCT command FROM runs")} if "runs" in tables else set()
     if any(c.startswith("belief") for c in commands):
         return "belief"
+    if any(c.startswith("collab") for c in commands):
+        return "collab"
     return "build" if cases or commands - {"evaluate"} else None
 
 
@@ -122,6 +128,9 @@ def build_dir_callback(path: Path) -> Path:
     if command == "belief run":
         fail(f"--out {path} is an 'ioa-synth belief run' results folder (run.json), not a build directory; "
              "read it with 'ioa-synth belief report'")
+    if command == "collab run":
+        fail(f"--out {path} is an 'ioa-synth collab run' results folder (run.json), not a build directory; "
+             "read it with 'ioa-synth collab report'")
     if path.is_dir() and _meeting_session(path):
         fail(f"--out {path} is {FOLDER_KINDS['meeting']}, not a build directory; use a folder of its own")
     return path

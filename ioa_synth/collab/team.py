@@ -101,10 +101,10 @@ def persona(task: Task, agent: str, seed: int = 0) -> str:
     agent's own private block."""
     if isinstance(task, BcbTask):
         partner = BCB_AGENTS[1] if agent == BCB_AGENTS[0] else BCB_AGENTS[0]
-        return render_template("collab/bcb_persona.jinja2", name=agent, partner=partner).messages[0]["content"]
+        return render_template("collab/bcb_persona.jinja2", agent=agent, partner=partner).messages[0]["content"]
     names = agent_names(task)
     block = task.private[block_order(task.task_id, task.agents, seed)[names.index(agent)]]
-    return render_template("collab/hp_persona.jinja2", name=agent, n=task.agents, shared=task.shared,
+    return render_template("collab/hp_persona.jinja2", agent=agent, n=task.agents, shared=task.shared,
                            private=block).messages[0]["content"]
 
 

@@ -1,0 +1,233 @@
+"""``ioa-synth collab run``: every (task, configuration) pair not yet on disk, on the shared
+run layer — every call through the run's recorder into ``catalog.duckdb``, ``--workers``
+calls in flight across tasks, Ctrl-C stops within seconds, a re-run resumes.
+
+Layout of ``RESULTS``: ``run.json`` (command, settings, components, fingerprint),
+``tasks/<task_id>__<config>.json`` (written atomically when that run ends, scored),
+``catalog.duckdb`` (``llm_calls``; the ``collab_calls`` view splits the call key).
+A call's key is ``(<task_id>__<config>, step, "<component>|<kind>:<agent>", 0)``
+(steps: :mod:`ioa_synth.collab.team`), so a killed run repeats only the calls that were
+in flight. A changed component (model, temperature, ...) with stored calls, changed
+protocol settings or changed tasks are refused once results are stored; adding a
+configuration or a detector is not a change.
+
+This module is the only one of ``collab/`` that knows the run layer.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ioa_synth import __version__
+from ioa_synth.collab.detectors import Detector, detector_sources
+from ioa_synth.collab.protocol import run_task
+from ioa_synth.collab.report import record_path
+from ioa_synth.collab.scoring import score
+from ioa_synth.collab.tasks import Task, tasks_digest
+from ioa_synth.collab.team import Ask, CollabSettings
+from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.core.templates import all_template_hashes, template_sha256
+from ioa_synth.evaluate.probers import McqProber
+from ioa_synth.llm.client import Endpoint, LLMCallError, LLMClient
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.errors import StopRun
+from ioa_synth.llm.replies import reply_json, reply_text
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import open_run
+from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION, describe_difference, fingerprint
+from ioa_synth.runs.interrupt import RunInterrupted, run_interruptible, worker_pool
+from ioa_synth.runs.recorder import CallRecorder
+from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
+
+COMMAND = "collab run"
+SETUP_VERSION = 1
+
+#: The catalog view that splits a team call's key into columns.
+VIEW_SQL = """CREATE OR REPLACE VIEW collab_calls AS SELECT
+    split_part(case_id, '__', 1) AS task_id, split_part(case_id, '__', 2) AS config, stage AS step,
+    split_part(role, '|', 1) AS component, split_part(split_part(role, '|', 2), ':', 1) AS kind,
+    NULLIF(split_part(split_part(role, '|', 2), ':', 2), '') AS agent, * FROM llm_calls"""
+
+
+class SetupChanged(FingerprintMismatch):
+    """``RESULTS`` holds results of another protocol setup or task file."""
+
+
+@dataclass
+class RunJob:
+    """What to run: ``tasks`` (after ``--limit``) of ``all_tasks`` under ``configs``."""
+
+    tasks: list[Task]
+    all_tasks: list[Task]
+    configs: list[str]
+    settings: CollabSettings
+    detectors: list[Detector] = field(default_factory=list)
+    workers: int = 8
+
+
+def unit_id(task_id: str, config: str) -> str:
+    """The unit of work and first part of its calls' keys: ``<task_id>__<config>``."""
+    return f"{task_id}__{config}"
+
+
+def component_of(role: str) -> str:
+    """The component of a team call's ``llm_calls.role`` (``discusser``, ``detector:NAME``)."""
+    return role.split("|", 1)[0]
+
+
+def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
+    """The fingerprinted setup: each component's identity and templates, the protocol
+    settings and the task file's digest."""
+    templates = all_template_hashes("collab")
+    mcq = {McqProber.template: template_sha256(McqProber.template)}
+    return {"fingerprint_version": FINGERPRINT_VERSION, "collab_setup_version": SETUP_VERSION,
+            "toolkit_version": __version__,
+            "components": {n: ep.identity() | {"templates": mcq if n.startswith("detector:") else templates}
+                           for n, ep in sorted(eps.items())},
+            "study": job.settings.as_dict(), "tasks": tasks_digest(job.all_tasks)}
+
+
+def check_setup(catalog: Catalog, desc: dict[str, Any]) -> None:
+    """Refuse a setup that would mix with stored results (a changed component with stored
+    calls; changed protocol settings or tasks once a call or a task record is stored)."""
+    import json
+
+    check_fingerprint(catalog, desc, commands=(COMMAND,), component_of=component_of)
+    out = catalog.out_dir
+    stored = catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
+    if not stored and not any((out / "tasks").rglob("*.json")):
+        return
+    try:
+        old = json.loads((out / "run.json").read_text(encoding="utf-8")).get("fingerprint_parts")
+    except (OSError, ValueError, AttributeError):
+        old = None
+    if not isinstance(old, dict):
+        raise SetupChanged(f"{out / 'run.json'} is missing or unreadable but results are stored; use a new --out")
+    a, b = ({k: d.get(k) for k in ("study", "tasks")} for d in (old, desc))
+    if a != b:
+        diffs = describe_difference(a, b)
+        raise SetupChanged(f"{out} holds results of another setup ({'; '.join(diffs[:3])}); "
+                           "use a new --out for a changed setup")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class RecordedCaller:
+    """The :class:`~ioa_synth.collab.protocol.Caller` of one unit: each call through the
+    run's ``recorder`` on the shared call ``pool``."""
+
+    recorder: CallRecorder
+    clients: dict[str, LLMClient]
+    pool: ThreadPoolExecutor
+    unit: str
+
+    def _call(self, ask: Ask) -> Any:
+        key = (self.unit, ask.step, f"{ask.component}|{ask.role}", 0)
+        value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name, ask.parse,
+                                      temperature=ask.temperature,
+                                      decode=reply_text if ask.schema is None else reply_json)
+        return value
+
+    def one(self, ask: Ask) -> Any:
+        return self.pool.submit(self._call, ask).result()
+
+    def all(self, asks: list[Ask]) -> list[Any]:
+        futures = [self.pool.submit(self._call, a) for a in asks]
+        return [f.result() for f in futures]
+
+
+def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | None, console: Console,
+               args: dict[str, Any]) -> dict[str, Any]:
+    """Run every (task, configuration) not yet on disk; return this run's counts.
+
+    Raises:
+        FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
+        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
+    """
+    catalog = Catalog(out)
+    try:
+        catalog.execute(VIEW_SQL)
+        holder: dict[str, Any] = {}
+
+        def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
+            for ep in eps.values():  # --seed: another draw of every sampled reply
+                if ep.seed is not None:
+                    ep.seed += job.settings.seed
+            holder["desc"], holder["eps"] = describe(eps, job), eps
+            return holder["desc"]
+
+        with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, describe=describe_job,
+                      check=check_setup, sources=detector_sources(job.detectors)) as run:
+            desc = holder["desc"]
+            run_json = {"command": COMMAND, "kind": "collab", "argv": sys.argv[1:], "args": args,
+                        "settings": job.settings.as_dict(), "configs": job.configs,
+                        "components": {n: {"model": ep.model, "temperature": ep.temperature,
+                                           "base_url_kind": "embedded" if ep.embedded else "remote"}
+                                       for n, ep in holder["eps"].items()},
+                        "fingerprint": fingerprint(desc), "fingerprint_parts": desc,
+                        "started_at": _now(), "finished_at": None}
+            write_json_atomic(out / "run.json", run_json)
+            stats = _run_units(job, out, run, console)
+            run.summary.update({k: v for k, v in stats.items() if k != "errors"})
+            write_json_atomic(out / "run.json", run_json | {"finished_at": _now()})
+        return stats
+    finally:
+        catalog.close()
+
+
+def _run_units(job: RunJob, out: Path, run: Any, console: Console) -> dict[str, Any]:
+    stats: dict[str, Any] = {"done": 0, "failed": 0, "skipped": 0, "passed": 0}
+    pending: deque[tuple[Task, str]] = deque()
+    for config in job.configs:
+        for task in job.tasks:
+            if record_path(out, task.task_id, config).is_file():
+                stats["skipped"] += 1
+            else:
+                pending.append((task, config))
+    # every unit's calls are replayed by key; the recorder counts what a stopped run kept
+    recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
+    progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"))
+    run.attach(progress)
+    errors: list[str] = []
+
+    def one(unit: tuple[Task, str]) -> str:
+        task, config = unit
+        caller = RecordedCaller(recorder, run.clients, calls, unit_id(task.task_id, config))
+        try:
+            record = run_task(caller, task, config, job.settings)
+        except StopRun:
+            raise
+        except LLMCallError as exc:
+            errors.append(f"{task.task_id} {config}: {exc}")
+            return "failed"
+        record = score(record, task, job.settings)
+        write_json_atomic(record_path(out, task.task_id, config), record)
+        return "passed" if record["passed"] else "failed-check"
+
+    def done(unit: tuple[Task, str], status: str) -> None:
+        stats["done" if status != "failed" else "failed"] += 1
+        stats["passed"] += status == "passed"
+        progress.advance(status, unit_id(unit[0].task_id, unit[1]))
+
+    # units in flight: enough that the call pool always has ready calls
+    slots = max(1, min(len(pending), 2 * job.workers + 2))
+    try:
+        with progress, worker_pool(job.workers, "collab-call") as calls, worker_pool(slots, "collab-task") as units:
+            run_interruptible(lambda u: units.submit(one, u), pending, done, slots, run.guard, unit="task")
+    except RunInterrupted as exc:
+        exc.unit = "task"
+        raise
+    stats["errors"] = errors[:20]
+    return stats
