@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from ioa_synth.collab.tasks import BcbTask
 WORKER_MARGIN = 15.0
 #: The harness's stack limit (MB), as ``bigcodebench.evaluate`` passes it.
 MAX_STACK_MB = 10
+#: Seconds :func:`check_solution` waits for a killed process group to be gone.
+GROUP_EXIT_WAIT = 10.0
 #: Longest traceback kept per failed test in a record (characters).
 MAX_DETAIL = 2000
 #: The environment variable the harness reads for its per-task time limit (seconds).
@@ -133,7 +136,9 @@ def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_l
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL every process of the worker's session (the solution's forks included) and reap the worker."""
+    """SIGKILL every process of the worker's session (the solution's forks included), reap
+    the worker, and wait up to :data:`GROUP_EXIT_WAIT` s for the group to be gone (a hundred
+    killed processes take a moment to exit on a busy machine)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -142,3 +147,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover - a SIGKILLed process is reaped at once
         pass
+    deadline = time.monotonic() + GROUP_EXIT_WAIT
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # also any child forked while the first signal went out
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)

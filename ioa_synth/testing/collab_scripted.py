@@ -49,7 +49,8 @@ class CollabScript:
     ``diverge``: task ids whose MCQ answers differ between agents (the first agent picks
     ``A``, the others ``B``); ``flag``: task ids on which self-reflection flags a point;
     ``ready_round``: the round from which stop-votes say ready; ``questions``: how many
-    MCQs the detector writes; ``actions[name]``: replies sent first to requests of that
+    MCQs the detector writes; ``solutions[task_id]``: code the coder writes for that task
+    whatever the log holds (e.g. one that never ends); ``actions[name]``: replies sent first to requests of that
     name (``"500"``, ``"badjson"``); ``latency``: seconds per reply.
     """
 
@@ -58,6 +59,7 @@ class CollabScript:
     flag: set[str] = field(default_factory=set)
     ready_round: int = 1
     questions: int = 2
+    solutions: dict[str, str] = field(default_factory=dict)
     actions: dict[str, list[str]] = field(default_factory=dict)
     latency: float = 0.0
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -115,7 +117,7 @@ class CollabScript:
         elif name == "code":
             assert isinstance(task, BcbTask)
             body_text = getattr(task, "canonical_solution", None) if directed else None
-            code = task.code_prompt + "\n" + (body_text or "    return None\n")
+            code = self.solutions.get(task.task_id) or task.code_prompt + "\n" + (body_text or "    return None\n")
             return chat_reply(f"```python\n{code}```")
         else:
             return Reply(status=400, body={"error": {"message": f"unknown request {name!r}"}})
