@@ -1,0 +1,10 @@
+"""Multi-agent collaboration with a detector in the loop (paper §6.4, App. D.7-D.8).
+
+- :mod:`.tasks`: BigCodeBench JSONL and hidden-profile scenario files.
+- :mod:`.team`, :mod:`.protocol`, :mod:`.replies`: the team's protocol as calls through a caller.
+- :mod:`.harness`, :mod:`.check_worker`, :mod:`.scoring`: the official BigCodeBench harness, one
+  worker process per check; the hidden-profile vote.
+- :mod:`.detectors`: ``--detector NAME=CONFIG`` as endpoints of their own.
+- :mod:`.run`: ``collab run`` on the shared run layer (the only module that knows it).
+- :mod:`.report`: Tables 6 and 23, paired tests with the task as the unit.
+"""
