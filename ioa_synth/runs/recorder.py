@@ -160,9 +160,10 @@ class CallRecorder:
         failed = self._failed_tries()
         # a new attempt is a new draw; a re-run the same one, unless every earlier try failed
         seed = call_seed(client.endpoint.seed, key, failed.get(key, 0))
-        extra = {} if temperature is None else {"temperature": temperature}
-        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed,
-                                          decode=decode, **extra)
+        extra: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
+        if decode is not reply_json:  # (client wrappers that log calls take the default only)
+            extra["decode"] = decode
+        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
         self._bill(case_id, rec, stored=True)
 
         def entries() -> list[Entry]:  # the call and what it produced: one journal write
