@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ioa_synth.collab.tasks import BcbTask, HiddenProfileTask, Task
-from ioa_synth.testing.scripted_server import Reply, chat_reply
+from ioa_synth.testing.scripted_server import Reply, ScriptedStudy, chat_reply
 
 #: Text that only a directive turn puts into a log (the two directive templates).
 DIRECTIVE_MARKS = ("A check of the discussion found", "members flagged possible hidden disagreements")
@@ -43,7 +43,7 @@ def request_name(body: dict[str, Any]) -> str:
 
 
 @dataclass
-class CollabScript:
+class CollabScript(ScriptedStudy):
     """Replies of a scripted team working on ``tasks``.
 
     ``diverge``: task ids whose MCQ answers differ between agents (the first agent picks
@@ -65,15 +65,8 @@ class CollabScript:
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
-        name = request_name(body)
-        with self._lock:
-            self.counts[name] += 1
-            queue = self.actions.get(name) or []
-            action = queue.pop(0) if queue else "ok"
-        reply = self._reply(name, body, action)
-        reply.delay = self.latency
-        return reply
+    def request_name(self, body: dict[str, Any]) -> str:
+        return request_name(body)
 
     def task_of(self, text: str) -> Task:
         """The task a prompt is about (its prompt or question appears in the text)."""
@@ -83,11 +76,7 @@ class CollabScript:
                 return task
         raise LookupError("no scripted task in the prompt")
 
-    def _reply(self, name: str, body: dict[str, Any], action: str) -> Reply:
-        if action in ("500", "400"):
-            return Reply(status=int(action), body={"error": {"message": f"scripted {action}"}})
-        if action == "badjson":
-            return chat_reply('{"not": json')
+    def answer(self, name: str, body: dict[str, Any], action: str) -> Reply:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         text = system + "\n" + user
         agent = m.group(1) if (m := re.search(r"You are (\w+),", system)) else "?"
