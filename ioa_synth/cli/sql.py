@@ -15,9 +15,9 @@ from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
 
 
 #: Every kind of folder that holds a catalog.duckdb, for the help of DIR.
-FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate' or 'belief run' "
-           "results folder, a meeting session folder, the --out folder of 'train score' (ioa-reward), or the "
-           "<stem>.calls folder beside the items file of 'belief items import' or 'belief screen'")
+FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate', 'belief run' "
+           "or 'collab run' results folder, a meeting session folder, the --out folder of 'train score' "
+           "(ioa-reward), or the <stem>.calls folder beside the items file of 'belief items import' or 'belief screen'")
 
 
 @app.command(rich_help_panel=PANEL_SHARE)
