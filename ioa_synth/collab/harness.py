@@ -34,11 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.collab.tasks import BcbTask
+from ioa_synth.llm.errors import CallCancelled
 
 #: Seconds the worker process gets beyond the harness's own wait (start-up, imports, clean-up).
 WORKER_MARGIN = 15.0
 #: The harness's stack limit (MB), as ``bigcodebench.evaluate`` passes it.
 MAX_STACK_MB = 10
+#: Seconds between two looks at a running check (and at the run's stop event).
+POLL_SECONDS = 0.1
 #: Seconds :func:`check_solution` waits for a killed process group to be gone.
 GROUP_EXIT_WAIT = 10.0
 #: Longest traceback kept per failed test in a record (characters).
@@ -95,7 +98,8 @@ def harness_available() -> bool:
     return importlib.util.find_spec("bigcodebench") is not None
 
 
-def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_limit_mb: int = 8192) -> CheckResult:
+def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_limit_mb: int = 8192,
+                   stop: threading.Event | None = None) -> CheckResult:
     """Check ``code`` against ``task``'s tests with the official harness in a worker process.
 
     ``time_limit``: the harness's per-task limit in seconds; ``memory_limit_mb``: its
@@ -104,11 +108,24 @@ def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_l
 
     Raises:
         OSError: the worker process cannot be started.
+        CallCancelled: ``stop`` was set (Ctrl-C): the check's processes are killed and no
+            result is given (the task runs again on a re-run).
     """
     job = {"code": calibrated(task, code), "test": task.test, "entry_point": task.entry_point,
            "max_as_limit": memory_limit_mb, "max_data_limit": memory_limit_mb, "max_stack_limit": MAX_STACK_MB,
            "time_limit": time_limit}
-    with _SLOTS, tempfile.TemporaryDirectory(prefix="ioa-check-") as tmp:
+    stop = stop or threading.Event()
+    while not _SLOTS.acquire(timeout=POLL_SECONDS):
+        if stop.is_set():
+            raise CallCancelled(f"{task.task_id}: the run is stopping; check not started")
+    try:
+        return _check(job, time_limit, stop, task.task_id)
+    finally:
+        _SLOTS.release()
+
+
+def _check(job: dict[str, Any], time_limit: float, stop: threading.Event, task_id: str) -> CheckResult:
+    with tempfile.TemporaryDirectory(prefix="ioa-check-") as tmp:
         job_path, out_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if k != TIMEOUT_ENV}
@@ -116,11 +133,12 @@ def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_l
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True, cwd=tmp, env=env)
         wait = time_limit + 1 + WORKER_MARGIN
+        deadline = time.monotonic() + wait
         try:
-            proc.wait(timeout=wait)
-            killed = False
-        except subprocess.TimeoutExpired:
-            killed = True
+            while proc.poll() is None and time.monotonic() < deadline:
+                if stop.wait(POLL_SECONDS):
+                    raise CallCancelled(f"{task_id}: the run is stopping; its check was stopped")
+            killed = proc.poll() is None
         finally:
             _kill_group(proc)
         if killed:

@@ -212,7 +212,7 @@ def _run_units(job: RunJob, out: Path, run: Any, console: Console) -> dict[str, 
         except LLMCallError as exc:
             errors.append(f"{task.task_id} {config}: {exc}")
             return "failed"
-        record = score(record, task, job.settings)
+        record = score(record, task, job.settings, stop=run.guard.stop)
         write_json_atomic(record_path(out, task.task_id, config), record)
         return "passed" if record["passed"] else "failed-check"
 

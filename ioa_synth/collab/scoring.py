@@ -4,20 +4,27 @@ option. Adds ``passed`` and ``check`` to a record."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 from ioa_synth.collab.harness import CheckResult, check_solution
 from ioa_synth.collab.tasks import BcbTask, HiddenProfileTask, Task
 from ioa_synth.collab.team import CollabSettings
 
-#: ``check(task, code, time_limit, memory_limit_mb) -> CheckResult`` (the harness, or a test's stand-in).
-Check = Callable[[BcbTask, str, float, int], CheckResult]
+#: ``check(task, code, time_limit, memory_limit_mb, stop) -> CheckResult`` (the harness, or a stand-in).
+Check = Callable[[BcbTask, str, float, int, "threading.Event | None"], CheckResult]
 
 
-def score(record: dict[str, Any], task: Task, settings: CollabSettings, check: Check = check_solution) -> dict[str, Any]:
-    """``record`` with ``passed`` and ``check`` (``{"status", "details"}``)."""
+def score(record: dict[str, Any], task: Task, settings: CollabSettings, check: Check = check_solution,
+          stop: threading.Event | None = None) -> dict[str, Any]:
+    """``record`` with ``passed`` and ``check`` (``{"status", "details"}``); ``stop`` (the
+    run's stop event) ends a running check early.
+
+    Raises:
+        CallCancelled: ``stop`` was set during the check.
+    """
     if isinstance(task, BcbTask):
-        result = check(task, record["final"]["code"], settings.time_limit, settings.memory_limit_mb)
+        result = check(task, record["final"]["code"], settings.time_limit, settings.memory_limit_mb, stop)
         return record | {"passed": result.passed, "check": result.as_dict()}
     assert isinstance(task, HiddenProfileTask)
     vote = record["final"]["vote"]

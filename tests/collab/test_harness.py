@@ -72,3 +72,29 @@ def test_the_run_goes_on_past_runaway_solutions(tmp_path, monkeypatch):
     assert statuses == ["timeout", "timeout", "fail", "fail"]  # the fourth: the scripted wrong solution
     assert all(record(out, t.task_id, "single")["passed"] is False for t in tasks)
     assert _leftovers("ioa_synth.collab.check_worker") == []
+
+
+def test_ctrl_c_during_a_hanging_check_stops_at_once(tmp_path):
+    import signal
+
+    tasks = bcb_tasks(1)
+    script = CollabScript(tasks=tasks, solutions={tasks[0].task_id: LOOP})
+    out = tmp_path / "res"
+    with ScriptedServer(script) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-harness-0000",
+               "BIGCODEBENCH_TIMEOUT_PER_TASK": "120"}
+        proc = subprocess.Popen([sys.executable, "-m", "ioa_synth", "collab", "run", "--bench", "bcb", "--tasks",
+                                 str(BCB), "--out", str(out), "--configs", "single", "--limit", "1"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not _leftovers("ioa_synth.collab.check_worker") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _leftovers("ioa_synth.collab.check_worker"), "the check never started"
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - start < 15, err
+    assert not (out / "tasks" / f"{tasks[0].task_id}__single.json").exists()  # the task runs again next time
+    time.sleep(0.5)
+    assert _leftovers("ioa_synth.collab.check_worker") == []
