@@ -127,10 +127,11 @@ def others(task: Task, agent: str) -> str:
     return rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1]
 
 
-def round_note(phase: str, rnd: int, total: int) -> str:
+def round_note(phase: str, rnd: int, total: int, fixed: bool = False) -> str:
+    """Where the discussion stands, as a turn's prompt says it."""
     if phase == "rediscussion":
         return "one more round after the check above; respond to it"
-    return f"round {rnd} of at most {total}" if total else f"round {rnd}"
+    return f"round {rnd} of {total}" if fixed else f"round {rnd} of at most {total}"
 
 
 def say_prompt(task: Task, agent: str, turns: list[dict[str, Any]], phase: str, rnd: int,
@@ -143,7 +144,7 @@ def say_prompt(task: Task, agent: str, turns: list[dict[str, Any]], phase: str, 
     assert isinstance(task, HiddenProfileTask)
     return render_template("collab/hp_discuss.jinja2", persona=persona(task, agent, settings.seed),
                            question=task.question, options=task.options, log=log,
-                           round_note=round_note(phase, rnd, settings.hp_rounds))
+                           round_note=round_note(phase, rnd, settings.hp_rounds, fixed=True))
 
 
 def stop_vote_prompt(task: BcbTask, agent: str, turns: list[dict[str, Any]]) -> Prompt:
