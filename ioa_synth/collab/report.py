@@ -89,10 +89,11 @@ def build_report(records: list[dict[str, Any]], bench: str | None = None) -> dic
             continue
         xa, xb = [passed[a][t] for t in both], [passed[b][t] for t in both]
         boot = paired_bootstrap(xa, xb)
-        perm = sign_flip_test(xa, xb)
+        # one pair: both sign patterns are as extreme as the observed one, p = 1 exactly
+        p_perm = sign_flip_test(xa, xb).p if len(both) > 1 else 1.0
         comparisons[f"{a} vs {b}"] = {"n": len(both), "diff": boot.diff,
                                       "ci": None if boot.ci_low is None else [boot.ci_low, boot.ci_high],
-                                      "p_bootstrap": boot.p, "p_permutation": perm.p}
+                                      "p_bootstrap": boot.p, "p_permutation": p_perm}
     delta: dict[str, float | None] = {}
     for c in configs:
         if "discussion" not in passed:
