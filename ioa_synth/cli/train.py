@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.cli.common import check_choice, check_out_folder, fail, writable_out, write_errors
 from ioa_synth.text.plural import plural
 
 train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
@@ -28,11 +28,13 @@ def sft(
 
     check_choice("--format", fmt, FORMATS_SFT)
     check_out_folder(out)
+    writable_out(out)
     try:
         export = build_sft(results, keep_c=keep_c, fmt=fmt, allow_split=allow_split)
     except ExportError as exc:
         fail(str(exc))
-    path = write_sft(export, out)
+    with write_errors():
+        path = write_sft(export, out)
     removed = "kept (--keep-c)" if keep_c else f"{export.removed_c} removed"
     typer.echo(f"wrote {plural(len(export.rows), 'row')} to {path} (teacher {export.teacher}; splits "
                f"{', '.join(sorted(export.splits))}); Category-C questions: {removed}; "
@@ -57,8 +59,10 @@ def prompts(
     check_choice("--access", access, ACCESS_LEVELS)
     check_choice("--format", fmt, FORMATS_PROMPTS)
     check_out_folder(out)
+    writable_out(out)
     try:
-        path, n = export_prompts(data, out, access=access, fmt=fmt)
+        with write_errors():
+            path, n = export_prompts(data, out, access=access, fmt=fmt)
     except (InputError, ExportError) as exc:
         fail(str(exc))
     typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
@@ -82,7 +86,7 @@ def score(
     import sys
     from dataclasses import asdict
 
-    from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors
     from ioa_synth.evaluate.inputs import InputError, load_cases
     from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
