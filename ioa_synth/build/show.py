@@ -25,7 +25,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.builddir import open_catalog, record_stages
+from ioa_synth.build.importer import imported_source
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
@@ -102,6 +103,8 @@ def furthest_case(out_dir: Path) -> str:
             "ORDER BY c.status = 'accepted' DESC, count(DISTINCT l.attempt) FILTER (WHERE l.stage = 2) DESC, "
             "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 1) DESC, c.updated_at DESC NULLS LAST, c.case_id "
             "LIMIT 1")
+        if not rows:  # a directory of imported cases only
+            rows = cat.execute("SELECT case_id FROM cases WHERE status = 'accepted' ORDER BY case_id LIMIT 1")
     finally:
         cat.close()
     if not rows:
@@ -131,6 +134,9 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
             raise ShowError(f"unknown case id {case_id!r} (this build has {listed or 'no cases'})")
         row = rows[0]
         gens = _generations(cat, case_id)
+        source = imported_source(cat, case_id)
+        if source is not None and not gens:
+            return _imported_view(cat, row, source, attempt)
         if not gens:
             raise ShowError(f"{case_id} has no generated attempt yet (status {row['status']})")
         have = {s: sorted(a for st, a in gens if st == s) for s in (1, 2)}
@@ -153,6 +159,22 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
                 "stage1": stage1, "stage2": stage2}
     finally:
         cat.close()
+
+
+def _imported_view(cat: Catalog, row: dict[str, Any], source: dict[str, Any], attempt: int | None) -> dict[str, Any]:
+    """:func:`case_view` of a case brought in by ``build import``: its record as given (stage
+    attempt 0, no generation), with the scores ``audit`` gave it; ``imported`` names the source."""
+    if attempt not in (None, 0):
+        raise ShowError(f"{row['case_id']} was imported, not generated: it has no attempt {attempt}")
+    record = json.loads(Path(row["path"]).read_text(encoding="utf-8"))
+    profiles, dialogue = record_stages(record)
+    stages = [{"attempt": 0, "attempts": [], "output": out.model_dump(), "problems": [], "gate_failures": [],
+               "verdicts": _verdicts(_scores(cat, row["case_id"], stage, 0))}
+              for stage, out in ((1, profiles), (2, dialogue))]
+    return {"case_id": row["case_id"], "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
+            "status": row["status"], "discard_reason": None, "error": None, "record_path": row["path"],
+            "seed": record.get("seed") if isinstance(record.get("seed"), dict) else None,
+            "imported": {k: str(v) for k, v in source.items()}, "stage1": stages[0], "stage2": stages[1]}
 
 
 def _written_from(cat: Catalog, case_id: str, stage2_attempt: int) -> int | None:
@@ -203,6 +225,9 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     lines: list[Any] = [head]
     if view["seed"]:
         lines.append(Text(f"seed: {view['seed'].get('title', '')} ({view['seed'].get('seed_id', '')})"))
+    if view.get("imported"):
+        lines.append(Text(f"imported from {view['imported']['source']} (ioa-synth build import): not generated or "
+                          "judged by this build"))
     for key in ("discard_reason", "error"):
         if view[key]:
             lines.append(Text(f"{key.replace('_', ' ')}: {view[key]}", style=colour))
@@ -223,6 +248,9 @@ def render_case(view: dict[str, Any], console: Console) -> None:
 
 def _render_stage_head(console: Console, stage: int, s: dict[str, Any]) -> None:
     name = "profiles" if stage == 1 else "dialogue"
+    if not s["attempts"]:
+        console.rule(f"stage {stage} ({name}), imported")
+        return
     source = f", written from profiles attempt {s['profiles_attempt']}" if s.get("profiles_attempt") else ""
     console.rule(f"stage {stage} ({name}), attempt {s['attempt']} (attempts: {', '.join(map(str, s['attempts']))})"
                  f"{source}")
@@ -244,6 +272,8 @@ def _render_profiles(console: Console, p: dict[str, Any]) -> None:
         points.add_row(m["id"], f"{m['type']}\n{m['topic']}", m["surface_form"], m["member_a_understanding"],
                        m["member_b_understanding"], m["why_undetected"])
     console.print(points)
+    if not p["conversation_outline"]:
+        return
     outline = Table(title="conversation outline")
     for col in ("turn", "speaker", "description", "MAs"):
         outline.add_column(col)
