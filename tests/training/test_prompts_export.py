@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 from ioa_helpers import one_line_error
 
 
@@ -45,10 +46,12 @@ def test_bad_input(cli, tmp_path):
     assert not out.exists()
 
 
-def test_a_read_only_out_is_one_error_line(cli, teacher, read_only):
+@pytest.mark.parametrize("command", ["prompts", "sft"])
+def test_a_read_only_out_is_one_error_line(cli, teacher, read_only, command):
     ro = read_only()
+    given = ("--data", teacher.data) if command == "prompts" else ("--results", teacher.results)
     for out in (ro, ro / "grpo"):
-        res = cli("train", "prompts", "--data", teacher.data, "--out", out)
+        res = cli("train", command, *given, "--out", out)
         assert res.exit_code == 2 and "Traceback" not in res.stderr
         one_line_error(res, str(out), "read-only")
     assert list(ro.iterdir()) == []

@@ -91,11 +91,3 @@ def test_bad_results_folders(cli, teacher, tmp_path):
     one_line_error(res, "--format")
     assert not out.exists()
 
-
-def test_a_read_only_out_is_one_error_line(cli, teacher, read_only):
-    ro = read_only()
-    for out in (ro, ro / "sft"):
-        res = cli("train", "sft", "--results", teacher.results, "--out", out)
-        assert res.exit_code == 2 and "Traceback" not in res.stderr
-        one_line_error(res, str(out), "read-only")
-    assert list(ro.iterdir()) == []
