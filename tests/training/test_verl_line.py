@@ -2,17 +2,19 @@
 own files: its packaged trainer config, its reward-manager registry and the keywords its
 reward managers pass to ``compute_score``.
 
-``scripts/setup.sh`` installs the ``verl==0.9.1`` wheel without its dependencies (torch, ray,
-vllm ...), so these tests read verl's files and never import verl; no network is needed."""
+``scripts/setup.sh`` downloads the ``verl==0.9.1`` wheel (no dependencies) into
+``.venv/share/ioa-synth/wheels/`` without installing it: these tests read files out of the
+wheel and never import verl, and no network is needed. (Installed, the wheel's top-level
+``tests`` package would shadow this project's ``tests.*`` imports.)"""
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import re
 import shlex
-from importlib.metadata import version
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -21,17 +23,23 @@ import yaml
 from ioa_synth.train import verl_reward
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The verl release the docs name.
+#: The verl release the docs name, and where scripts/setup.sh puts its wheel.
 VERL = "0.9.1"
+WHEELS = Path(sys.prefix) / "share" / "ioa-synth" / "wheels"
 
 
 @pytest.fixture(scope="module")
-def verl_dir() -> Path:
-    spec = importlib.util.find_spec("verl")  # finds the package without running its __init__
-    assert spec is not None and spec.submodule_search_locations, (
-        f"verl {VERL} is not installed: run scripts/setup.sh (pip install --no-deps verl=={VERL})")
-    assert version("verl") == VERL, f"verl {version('verl')} installed; the docs name {VERL}"
-    return Path(next(iter(spec.submodule_search_locations)))
+def verl_dir() -> zipfile.Path:
+    """The ``verl`` package folder inside the release's wheel (read, never imported)."""
+    wheels = sorted(WHEELS.glob(f"verl-{VERL}-*.whl"))
+    assert wheels, f"no verl {VERL} wheel in {WHEELS}: run scripts/setup.sh (pip download --no-deps verl=={VERL})"
+    root = zipfile.Path(wheels[-1])
+    assert f"Version: {VERL}\n" in (root / f"verl-{VERL}.dist-info" / "METADATA").read_text()
+    return root / "verl"
+
+
+def files(folder: zipfile.Path, suffix: str = ".py") -> list[zipfile.Path]:
+    return sorted((p for p in folder.iterdir() if p.name.endswith(suffix)), key=lambda p: p.name)
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +71,10 @@ def lookup(config: dict, key: str):
     return node
 
 
-def registered_managers(verl_dir: Path) -> set[str]:
+def registered_managers(verl_dir: zipfile.Path) -> set[str]:
     """Names registered with the reward loop's registry (``@register("name")``, under any alias)."""
     names = set()
-    for path in (verl_dir / "experimental" / "reward_loop" / "reward_manager").glob("*.py"):
+    for path in files(verl_dir / "experimental" / "reward_loop" / "reward_manager"):
         tree = ast.parse(path.read_text())
         aliases = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                    and node.module == "verl.experimental.reward_loop.reward_manager"
