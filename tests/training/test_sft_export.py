@@ -90,4 +90,3 @@ def test_bad_results_folders(cli, teacher, tmp_path):
     assert res.exit_code == 2
     one_line_error(res, "--format")
     assert not out.exists()
-
