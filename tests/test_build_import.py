@@ -106,6 +106,24 @@ def test_audit_and_annotate_score_imported_cases_afresh(cli, imported, endpoint)
     assert res.exit_code == 0, res.output
     items = (imported / "annotation" / "test" / "items.csv").read_text()
     assert "MA3 [not given] topic" in items
+    import polars as pl
+
+    rows = pl.read_csv(imported / "annotation" / "test" / "items.csv", infer_schema=False)
+    ratings = {"subtlety": "2", "specificity": "2", "believability": "1", "naturalness": "3", "implicitness": "2",
+               "coverage": "2", "profile_consistency": "3"}
+    stage1 = pl.col("stage") == "1"
+    filled = rows.with_columns(*(pl.when(stage1 if dim in ("subtlety", "specificity", "believability") else ~stage1)
+                                 .then(pl.lit(v)).otherwise(pl.lit("")).alias(dim) for dim, v in ratings.items()))
+    filled.write_csv(imported / "filled.csv")
+    res = cli("annotate", "import", imported / "filled.csv", "--out", imported, "--annotator", "ann_a")
+    assert res.exit_code == 0, res.output
+    res = cli("annotate", "report", "--out", imported, "--split", "test")
+    assert res.exit_code == 0, res.output
+    report = json.loads((imported / "reports" / "annotation_test.json").read_text())
+    dims = {r["dimension"]: r for r in report["dimensions"]}
+    assert dims["subtlety"]["n"] == 0 and dims["subtlety"]["llm_mean"] is None  # no build judge score to pair
+    assert dims["subtlety"]["human_items"] == 3 and dims["subtlety"]["human_mean_all"] == 2.0
+    assert dims["naturalness"]["human_items"] == 1 and dims["naturalness"]["human_mean_all"] == 3.0
 
 
 def test_a_released_folder_a_split_folder_and_one_file(cli, tmp_path):
