@@ -4,18 +4,19 @@ text when it appears there as whole words."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Iterable
 
-_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+from ioa_synth.text.normalise import ALNUM, Normaliser
+
+#: The alias rule, a use of the one normaliser: accents folded, ``str.lower`` (not casefold:
+#: ``"Straße"`` keeps its ``ß``), letters and digits kept, everything else splits.
+ALIASES = Normaliser(ALNUM, casefold=False, fold_accents=True)
 
 
 def normalize(text: str) -> str:
-    """``text`` in lower case without accents or punctuation, single-spaced."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(_PUNCT.sub(" ", plain.lower()).replace("_", " ").split())
+    """``text`` in lower case without accents or punctuation, single-spaced
+    (``"Déjà-vu, São_Paulo!"`` → ``"deja vu sao paulo"``)."""
+    return ALIASES.text(text)
 
 
 def mentions(text: str, aliases: Iterable[str]) -> bool:
@@ -37,3 +38,4 @@ def sample_label(text: str, true_aliases: list[str], manipulated_aliases: list[s
     if t and m:
         return "both"
     return "true" if t else "manipulated" if m else None
+
