@@ -4,7 +4,8 @@ text when it appears there as whole words."""
 
 from __future__ import annotations
 
-from typing import Iterable
+import random
+from typing import Callable, Iterable
 
 from ioa_synth.text.normalise import ALNUM, Normaliser
 
@@ -39,3 +40,15 @@ def sample_label(text: str, true_aliases: list[str], manipulated_aliases: list[s
         return "both"
     return "true" if t else "manipulated" if m else None
 
+
+def borrow_answer(question: str, true_names: list[str], pool: list[tuple[str, list[str]]], rng: random.Random,
+                  compatible: Callable[[str], bool] = lambda a: True) -> tuple[str, list[str]] | None:
+    """The manipulated answer of an imported item (§5): a random ``(answer, aliases)`` of
+    ``pool`` (the answers of other questions) that shares no alias with ``true_names``, does
+    not occur in ``question`` and is accepted by ``compatible``; ``None`` when there is none.
+    Candidates are de-duplicated by answer and sorted before ``rng`` picks, so a seeded
+    ``rng`` gives the same choice on every run."""
+    candidates = [(a, al) for a, al in pool if not share_alias([a, *al], true_names)
+                  and not mentions(question, [a, *al]) and compatible(a)]
+    unique = sorted({a: al for a, al in candidates}.items())
+    return rng.choice(unique) if unique else None
