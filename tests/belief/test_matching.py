@@ -11,6 +11,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from ioa_helpers import json_strings
 from ioa_synth.belief.matching import mentions, normalize, sample_label, share_alias
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "belief"
@@ -26,25 +27,15 @@ def _former_rule(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", plain.lower()).replace("_", " ").split())
 
 
-def _strings(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
 def _sample_strings() -> list[str]:
     out = [s for line in (SAMPLES / "items.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
-           for s in _strings(json.loads(line))]
-    out += _strings(json.loads((SAMPLES / "counterfact.json").read_text(encoding="utf-8")))
+           for s in json_strings(json.loads(line))]
+    out += json_strings(json.loads((SAMPLES / "counterfact.json").read_text(encoding="utf-8")))
     for name, delimiter in (("popqa.tsv", "\t"), ("simpleqa.csv", ",")):
         with open(SAMPLES / name, encoding="utf-8", newline="") as f:
             rows = list(csv.reader(f, delimiter=delimiter))
         out += [cell for row in rows for cell in row]
-        out += [s for row in rows for cell in row if cell.startswith("[") for s in _strings(json.loads(cell))]
+        out += [s for row in rows for cell in row if cell.startswith("[") for s in json_strings(json.loads(cell))]
     return out
 
 
