@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from ioa_synth.cli.common import check_choice, fail, out_dir_option, writable_out
+from ioa_synth.cli.common import fail, writable_out
+from ioa_synth.cli.options import out_dir_option, split_option
 from ioa_synth.text.plural import plural
 
 import_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
@@ -17,16 +18,14 @@ import_app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exc
 def build_import(
     records: Path = typer.Argument(..., metavar="RECORDS", help="IoA-Suite records: a released data folder "
                                    "(<split>/<domain>/<task_type>_NNN.json), a split folder or one record file"),
-    split: str = typer.Option(..., "--split", help="train, val or test: the split the records are of"),
+    split: str = split_option(),
     out: Path = out_dir_option(),
 ) -> None:
     """Bring IoA-Suite records (the released data, or samples/evaluate/test) into a build directory as
     accepted cases marked 'imported', with no judge score, so that check, audit, annotate, show,
     status and export work on them. Exit status: 0 imported, 2 bad input (nothing written)."""
     from ioa_synth.build.importer import RecordImportError, import_records
-    from ioa_synth.protocol.cells import SPLITS
 
-    check_choice("--split", split, SPLITS)
     writable_out(out)
     try:
         result = import_records(records, split, out)
