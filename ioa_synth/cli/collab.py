@@ -11,11 +11,12 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   lowered_workers, refuse_other_kind, writable_out)
+from ioa_synth.cli.options import (config_option, detector_option, json_option, limit_option, local_model_option,
+                                   seed_option, workers_option)
 
 collab_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                          help="Multi-agent collaboration: a team's task score with and without a detector in its loop.")
 
-LOCAL_MODEL_HELP = "smollm2-135m or qwen2.5-coder-1.5b (embedded model)"
 RESULTS_HINT = "give the --out folder of an 'ioa-synth collab run'"
 
 
@@ -49,14 +50,13 @@ def run(
     out: Path = typer.Option(..., "--out", help="Results folder"),
     configs: str = typer.Option(..., "--configs", help="Comma-separated: single (bcb only), discussion, "
                                 "self-reflection, mcq:NAME (NAME a --detector)"),
-    detector: List[str] = typer.Option([], "--detector", help="NAME=CONFIG: a prober configuration (JSON config "
-                                       "file with a \"prober\" block); repeat for each detector"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (discusser block)"),
-    workers: int = typer.Option(8, "--workers", min=1, max=256, help="Model calls in flight"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use the first N tasks"),
-    seed: int = typer.Option(0, "--seed", min=0, help="Added to every sampling seed and to the block shuffle"),
+    detector: List[str] = detector_option(required=False),
+    config: Optional[Path] = config_option("the discusser block"),
+    workers: int = workers_option("Model calls", default=8),
+    limit: Optional[int] = limit_option("Use the first N tasks"),
+    seed: int = seed_option("Added to every sampling seed and to the hidden-profile block shuffle"),
     memory_limit: int = typer.Option(8192, "--memory-limit", min=256, help="MB of memory a BCB solution's check may use"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Run every task under every configuration; re-running resumes.
 
@@ -69,10 +69,8 @@ def run(
     from ioa_synth.collab.tasks import BENCHES, TasksError, load_tasks
     from ioa_synth.collab.team import CollabSettings
     from ioa_synth.evaluate.detectors import MAX_DETECTORS
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
 
     check_choice("--bench", bench, BENCHES)
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     if len(detector) > MAX_DETECTORS:
         fail(f"at most {MAX_DETECTORS} detectors (got {len(detector)})")
     try:
@@ -143,7 +141,7 @@ def _bench(out: Path) -> str | None:
 @collab_app.command("report")
 def report(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'collab run'"),
-    as_json: bool = typer.Option(False, "--json", help="Print report.json instead of the tables"),
+    as_json: bool = json_option("Print report.json instead of the tables"),
 ) -> None:
     """Write report.json and report.md; show Table 6 (Pass@1) and Table 23 (trigger rate, extra rounds, ΔPass@1)."""
     import json
