@@ -149,3 +149,14 @@ def test_tables_belong_to_the_capability_that_registers_them(tmp_path):
     assert "cases" not in {t for (t,) in q(tmp_path / "plain", "SELECT table_name FROM duckdb_tables()")}
     Catalog(tmp_path / "empty", tables=[BUILD_TABLES]).close()  # nothing stored: removed again
     assert not (tmp_path / "empty").exists()
+
+
+def test_rows_a_killed_release_left_in_the_journal_are_migrated_too(tmp_path):
+    from ioa_synth.belief.tables import BELIEF_TABLES
+
+    folder = legacy("belief", tmp_path)
+    row = {"call_id": "journaled", "case_id": "counterfact-0", "stage": 2, "role": "agent:say:k1:3", "attempt": 0}
+    (folder / "catalog.journal").write_text(json.dumps({"t": "llm_calls", "r": row}) + "\n")
+    Catalog(folder, tables=[BELIEF_TABLES]).close()
+    assert q(folder, "SELECT component, kind, k, round, agent FROM belief_calls WHERE call_id = 'journaled'") == [
+        ("agent", "say", 1, 2, 3)]

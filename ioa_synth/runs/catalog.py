@@ -28,7 +28,7 @@ import duckdb
 from ioa_synth.runs.apply import apply_batch
 from ioa_synth.runs.folder_checks import CatalogLocked, CatalogUnusable, check_utf8, check_writable, shown_path
 from ioa_synth.runs.journal import JOURNAL_FILE, Entry, Journal
-from ioa_synth.runs.migrate import prepare_tables
+from ioa_synth.runs.migrate import check_versions, prepare_tables
 from ioa_synth.runs.schema import META_TABLE, RUNS_TABLES, TableSet, dumps
 
 __all__ = ["CATALOG_FILE", "READ_STATEMENTS", "Catalog", "CatalogLocked", "CatalogUnusable", "TableSet",
@@ -97,16 +97,25 @@ class Catalog:
         self._journal: Journal | None = None
         self._column_types: dict[str, dict[str, str]] = {}
         self._in_tx = False
+        sets = [RUNS_TABLES, *tables]
         try:
-            prepare_tables(self._con, path, [RUNS_TABLES, *tables], read_only)
+            if read_only:
+                prepare_tables(self._con, sets, read_only)
+            else:
+                check_versions(self._con, path, sets)
+                journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
+                with self._lock:
+                    if path in self._made:  # a new catalog: its tables, then any journal found beside it
+                        prepare_tables(self._con, sets, read_only)
+                        journal.recover(self._apply_recovered)
+                    else:  # a killed run's rows go into the tables as it left them, so the migrations see them
+                        journal.recover(self._apply_recovered)
+                        prepare_tables(self._con, sets, read_only)
+                self._journal = journal
         except BaseException:
             self._con.close()
             self._remove_made()
             raise
-        if not read_only:
-            self._journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
-            with self._lock:
-                self._journal.recover(self._apply_recovered)
 
     # -- write-behind ------------------------------------------------------------
     def record(self, entries: list[Entry], sync: tuple[Path, ...] | list[Path] = ()) -> None:

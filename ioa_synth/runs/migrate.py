@@ -8,6 +8,9 @@ has never seen: each migration touches only rows it has not migrated yet, so run
 rows written by a newer release changes nothing. A table set stored at a newer version than
 this release knows is refused (one line naming the versions).
 
+A journal left by a killed run is applied before the migrations (the catalog's version is
+checked first), so the rows it holds are migrated with the others.
+
 Read-only open: nothing in the file changes; a registered table the catalog lacks is
 created as an empty temporary table (a build's readers see no cases in a folder made by the
 seed commands only, as before the tables were registered per capability).
@@ -37,12 +40,24 @@ def stored_versions(con: duckdb.DuckDBPyConnection) -> dict[str, int] | None:
     return dict(con.execute(f"SELECT part, version FROM {META_TABLE}").fetchall())
 
 
-def prepare_tables(con: duckdb.DuckDBPyConnection, path: Path, sets: Sequence[TableSet], read_only: bool) -> None:
-    """Create, migrate and version ``sets`` in the catalog at ``path`` (see the module doc).
+def check_versions(con: duckdb.DuckDBPyConnection, path: Path, sets: Sequence[TableSet]) -> None:
+    """Refuse a catalog in which one of ``sets`` is stored at a newer version than this release's.
 
     Raises:
-        CatalogUnusable: a table set is stored at a newer version than this release's.
+        CatalogUnusable: naming the table set, its stored version and the release's.
     """
+    stored = stored_versions(con) or {}
+    for ts in sets:
+        have = stored.get(ts.part)
+        if have is not None and have > ts.version:
+            raise CatalogUnusable(
+                f"{shown_path(path)} was written by a newer ioa-synth (its {ts.part} tables are at catalog version "
+                f"{have}; ioa-synth {__version__} knows up to version {ts.version}); upgrade ioa-synth to use it")
+
+
+def prepare_tables(con: duckdb.DuckDBPyConnection, sets: Sequence[TableSet], read_only: bool) -> None:
+    """Create, migrate and version ``sets`` in the catalog (see the module doc); call
+    :func:`check_versions` first."""
     existing = _tables(con)
     if read_only:
         for ts in sets:
@@ -51,12 +66,6 @@ def prepare_tables(con: duckdb.DuckDBPyConnection, path: Path, sets: Sequence[Ta
                     con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} ({columns})")
         return
     stored = stored_versions(con) or {}
-    for ts in sets:
-        have = stored.get(ts.part)
-        if have is not None and have > ts.version:
-            raise CatalogUnusable(
-                f"{shown_path(path)} was written by a newer ioa-synth (its {ts.part} tables are at catalog version "
-                f"{have}; ioa-synth {__version__} knows up to version {ts.version}); upgrade ioa-synth to use it")
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} ({META_COLUMNS})")
