@@ -47,7 +47,7 @@ from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
 from ioa_synth.seeds.tuples import SeedTuple
-from ioa_synth.runs.recorder import CallRecorder, now_utc
+from ioa_synth.runs.recorder import CallKey, CallRecorder, now_utc
 
 __all__ = ["JUDGE_INCONSISTENCY", "Case", "Discard", "Outcome", "Pipeline", "StageResult"]
 
@@ -253,7 +253,7 @@ class Pipeline:
         model = Stage1Output if stage == 1 else Stage2Output
         prompt, schema = self._ahead.get((case.case_id, stage, attempt), case, stage, profiles, previous, feedback)
         name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
-        value, _ = self.calls.call(self.generator, (case.case_id, stage, "generator", attempt), prompt,
+        value, _ = self.calls.call(self.generator, CallKey(case.case_id, stage, "generator", attempt), prompt,
                                    schema, name, model.model_validate)
         return value
 
@@ -279,7 +279,7 @@ class Pipeline:
             verdict.judged_types = judged_types(data, ma_ids) if read_types else {}
             return verdict
 
-        value, _ = self.calls.call(self.judge, (case.case_id, stage, role, attempt), prompt, schema,
+        value, _ = self.calls.call(self.judge, CallKey(case.case_id, stage, role, attempt), prompt, schema,
                                    f"stage{stage}_scores", parse, score_rows)
         return value
 

@@ -23,6 +23,7 @@ from typing import Callable
 from rich.console import Console
 
 from ioa_synth.build.cases import case_status, register_cases
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.dedup import NearDuplicateIndex
@@ -75,7 +76,7 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         RunInterrupted: Ctrl-C.
     """
     console = console or Console(stderr=True)
-    catalog = Catalog(out_dir)
+    catalog = Catalog(out_dir, tables=[BUILD_TABLES])
     try:
         on_start()
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:

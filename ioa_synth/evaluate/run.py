@@ -36,6 +36,7 @@ from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
+from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import all_template_hashes, compile_templates
@@ -172,7 +173,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
     console = console or Console(stderr=True)
     needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)
               and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
-    catalog = Catalog(out_dir)
+    catalog = Catalog(out_dir, tables=[EVALUATE_TABLES])
     try:
         on_start()
         with open_run(catalog, "evaluate", needed, config, local_model, args,

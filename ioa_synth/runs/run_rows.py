@@ -23,17 +23,17 @@ def check_fingerprint(catalog: Catalog, description: dict[str, Any], commands: t
                       component_of: Callable[[str], str] = lambda role: role) -> str:
     """Return the fingerprint of ``description``; raise :class:`FingerprintMismatch`
     when a component of it differs from the setup that made successful calls of that
-    component stored in the directory by one of ``commands`` (default ``build``/``regenerate``;
-    ``component_of`` maps an ``llm_calls.role`` to its component, e.g. evaluate's
-    ``simulator:M1`` -> ``simulator``).
+    component stored in the directory by one of ``commands`` (default ``build``/``regenerate``).
+    A call's component is its tags' ``component``, else its role mapped by ``component_of``
+    (e.g. evaluate's ``simulator:M1`` -> ``simulator`` for calls stored without tags).
 
     A component that never produced a result may be reconfigured (both setups stay in
     ``runs``); base URL and key are not compared (the same model on another host resumes).
     """
     rows = catalog.execute(
-        "SELECT r.fingerprint_json, c.role, count(*) FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "
-        "WHERE c.error IS NULL AND r.fingerprint_json IS NOT NULL AND list_contains(?, r.command) "
-        "GROUP BY ALL ORDER BY c.role", [list(commands)])
+        "SELECT r.fingerprint_json, coalesce(c.tags->>'component', c.role) AS component, count(*) FROM llm_calls c "
+        "JOIN runs r ON c.run_id = r.run_id WHERE c.error IS NULL AND r.fingerprint_json IS NOT NULL "
+        "AND list_contains(?, r.command) GROUP BY ALL ORDER BY component", [list(commands)])
     changed: dict[str, tuple[int, list[str]]] = {}
     for fp_json, stored_role, n in rows:
         role = component_of(stored_role)

@@ -42,6 +42,7 @@ from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import parse_questions
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.scoring import prf
+from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.core.templates import all_template_hashes
@@ -131,7 +132,7 @@ class RewardScorer:
         self._stack = ExitStack()
         self._closed = False
         try:
-            self.catalog = self._stack.enter_context(Catalog(out))
+            self.catalog = self._stack.enter_context(Catalog(out, tables=[EVALUATE_TABLES]))
             args = {"data": str(self.data), "config": str(config) if isinstance(config, (str, Path)) else None,
                     "workers": workers, "local_model": local_model, **self.settings.as_dict()}
             self.run = self._stack.enter_context(open_run(
