@@ -10,7 +10,7 @@ from conftest import real_seed_tuples
 
 from ioa_synth.build.contexts import generator_context
 from ioa_synth.protocol.plan import member_names
-from ioa_synth.core.templates import render
+from ioa_synth.build.prompts import render
 from ioa_synth.testing.scripted_server import valid_stage1
 from ioa_synth.protocol.gates import is_placeholder, load_gates
 from ioa_synth.protocol.gates_form import is_stock_name

@@ -20,6 +20,7 @@ import polars as pl
 from rich.console import Console
 
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
+from ioa_synth.build.fingerprint import build_setup_description
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
@@ -82,7 +83,8 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
             raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
         on_start()
         errors: list[str] = []
-        with open_run(catalog, "audit", [ROLE], config, local_model, args, check=None, record=False) as run:
+        with open_run(catalog, "audit", [ROLE], config, local_model, args, describe=build_setup_description,
+                      check=None, record=False) as run:
             model = run.endpoints[ROLE].model
             jobs = pending_jobs(catalog, cases, model)
             run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": 2 * len(cases) - len(jobs),

@@ -42,7 +42,8 @@ from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.llm.ahead import RequestsAhead
-from ioa_synth.core.templates import Prompt, compile_templates, render
+from ioa_synth.build.prompts import render
+from ioa_synth.core.templates import Prompt, compile_templates
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems

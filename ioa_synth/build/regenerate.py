@@ -20,6 +20,7 @@ from typing import Any, Callable
 from rich.console import Console
 
 from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
@@ -156,7 +157,8 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
         on_start()
-        with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args) as run:
+        with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args,
+                      describe=build_setup_description, check=check_build_setup) as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
                                 on_tokens=run.tokens.add)

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from ioa_synth.build.contexts import judge_context
 from ioa_synth.llm.loop_prompt import LoopPrompt, prepare_loop
-from ioa_synth.core.templates import TEMPLATE_FILES, Prompt, render
+from ioa_synth.build.prompts import TEMPLATE_FILES, render
+from ioa_synth.core.templates import Prompt
 from ioa_synth.protocol.gates import ProfileReference, profile_reference
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.protocol.rubric import Rubric
