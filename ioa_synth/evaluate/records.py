@@ -17,6 +17,7 @@ from typing import Any, Callable, TypeVar
 
 from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.core.templates import Prompt
+from ioa_synth.evaluate.record_model import EvalRecord, RecordError, read_eval_record
 from ioa_synth.runs.recorder import CallKey, CallRecorder
 from ioa_synth.core.jsonl import json_problem
 from ioa_synth.text.utf8 import decode_utf8
@@ -94,13 +95,13 @@ def record_path(out_dir: Path, case_id: str) -> Path:
     return Path(out_dir) / "records" / f"{case_id}.json"
 
 
-def read_record(out_dir: Path, case_id: str) -> dict[str, Any] | None:
-    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable."""
+def read_record(out_dir: Path, case_id: str) -> EvalRecord | None:
+    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable
+    or does not fit the format (the case is then evaluated again)."""
     try:
-        data = json.loads(record_path(out_dir, case_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_eval_record(record_path(out_dir, case_id))
+    except RecordError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 
