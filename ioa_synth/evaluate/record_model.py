@@ -14,14 +14,10 @@ the file (:class:`RecordError`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
-
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
 
 #: Reasons of a Category-C question, in the order evaluate checks them (paper §4.2, App. E.2).
 CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
@@ -161,23 +157,3 @@ def validation_problem(path: Path, exc: ValidationError) -> str:
     where = ".".join(str(p) for p in first["loc"]) or "(top level)"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}{more}"
-
-
-def read_eval_record(path: Path) -> EvalRecord:
-    """The record in ``path``.
-
-    Raises:
-        RecordError: the file is missing, unreadable, not UTF-8 or JSON, or not a record.
-    """
-    try:
-        data = json.loads(decode_utf8(Path(path).read_bytes(), path, RecordError))
-    except FileNotFoundError:
-        raise RecordError(f"{path}: missing") from None
-    except OSError as exc:
-        raise RecordError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise RecordError(json_problem(path, exc)) from None
-    try:
-        return EvalRecord.model_validate(data)
-    except ValidationError as exc:
-        raise RecordError(validation_problem(path, exc)) from None

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.evaluate.record_model import RecordError, RecordQuestion, read_eval_record
-from ioa_synth.evaluate.records import RunJsonError, read_run_json
+from ioa_synth.evaluate.record_model import RecordError, RecordQuestion
+from ioa_synth.evaluate.records import RunJsonError, read_eval_record, read_run_json
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.train.files import FORMATS_SFT, ExportError, split_of, write_jsonl_atomic
 

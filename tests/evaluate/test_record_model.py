@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from ioa_synth.evaluate.analysis.results import load_results
-from ioa_synth.evaluate.record_model import EvalRecord, RecordError, read_eval_record
-from ioa_synth.evaluate.records import read_record
+from ioa_synth.evaluate.record_model import RecordError
+from ioa_synth.evaluate.records import read_eval_record, read_record
 from ioa_synth.evaluate.scoring import summarize
 
 RELEASED = Path(__file__).resolve().parent / "released_records"
