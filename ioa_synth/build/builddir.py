@@ -52,8 +52,11 @@ class StageAttempts:
     stage2_attempt: int
 
     def attempt(self, stage: int) -> int:
-        """The accepted attempt of ``stage`` (1 or 2)."""
-        return self.stage1_attempt if stage == 1 else self.stage2_attempt
+        """The accepted attempt of ``stage`` (1 or 2).
+
+        Raises:
+            AttributeError: no such stage."""
+        return getattr(self, f"stage{stage}_attempt")
 
 
 @dataclass

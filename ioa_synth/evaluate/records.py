@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from pydantic import ValidationError
+
 from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.core.templates import Prompt
+from ioa_synth.evaluate.record_model import EvalRecord, RecordError, validation_problem
 from ioa_synth.runs.recorder import CallKey, CallRecorder, Tags
 from ioa_synth.core.jsonl import json_problem
 from ioa_synth.text.utf8 import decode_utf8
@@ -101,19 +104,35 @@ def record_path(out_dir: Path, case_id: str) -> Path:
     return Path(out_dir) / "records" / f"{case_id}.json"
 
 
-def read_record(out_dir: Path, case_id: str) -> dict[str, Any] | None:
-    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable."""
+def read_record(out_dir: Path, case_id: str) -> EvalRecord | None:
+    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable
+    or does not fit the format (the case is then evaluated again)."""
     try:
-        data = json.loads(record_path(out_dir, case_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_eval_record(record_path(out_dir, case_id))
+    except RecordError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 
 class RunJsonError(ValueError):
     """A results-folder JSON file (``run.json``, a record, ``summary.json``) missing,
     unreadable, not JSON, or (``run.json``) not an object; one line naming the file."""
+
+
+def read_eval_record(path: Path) -> EvalRecord:
+    """The record in ``path`` (:class:`~ioa_synth.evaluate.record_model.EvalRecord`).
+
+    Raises:
+        RecordError: the file is missing, unreadable, not UTF-8 or JSON, or not a record.
+    """
+    try:
+        data = read_json_file(path)
+    except RunJsonError as exc:
+        raise RecordError(str(exc)) from None
+    try:
+        return EvalRecord.model_validate(data)
+    except ValidationError as exc:
+        raise RecordError(validation_problem(path, exc)) from None
 
 
 def read_json_file(path: Path) -> Any:
