@@ -8,3 +8,9 @@
 - :mod:`.run`: ``collab run`` on the shared run layer (the only module that knows it).
 - :mod:`.report`: Tables 6 and 23, paired tests with the task as the unit.
 """
+
+from pathlib import Path
+
+from ioa_synth.core.templates import register_templates
+
+register_templates("collab", Path(__file__).resolve().parent / "templates")  # its prompts: collab/<file>.jinja2

@@ -4,7 +4,8 @@ calls in flight across tasks, Ctrl-C stops within seconds, a re-run resumes.
 
 Layout of ``RESULTS``: ``run.json`` (command, settings, components, fingerprint),
 ``tasks/<task_id>__<config>.json`` (written atomically when that run ends, scored),
-``catalog.duckdb`` (``llm_calls``; the ``collab_calls`` view splits the call key).
+``catalog.duckdb`` (``llm_calls``; the ``collab_calls`` view reads the calls' tags,
+:mod:`ioa_synth.collab.tables`).
 A call's key is ``(<task_id>__<config>, step, "<component>|<kind>:<agent>", 0)``
 (steps: :mod:`ioa_synth.collab.team`), so a killed run repeats only the calls that were
 in flight. A changed component (model, temperature, ...) with stored calls, changed
@@ -31,6 +32,7 @@ from ioa_synth.collab.detectors import Detector, detector_sources
 from ioa_synth.collab.protocol import run_task
 from ioa_synth.collab.report import record_path
 from ioa_synth.collab.scoring import score
+from ioa_synth.collab.tables import COLLAB_TABLES
 from ioa_synth.collab.tasks import Task, tasks_digest
 from ioa_synth.collab.team import Ask, CollabSettings
 from ioa_synth.core.atomic import write_json_atomic
@@ -43,20 +45,13 @@ from ioa_synth.llm.replies import reply_json, reply_text
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
-from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION, describe_difference, fingerprint
+from ioa_synth.runs.fingerprint import component_identity, describe_components, describe_difference, fingerprint
 from ioa_synth.runs.interrupt import RunInterrupted, run_interruptible, worker_pool
-from ioa_synth.runs.recorder import CallRecorder
+from ioa_synth.runs.recorder import CallKey, CallRecorder
 from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
 
 COMMAND = "collab run"
 SETUP_VERSION = 1
-
-#: The catalog view that splits a team call's key into columns.
-VIEW_SQL = """CREATE OR REPLACE VIEW collab_calls AS SELECT
-    split_part(case_id, '__', 1) AS task_id, split_part(case_id, '__', 2) AS config, stage AS step,
-    split_part(role, '|', 1) AS component, split_part(split_part(role, '|', 2), ':', 1) AS kind,
-    NULLIF(split_part(split_part(role, '|', 2), ':', 2), '') AS agent, * FROM llm_calls"""
-
 
 class SetupChanged(FingerprintMismatch):
     """``RESULTS`` holds results of another protocol setup or task file."""
@@ -85,15 +80,17 @@ def component_of(role: str) -> str:
 
 
 def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
-    """The fingerprinted setup: each component's identity and templates, the protocol
-    settings and the task file's digest."""
+    """The fingerprinted setup: each component's identity and the templates it renders
+    (a detector: the evaluate prober's ``mcq`` prompt; the discusser: the team's), the
+    protocol settings and the task file's digest."""
     templates = all_template_hashes("collab")
     mcq = {McqProber.template: template_sha256(McqProber.template)}
-    return {"fingerprint_version": FINGERPRINT_VERSION, "collab_setup_version": SETUP_VERSION,
-            "toolkit_version": __version__,
-            "components": {n: ep.identity() | {"templates": mcq if n.startswith("detector:") else templates}
-                           for n, ep in sorted(eps.items())},
-            "study": job.settings.as_dict(), "tasks": tasks_digest(job.all_tasks)}
+
+    def part(name: str, identity: dict[str, Any]) -> dict[str, Any]:
+        return component_identity(identity) | {"templates": mcq if name.startswith("detector:") else templates}
+
+    return describe_components(eps, part) | {"collab_setup_version": SETUP_VERSION, "toolkit_version": __version__,
+                                             "study": job.settings.as_dict(), "tasks": tasks_digest(job.all_tasks)}
 
 
 def check_setup(catalog: Catalog, desc: dict[str, Any]) -> None:
@@ -131,12 +128,16 @@ class RecordedCaller:
     recorder: CallRecorder
     clients: dict[str, LLMClient]
     pool: ThreadPoolExecutor
-    unit: str
+    task_id: str
+    config: str
 
     def _call(self, ask: Ask) -> Any:
-        key = (self.unit, ask.step, f"{ask.component}|{ask.role}", 0)
+        key = CallKey(unit_id(self.task_id, self.config), ask.step, f"{ask.component}|{ask.role}", 0)
+        kind, _, agent = ask.role.partition(":")
+        tags = {"task_id": self.task_id, "config": self.config, "component": ask.component, "kind": kind,
+                "agent": agent.split(":")[0] or None}
         value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name, ask.parse,
-                                      temperature=ask.temperature,
+                                      temperature=ask.temperature, tags=tags,
                                       decode=reply_text if ask.schema is None else reply_json)
         return value
 
@@ -156,9 +157,8 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
         RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
     """
-    catalog = Catalog(out)
+    catalog = Catalog(out, tables=[COLLAB_TABLES])  # with the view collab_calls
     try:
-        catalog.execute(VIEW_SQL)
         holder: dict[str, Any] = {}
 
         def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
@@ -204,7 +204,7 @@ def _run_units(job: RunJob, out: Path, run: Any, console: Console) -> dict[str, 
 
     def one(unit: tuple[Task, str]) -> str:
         task, config = unit
-        caller = RecordedCaller(recorder, run.clients, calls, unit_id(task.task_id, config))
+        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config)
         try:
             record = run_task(caller, task, config, job.settings)
         except StopRun:
