@@ -105,8 +105,9 @@ def read_record(out_dir: Path, case_id: str) -> dict[str, Any] | None:
 
 
 class RunJsonError(ValueError):
-    """A results-folder JSON file (``run.json``, a record, ``summary.json``) missing,
-    unreadable, not JSON, or (``run.json``) not an object; one line naming the file."""
+    """A results-folder JSON file (a record, ``summary.json``) missing, unreadable or not
+    JSON; one line naming the file. (``run.json`` is read by
+    :func:`ioa_synth.runs.manifest.read_manifest`.)"""
 
 
 def read_json_file(path: Path) -> Any:
@@ -124,17 +125,3 @@ def read_json_file(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise RunJsonError(json_problem(path, exc)) from None
 
-
-def read_run_json(folder: Path) -> dict[str, Any]:
-    """``folder/run.json`` (written by ``ioa-synth evaluate``: command, args, components,
-    fingerprint, fingerprint_parts; docs/evaluate.md) as a dict, not validated
-    further: the one reader of that file.
-
-    Raises:
-        RunJsonError: the file is missing, unreadable, not valid JSON or not an object.
-    """
-    path = Path(folder) / "run.json"
-    data = read_json_file(path)
-    if not isinstance(data, dict):
-        raise RunJsonError(f"{path}: not a JSON object")
-    return data

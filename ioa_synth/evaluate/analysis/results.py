@@ -20,7 +20,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
 
-from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
+from ioa_synth.evaluate.records import RunJsonError, read_json_file
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 
 #: Reasons of a Category-C question, in the order evaluate checks them (paper §4.2, App. E.2).
 CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
@@ -194,9 +195,10 @@ def load_results(path: str | Path) -> Results:
     if not root.is_dir():
         raise ResultsError(f"{root}: not a folder")
     try:
-        run = _validate(RunInfo, root / "run.json", read_run_json(root))
-    except RunJsonError as exc:
+        manifest = read_manifest(root, "evaluate")
+    except ManifestError as exc:
         raise ResultsError(str(exc)) from None
+    run = _validate(RunInfo, root / "run.json", manifest.model_dump(mode="json", exclude_unset=True))
     summary = _validate(Summary, root / "summary.json") if (root / "summary.json").exists() else None
     files = sorted((root / "records").rglob("*.json")) if (root / "records").is_dir() else []
     if not files:
