@@ -153,7 +153,7 @@ class RunContext:
 
         Raises:
             RunInterrupted: Ctrl-C (or SIGTERM), after the grace period; ``finished`` and
-                ``abandoned`` count ``unit``\ s.
+                ``abandoned`` count units.
             BaseException: the first exception of a unit or of ``on_done`` (a
                 :class:`~ioa_synth.llm.errors.StopRun`: a setup error, a full disk), after
                 the other units in flight got the grace period.
