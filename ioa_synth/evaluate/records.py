@@ -18,8 +18,7 @@ from typing import Any, Callable, TypeVar
 from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.core.templates import Prompt
 from ioa_synth.runs.recorder import CallKey, CallRecorder
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.core.jsonl import read_json
 
 T = TypeVar("T")
 
@@ -116,12 +115,5 @@ def read_json_file(path: Path) -> Any:
     Raises:
         RunJsonError: the file is missing, unreadable or not valid JSON.
     """
-    try:
-        return json.loads(decode_utf8(Path(path).read_bytes(), path, RunJsonError))
-    except FileNotFoundError:
-        raise RunJsonError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
-    except OSError as exc:
-        raise RunJsonError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise RunJsonError(json_problem(path, exc)) from None
+    return read_json(path, RunJsonError, missing="missing (is this an 'ioa-synth evaluate' results folder?)")
 

@@ -23,7 +23,6 @@ comes from ``command`` (the kind that registered it, else its first word: ``beli
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,10 +31,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ioa_synth.core.atomic import write_json_atomic
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import read_json
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.runs import folder_kinds
-from ioa_synth.text.utf8 import decode_utf8
 
 #: The manifest's file name inside a results folder.
 MANIFEST_FILE = "run.json"
@@ -134,15 +132,8 @@ def read_manifest(folder: str | Path, kind: str | None = None) -> Manifest:
     """
     folder = Path(folder)
     path = folder / MANIFEST_FILE
-    try:
-        data = json.loads(decode_utf8(path.read_bytes(), path, ManifestError))
-    except FileNotFoundError:
-        what = folder_kinds.title(kind) if kind else "a results folder"
-        raise ManifestError(f"{path}: missing (is this {what}?)") from None
-    except OSError as exc:
-        raise ManifestError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ManifestError(json_problem(path, exc)) from None
+    what = folder_kinds.title(kind) if kind else "a results folder"
+    data = read_json(path, ManifestError, missing=f"missing (is this {what}?)")
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: not a JSON object")
     if not isinstance(data.get("command"), str) and not isinstance(data.get("kind"), str):
