@@ -1,4 +1,5 @@
-"""Shared CLI helpers: one-line errors with an exit status, common options."""
+"""Shared CLI helpers: one-line errors with an exit status, folder checks (the options several
+commands take are declared in :mod:`ioa_synth.cli.options`)."""
 
 from __future__ import annotations
 
@@ -94,11 +95,6 @@ def build_dir_callback(path: Path) -> Path:
     return path
 
 
-def out_dir_option() -> Path:
-    """The ``--out DIR`` option (build directory), checked by :func:`build_dir_callback`."""
-    return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)", callback=build_dir_callback)
-
-
 def writable_out(path: Path, option: str = "--out") -> Path:
     """Exit 2 with one line, before any work, when ``path`` could not be written (see
     :func:`ioa_synth.runs.catalog.check_writable`); return ``path``."""
@@ -109,6 +105,16 @@ def writable_out(path: Path, option: str = "--out") -> Path:
     except CatalogUnusable as exc:
         fail(f"{option}: {exc}")
     return path
+
+
+@contextmanager
+def write_errors() -> Iterator[None]:
+    """An output file that cannot be written (a read-only folder or file system, a folder in
+    its place, no permission, disk full): one ``error:`` line, exit 2."""
+    try:
+        yield
+    except OSError as exc:
+        fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
 
 
 def check_choice(option: str, value: object, choices: tuple | list) -> None:
