@@ -129,13 +129,13 @@ def _write_report(out: Path) -> dict | None:
 
 
 def _bench(out: Path) -> str | None:
-    import json
+    """The ``--bench`` of the run that wrote ``out/run.json`` (``None``: no readable manifest)."""
+    from ioa_synth.runs.manifest import ManifestError, read_manifest
 
     try:
-        data = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_manifest(out, kind="collab").args.get("bench")
+    except ManifestError:
         return None
-    return ((data.get("args") or {}).get("bench")) if isinstance(data, dict) else None
 
 
 @collab_app.command("report")
@@ -148,12 +148,15 @@ def report(
 
     from ioa_synth.collab.report import ReportError, read_records, tables
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.runs.manifest import ManifestError, read_manifest
 
     if not results.is_dir():
         fail(f"{results}: no such results folder")
     refuse_other_kind(results, "collab", "RESULTS", hint=RESULTS_HINT)
-    if _bench(results) is None:
-        fail(f"{results}: no run.json of 'ioa-synth collab run'; {RESULTS_HINT}")
+    try:
+        read_manifest(results, kind="collab")
+    except ManifestError as exc:
+        fail(str(exc))
     try:
         read_records(results)
     except ReportError as exc:

@@ -17,11 +17,9 @@ This module is the only one of ``collab/`` that knows the run layer.
 
 from __future__ import annotations
 
-import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +42,14 @@ from ioa_synth.llm.errors import StopRun
 from ioa_synth.llm.replies import reply_json, reply_text
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.context import open_run
-from ioa_synth.runs.fingerprint import component_identity, describe_components, describe_difference, fingerprint
-from ioa_synth.runs.interrupt import RunInterrupted, run_interruptible, worker_pool
+from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.fingerprint import component_identity, describe_components
+from ioa_synth.runs.scheduler import worker_pool
 from ioa_synth.runs.recorder import CallKey, CallRecorder
-from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
+from ioa_synth.runs.setup_check import SetupCheck
 
 COMMAND = "collab run"
 SETUP_VERSION = 1
-
-class SetupChanged(FingerprintMismatch):
-    """``RESULTS`` holds results of another protocol setup or task file."""
-
 
 @dataclass
 class RunJob:
@@ -93,31 +87,17 @@ def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
                                              "study": job.settings.as_dict(), "tasks": tasks_digest(job.all_tasks)}
 
 
-def check_setup(catalog: Catalog, desc: dict[str, Any]) -> None:
-    """Refuse a setup that would mix with stored results (a changed component with stored
-    calls; changed protocol settings or tasks once a call or a task record is stored)."""
-    import json
-
-    check_fingerprint(catalog, desc, commands=(COMMAND,), component_of=component_of)
-    out = catalog.out_dir
+def _results_stored(catalog: Catalog) -> bool:
     stored = catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
-    if not stored and not any((out / "tasks").rglob("*.json")):
-        return
-    try:
-        old = json.loads((out / "run.json").read_text(encoding="utf-8")).get("fingerprint_parts")
-    except (OSError, ValueError, AttributeError):
-        old = None
-    if not isinstance(old, dict):
-        raise SetupChanged(f"{out / 'run.json'} is missing or unreadable but results are stored; use a new --out")
-    a, b = ({k: d.get(k) for k in ("study", "tasks")} for d in (old, desc))
-    if a != b:
-        diffs = describe_difference(a, b)
-        raise SetupChanged(f"{out} holds results of another setup ({'; '.join(diffs[:3])}); "
-                           "use a new --out for a changed setup")
+    return bool(stored) or any((catalog.out_dir / "tasks").rglob("*.json"))
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+#: The setup check of a team run: a changed component with stored calls is refused, and so
+#: are changed protocol settings or tasks once a call or a task record is stored (a new
+#: configuration or detector is neither).
+CHECK_SETUP = SetupCheck(commands=(COMMAND,), component_of=component_of,
+                         protocol=lambda desc: {k: desc.get(k) for k in ("study", "tasks")},
+                         results_stored=_results_stored)
 
 
 @dataclass
@@ -159,35 +139,25 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
     """
     catalog = Catalog(out, tables=[COLLAB_TABLES])  # with the view collab_calls
     try:
-        holder: dict[str, Any] = {}
 
         def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
             for ep in eps.values():  # --seed: another draw of every sampled reply
                 if ep.seed is not None:
                     ep.seed += job.settings.seed
-            holder["desc"], holder["eps"] = describe(eps, job), eps
-            return holder["desc"]
+            return describe(eps, job)
 
-        with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, describe=describe_job,
-                      check=check_setup, sources=detector_sources(job.detectors)) as run:
-            desc = holder["desc"]
-            run_json = {"command": COMMAND, "kind": "collab", "argv": sys.argv[1:], "args": args,
-                        "settings": job.settings.as_dict(), "configs": job.configs,
-                        "components": {n: {"model": ep.model, "temperature": ep.temperature,
-                                           "base_url_kind": "embedded" if ep.embedded else "remote"}
-                                       for n, ep in holder["eps"].items()},
-                        "fingerprint": fingerprint(desc), "fingerprint_parts": desc,
-                        "started_at": _now(), "finished_at": None}
-            write_json_atomic(out / "run.json", run_json)
+        with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, kind="collab",
+                      describe=describe_job, check=CHECK_SETUP, settings=job.settings.as_dict(),
+                      setup_version=SETUP_VERSION, manifest_extra={"configs": job.configs},
+                      sources=detector_sources(job.detectors)) as run:
             stats = _run_units(job, out, run, console)
             run.summary.update({k: v for k, v in stats.items() if k != "errors"})
-            write_json_atomic(out / "run.json", run_json | {"finished_at": _now()})
         return stats
     finally:
         catalog.close()
 
 
-def _run_units(job: RunJob, out: Path, run: Any, console: Console) -> dict[str, Any]:
+def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dict[str, Any]:
     stats: dict[str, Any] = {"done": 0, "failed": 0, "skipped": 0, "passed": 0}
     pending: deque[tuple[Task, str]] = deque()
     for config in job.configs:
@@ -223,11 +193,7 @@ def _run_units(job: RunJob, out: Path, run: Any, console: Console) -> dict[str, 
 
     # units in flight: enough that the call pool always has ready calls
     slots = max(1, min(len(pending), 2 * job.workers + 2))
-    try:
-        with progress, worker_pool(job.workers, "collab-call") as calls, worker_pool(slots, "collab-task") as units:
-            run_interruptible(lambda u: units.submit(one, u), pending, done, slots, run.guard, unit="task")
-    except RunInterrupted as exc:
-        exc.unit = "task"
-        raise
+    with progress, worker_pool(job.workers, "collab-call") as calls:
+        run.map(pending, one, done, workers=slots, unit="task", name="collab-task")
     stats["errors"] = errors[:20]
     return stats

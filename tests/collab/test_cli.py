@@ -79,5 +79,5 @@ def test_report_refuses_a_folder_of_another_kind(cli, tmp_path):
     one_line_error(cli("collab", "report", other), "is an 'ioa-synth belief run' results folder")
     empty = tmp_path / "empty"
     empty.mkdir()
-    one_line_error(cli("collab", "report", empty), "no run.json of 'ioa-synth collab run'")
+    one_line_error(cli("collab", "report", empty), "run.json: missing (is this an 'ioa-synth collab run' results folder?)")
     one_line_error(cli("collab", "report", tmp_path / "missing"), "no such results folder")
