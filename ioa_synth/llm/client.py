@@ -119,7 +119,9 @@ class LLMClient:
         endpoint's for this call (e.g. a deterministic probe on a sampling agent's model).
         ``decode`` turns the reply text into what ``parse`` gets (default: its JSON; a
         free-text reply, e.g. a chat turn or a fenced code block, passes
-        :func:`~ioa_synth.llm.replies.reply_text` with ``schema`` ``None``).
+        :func:`~ioa_synth.llm.replies.reply_text` with ``schema`` ``None``). A reply cut
+        off at ``max_tokens`` is rejected unless ``decode`` says it ``keeps_cut_off`` (a
+        chat turn that ran long is still a turn; cut-off JSON is not JSON).
 
         Raises:
             SetupError: a setup problem (HTTP 400/401/403/404/422, server unreachable);
@@ -260,7 +262,7 @@ class LLMClient:
         if choice is None or not candidates:
             rec.error = "empty reply (no choices, no content and no reasoning field)"
             return None, rec.error
-        if rec.finish_reason == "length":
+        if rec.finish_reason == "length" and not getattr(decode, "keeps_cut_off", False):
             rec.error = "reply cut off (finish_reason=length)"
             return None, rec.error
         for field_name, text in candidates:

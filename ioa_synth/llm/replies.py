@@ -54,7 +54,9 @@ def reply_json(text: str) -> Any:
 
 
 def reply_text(text: str) -> str:
-    """The text of a free-text reply (a leading think block removed, spaces around it dropped).
+    """The text of a free-text reply (a leading think block removed, spaces around it
+    dropped). A reply cut off at ``max_tokens`` is kept as it is (``keeps_cut_off``: the
+    client does not reject it for its ``finish_reason``).
 
     Raises:
         ValueError: nothing is left.
@@ -63,6 +65,9 @@ def reply_text(text: str) -> str:
     if not out:
         raise ValueError("empty reply text")
     return out
+
+
+reply_text.keeps_cut_off = True  # type: ignore[attr-defined]
 
 
 def candidate_texts(message: dict[str, Any]) -> list[tuple[str, str]]:

@@ -42,6 +42,7 @@ def test_single_and_mcq_on_embedded_smollm2(tmp_path):
     assert rows and {r[3] for r in rows} == {"smollm2-135m"}
     ok = [r for r in rows if r[5] is None]
     assert any(r[1] == "discusser" and r[2] == "say" for r in ok)
+    assert any(r[1] == "detector:small" and r[2] == "mcq" for r in rows)  # the detector was asked
     assert {r[4] for r in ok if r[2] in ("vote",)} <= {0.0} and {r[4] for r in ok if r[2] == "solve"} <= {0.2}
     single = json.loads((out / "tasks" / "sample-bcb-01__single.json").read_text())
     assert single["check"]["status"] in ("pass", "fail", "timeout") and isinstance(single["passed"], bool)
