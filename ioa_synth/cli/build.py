@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
+from ioa_synth.cli.batch_options import batch_mode
 from ioa_synth.cli.common import (PANEL_BUILD, check_choice, fail, llm_command_errors, lowered_workers,
                                   out_dir_option, writable_out)
 from ioa_synth.llm.config import ConfigError, load_config
@@ -31,11 +32,16 @@ def build(
     dedup: bool = typer.Option(False, "--dedup", help="Discard an accepted case that nearly copies an earlier one"),
     threshold: float = typer.Option(0.7, "--threshold", min=0.01, max=1.0,
                                     help="Jaccard similarity of a near-copy (with --dedup)"),
+    batch: bool = typer.Option(False, "--batch", help="Send the calls in waves through the endpoints' Batch API "
+                               "(half price, up to 24 h per wave; docs/scale.md)"),
+    batch_dir: Optional[Path] = typer.Option(None, "--batch-dir", help="Batch mode with files: write each wave's "
+                                             "requests to DIR/<wave>.input.jsonl and stop (exit 75) until "
+                                             "DIR/<wave>.output.jsonl exists (e.g. from vllm run-batch)"),
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
     Exit status: 0 every case accepted or discarded, 1 some case failed, 2 bad input or
-    a setup error, 130 interrupted.
+    a setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
     from ioa_synth.protocol.cells import SPLITS
@@ -47,6 +53,7 @@ def build(
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
     writable_out(out)
+    mode = batch_mode(["generator", "judge"], batch, batch_dir)
     from ioa_synth.protocol.planting import TypeMixError, load_type_mix
 
     try:
@@ -66,10 +73,12 @@ def build(
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
-            "dedup": threshold if dedup else None}
+            "dedup": threshold if dedup else None, "batch": mode is not None,
+            "batch_dir": str(batch_dir) if batch_dir else None}
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
-                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce)
+                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
+                            batch=mode)
     from ioa_synth.runs.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console

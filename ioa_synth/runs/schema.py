@@ -11,6 +11,10 @@ Tables (columns beyond these may be added by later modules with
 - ``scores``: every rubric score given by a judge (build or audit).
 - ``seeds``: the seed tuples a build used, as given.
 - ``runs``: one row per command run, with the setup fingerprint.
+- ``batches``: one row per batch of a ``--batch`` run (provider or ``--batch-dir`` file),
+  ``batch_lines`` the call each of its lines asks for, ``batch_results`` the answers as
+  they came back, ``batch_marks`` which answers a run has stored as calls (``stored``)
+  and which calls gave up (``closed``); see :mod:`ioa_synth.runs.batch`.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ SCHEMA: dict[str, str] = {
         template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
         finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
         latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
-        reply_field VARCHAR
+        reply_field VARCHAR, via VARCHAR DEFAULT 'live'
     """,
     "scores": """
         case_id VARCHAR, stage INTEGER, attempt INTEGER, judge_role VARCHAR, judge_model VARCHAR,
@@ -47,10 +51,28 @@ SCHEMA: dict[str, str] = {
         fingerprint_json VARCHAR, toolkit_version VARCHAR, started_at TIMESTAMP,
         finished_at TIMESTAMP, summary_json VARCHAR
     """,
+    "batches": """
+        batch_id VARCHAR, endpoint VARCHAR, component VARCHAR, wave INTEGER, status VARCHAR,
+        input_file_id VARCHAR, output_file_id VARCHAR, error_file_id VARCHAR, n_requests INTEGER,
+        submitted_at TIMESTAMP, finished_at TIMESTAMP
+    """,
+    "batch_lines": """
+        custom_id VARCHAR, batch_id VARCHAR, wave INTEGER, case_id VARCHAR, stage INTEGER, role VARCHAR,
+        attempt INTEGER, try_index INTEGER, send INTEGER, failed_before INTEGER, created_at TIMESTAMP
+    """,
+    "batch_results": """
+        custom_id VARCHAR, batch_id VARCHAR, status_code INTEGER, response_json VARCHAR, error VARCHAR,
+        error_json VARCHAR, received_at TIMESTAMP
+    """,
+    "batch_marks": """
+        custom_id VARCHAR, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER, mark VARCHAR,
+        created_at TIMESTAMP
+    """,
 }
 
 #: Columns added after a table was first released: ``(table, "name TYPE")``.
-ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("llm_calls", "reply_field VARCHAR"),)
+ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("llm_calls", "reply_field VARCHAR"),
+                                              ("llm_calls", "via VARCHAR DEFAULT 'live'"))
 
 
 def dumps(obj: Any) -> str:
