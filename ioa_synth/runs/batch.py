@@ -171,7 +171,7 @@ class BatchCalls:
 
     def sent(self, pending: list[Pending], batch_id: str) -> list[Entry]:
         """Register ``pending`` as sent in ``batch_id``; the ``batch_lines`` rows to journal."""
-        entries: list[Entry] = []
+        rows: list[dict[str, Any]] = []
         now = now_utc()
         with self._lock:
             for p in pending:
@@ -179,11 +179,11 @@ class BatchCalls:
                 self._lines.setdefault((p.line.key, p.line.try_index), []).append(p.line)
                 self._by_key.setdefault(p.line.key, p.line.failed_before)
                 case_id, stage, role, attempt = p.line.key
-                entries.append(("batch_lines", {
+                rows.append({
                     "custom_id": p.line.custom_id, "batch_id": batch_id, "wave": p.line.wave, "case_id": case_id,
                     "stage": stage, "role": role, "attempt": attempt, "try_index": p.line.try_index,
-                    "send": p.line.send, "failed_before": p.line.failed_before, "created_at": now}))
-        return entries
+                    "send": p.line.send, "failed_before": p.line.failed_before, "created_at": now})
+        return insert_new("batch_lines", "custom_id", rows)
 
     # -- answering calls -------------------------------------------------------------
     def has_lines(self, key: CallKey) -> bool:
@@ -220,7 +220,7 @@ class BatchCalls:
             if line.result is None:
                 raise CallParked(line.custom_id)  # in a batch still in flight
             rec.via, rec.batch_line, rec.already_stored = "batch", line.custom_id, line.stored
-            rec.latency_ms = None
+            rec.latency_ms, rec.error = None, None
             line.stored = True  # the recorder stores what it is handed now
             if line.result.data is not None:
                 return line.result.data
@@ -264,6 +264,26 @@ class BatchCalls:
         case_id, stage, role, attempt = key
         return [("batch_marks", {"custom_id": None, "case_id": case_id, "stage": stage, "role": role,
                                  "attempt": attempt, "mark": "closed", "created_at": now_utc()})]
+
+
+def _column_types(table: str) -> dict[str, str]:
+    from ioa_synth.runs.schema import SCHEMA
+
+    return {c.split()[0]: c.split()[1] for c in (x.strip() for x in SCHEMA[table].split(",")) if c}
+
+
+def insert_new(table: str, key: str, rows: list[dict[str, Any]]) -> list[Entry]:
+    """One statement inserting those ``rows`` whose ``key`` is not in ``table`` yet: the
+    catalog re-applies a killed run's journal whole, and a batch row, line or answer must
+    not be stored twice."""
+    if not rows:
+        return []
+    types = _column_types(table)
+    cols = list(rows[0])
+    lists = ", ".join(f"unnest(?::{types[c]}[]) AS {c}" for c in cols)
+    sql = (f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (SELECT {lists}) n "
+           f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{key} = n.{key})")
+    return [(None, (sql, [[r[c] for r in rows] for c in cols]))]
 
 
 def _result(row: dict[str, Any]) -> LineResult:

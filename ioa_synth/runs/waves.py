@@ -30,7 +30,7 @@ from ioa_synth.llm.batch_api import BatchLine, BatchState, FileBatches, LineResu
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.llm.errors import SetupError
 from ioa_synth.llm.batch_api import CallParked
-from ioa_synth.runs.batch import BatchCalls, BatchRecorder, Pending
+from ioa_synth.runs.batch import BatchCalls, BatchRecorder, Pending, insert_new
 from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.runs.context import RunContext
 from ioa_synth.runs.interrupt import RunInterrupted
@@ -126,10 +126,11 @@ class BatchWaves:
         self.calls.pending.clear()
 
     def _row(self, batch_id: str, endpoint: str, components: str, wave: int, status: str, input_file_id: str,
-             n: int) -> Entry:
-        return ("batches", {"batch_id": batch_id, "endpoint": endpoint, "component": components, "wave": wave,
-                            "status": status, "input_file_id": input_file_id, "output_file_id": None,
-                            "error_file_id": None, "n_requests": n, "submitted_at": now_utc(), "finished_at": None})
+             n: int) -> list[Entry]:
+        return insert_new("batches", "input_file_id", [{
+            "batch_id": batch_id, "endpoint": endpoint, "component": components, "wave": wave, "status": status,
+            "input_file_id": input_file_id, "output_file_id": None, "error_file_id": None, "n_requests": n,
+            "submitted_at": now_utc(), "finished_at": None}])
 
     def _write(self, name: str, wave: int, components: str, model: str, items: list[Pending]) -> None:
         assert self.batch_dir is not None
@@ -141,8 +142,8 @@ class BatchWaves:
         except OSError as exc:
             raise SetupError(f"cannot write {files.input_path(name)}: {exc.strerror or exc}", components,
                              "check --batch-dir") from None
-        self.catalog.record([self._row(name, FILE_PREFIX + str(self.batch_dir), components, wave, "in_progress",
-                                       path.name, len(items))] + self.calls.sent(items, name))
+        self.catalog.record(self._row(name, FILE_PREFIX + str(self.batch_dir), components, wave, "in_progress",
+                                      path.name, len(items)) + self.calls.sent(items, name))
         self.submitted += 1
 
     def _send(self, name: str, wave: int, components: str, base_url: str, api_key: str, items: list[Pending],
@@ -153,7 +154,7 @@ class BatchWaves:
         except openai.APIError as exc:
             raise self._setup(exc, components, base_url) from exc
         provisional = f"uploaded:{file_id}"
-        self.catalog.record([self._row(provisional, base_url, components, wave, "uploaded", file_id, len(items))]
+        self.catalog.record(self._row(provisional, base_url, components, wave, "uploaded", file_id, len(items))
                             + self.calls.sent(items, provisional))
         self._create(provisional, file_id, base_url, components, name)
 
@@ -261,7 +262,7 @@ class BatchWaves:
         missing = sum(1 for ln in self.calls.lines_of_batch(row["batch_id"]) if ln.custom_id not in results)
         if missing or bad:
             self.note(f"{files.output_path(row['batch_id'])}: {plural(missing, 'request')} without an answer"
-                      + (f", {plural(bad, 'unreadable line')}" if bad else "") + "; they go into the next wave")
+                      + (f", {plural(bad, 'unreadable line')}" if bad else "") + "; asked again in the next wave")
         self._ingest(row, results, "completed", files.output_path(row["batch_id"]).name, None,
                      "no answer in the output file")
         return True
@@ -271,15 +272,15 @@ class BatchWaves:
         """Store the answers of a finished batch (a line without one: failed, ``why``)."""
         now = now_utc()
         full: dict[str, LineResult] = {}
-        entries: list[Entry] = []
+        rows = []
         for line in self.calls.lines_of_batch(row["batch_id"]):
             res = results.get(line.custom_id) or LineResult(line.custom_id, error=f"batch line failed: no reply ({why})")
             full[line.custom_id] = res
-            entries.append(("batch_results", {
-                "custom_id": line.custom_id, "batch_id": row["batch_id"], "status_code": res.status,
-                "response_json": dumps(res.data) if res.data is not None else None, "error": res.error,
-                "error_json": dumps(res.body) if res.data is None and res.body is not None else None,
-                "received_at": now}))
+            rows.append({"custom_id": line.custom_id, "batch_id": row["batch_id"], "status_code": res.status,
+                         "response_json": dumps(res.data) if res.data is not None else None, "error": res.error,
+                         "error_json": dumps(res.body) if res.data is None and res.body is not None else None,
+                         "received_at": now})
+        entries = insert_new("batch_results", "custom_id", rows)
         entries.append((None, ("UPDATE batches SET status = ?, output_file_id = ?, error_file_id = ?, finished_at = ? "
                                "WHERE batch_id = ?", [status, output_id, error_id, now, row["batch_id"]])))
         self.catalog.record(entries)

@@ -60,3 +60,115 @@ def test_batch_build_makes_the_live_records(cli, server, seeds_file, tmp_path):
     assert batched.batches.submissions == len(waves) >= 4
     assert len(live.requests) == sum(n for _, _, n in waves)
 
+
+
+def test_kill_9_between_submit_and_completion_polls_the_same_batch(server, seeds_file, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    responder = KeyedResponder(fail_share=0.2)
+    seeds, out = seeds_file(4), tmp_path / "out"
+    srv = server(responder, outcomes=["hold"])
+    env = {**os.environ}
+    cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "test", "--out", str(out),
+           "--batch"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while srv.batches.retrieves < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert srv.batches.submissions == 1
+    held = next(iter(srv.batches.batches))
+    srv.batches.release()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = q(out, "SELECT batch_id, wave, status FROM batches ORDER BY wave")
+    assert rows[0] == (held, 1, "completed")  # polled, not submitted again
+    assert srv.batches.submissions == len(rows) == len({w for _, w, _ in rows})
+    sent = [json.loads(x)["custom_id"] for f, data in srv.batches.files.values() if "_output" not in f
+            and "_error" not in f for x in data.splitlines()]
+    assert len(sent) == len(set(sent))  # no line sent twice
+    assert q(out, "SELECT count(*) FROM cases WHERE status = 'pending'") == [(0,)]
+
+
+@pytest.mark.parametrize("outcome", ["expire:3", "errors:2"])
+def test_unanswered_and_failed_lines_go_into_the_next_wave(cli, server, seeds_file, tmp_path, outcome):
+    responder = KeyedResponder()
+    seeds = seeds_file(6)
+    server(responder)
+    assert build(cli, seeds, tmp_path / "live").exit_code == 0
+    srv = server(responder, outcomes=[outcome])
+    res = build(cli, seeds, tmp_path / "batch", "--batch")
+    assert res.exit_code == 0, res.output
+    assert records(tmp_path / "live") == records(tmp_path / "batch")
+    first = q(tmp_path / "batch", "SELECT status, n_requests FROM batches WHERE wave = 1")
+    assert first == [("expired" if outcome.startswith("expire") else "completed", 6)]
+    failed = q(tmp_path / "batch", "SELECT case_id, error FROM llm_calls WHERE error IS NOT NULL")
+    assert len(failed) == 3  # lines 4-6 (expired) or 2, 4, 6 (HTTP 500): failed sends, stored as failed tries
+    assert all(e.startswith("batch line failed") for _, e in failed)
+    second = q(tmp_path / "batch", "SELECT component, n_requests FROM batches WHERE wave = 2")
+    assert second == [("generator+judge", 6)]  # the 3 re-sent generations and the 3 judges of the others
+    assert srv.batches.submissions == q(tmp_path / "batch", "SELECT count(*) FROM batches")[0][0]
+
+
+def test_failed_batch_stops_the_run_and_a_rerun_sends_again(cli, server, seeds_file, tmp_path):
+    seeds, out = seeds_file(2), tmp_path / "out"
+    srv = server(KeyedResponder(), outcomes=["fail"])
+    res = build(cli, seeds, out, "--batch")
+    assert res.exit_code == 2
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "scripted validation failure" in lines[0], res.stderr
+    res = build(cli, seeds, out, "--batch")
+    assert res.exit_code == 0, res.output
+    assert q(out, "SELECT status FROM batches ORDER BY wave, submitted_at")[0] == ("failed",)
+    assert q(out, "SELECT count(*) FROM cases WHERE status = 'accepted'") == [(2,)]
+    assert srv.batches.submissions == 5
+
+
+def test_batch_dir_stops_with_75_and_reads_vllm_output(cli, server, seeds_file, tmp_path, monkeypatch):
+    responder = KeyedResponder(fail_share=0.25)
+    seeds, bdir = seeds_file(5), tmp_path / "vllm"
+    server(responder)
+    assert build(cli, seeds, tmp_path / "live").exit_code == 0
+    srv = server(responder)
+    waves = 0
+    while True:
+        res = build(cli, seeds, tmp_path / "batch", "--batch-dir", bdir)
+        if res.exit_code == 0:
+            break
+        assert res.exit_code == 75, res.output
+        line = res.stderr.splitlines()[-1]  # after the progress lines (and a note on missing answers)
+        assert line.startswith("batch: process "), res.stderr
+        waves += 1
+        name = f"wave-{waves}"
+        assert f"{bdir / name}.input.jsonl" in line and f"{bdir / name}.output.jsonl" in line, line
+        if waves == 2:
+            assert "1 request without an answer; asked again in the next wave" in res.stderr
+        again = build(cli, seeds, tmp_path / "batch", "--batch-dir", bdir)  # no output yet: the same line
+        assert again.exit_code == 75 and not (bdir / f"wave-{waves + 1}.input.jsonl").exists()
+        run_batch_file(bdir / f"{name}.input.jsonl", bdir / f"{name}.output.jsonl", responder,
+                       skip=1 if waves == 1 else 0)
+    assert not srv.requests and waves >= 4
+    assert records(tmp_path / "live") == records(tmp_path / "batch")
+    assert q(tmp_path / "batch", "SELECT count(*) FROM llm_calls WHERE error LIKE 'batch line failed: no reply%'") == [(1,)]
+
+
+def test_batch_refuses_the_embedded_model_and_an_unwritable_batch_dir(cli, seeds_file, tmp_path, monkeypatch):
+    seeds = seeds_file(1)
+    for extra in (["--batch"], ["--batch-dir", tmp_path / "b"]):
+        res = build(cli, seeds, tmp_path / "out", *extra)
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+        assert res.exit_code == 2 and len(lines) == 1 and "embedded model" in lines[0], res.stderr
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for bad, needle in ((blocker, "is not a folder"), (blocker / "sub", "cannot create")):
+        res = build(cli, seeds, tmp_path / "out", "--batch-dir", bad)
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+        assert res.exit_code == 2 and len(lines) == 1 and needle in lines[0], res.stderr
+    assert not (tmp_path / "out").exists()
