@@ -47,6 +47,7 @@ from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import describe_difference, fingerprint
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
+from ioa_synth.runs.waves import PARKED, BatchMode, parking, start_batch
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
 #: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
@@ -155,10 +156,12 @@ def _now() -> str:
 
 def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: int = 4, local_model: str | None = None,
                  console: Console | None = None, args: dict[str, Any] | None = None,
-                 on_start: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                 on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None) -> dict[str, Any]:
     """Evaluate ``job`` into ``out_dir``; return ``summary.json`` plus ``run`` =
     ``{"scored", "failed", "skipped", "tokens"}`` of this invocation. ``on_start()`` is
     called once the catalog is open (not in use by another run), before any endpoint is.
+    With ``batch`` the calls go out in waves of batches (:mod:`ioa_synth.runs.waves`);
+    the records are those a live run writes.
 
     When the run stops early (setup error, Ctrl-C) ``summary.json`` still describes the
     records written so far (``complete: false``) and the ``runs`` row says why it stopped.
@@ -180,7 +183,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
             run_json = _run_json(run, job, args)
             write_json_atomic(out_dir / "run.json", run_json)
             run.summary |= {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
-            scheduler = _Scheduler(out_dir, job, run, workers, console)
+            scheduler = _Scheduler(out_dir, job, run, workers, console, batch)
             try:
                 scheduler.run()
             except BaseException as exc:
@@ -216,8 +219,10 @@ class _Scheduler:
     """Keeps ``workers`` cases in flight (:func:`run_interruptible`); each worker writes its
     case's record; the counts go to the run's summary."""
 
-    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console) -> None:
-        self.out_dir, self.job, self.run_ctx = out_dir, job, run
+    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console,
+                 batch: BatchMode | None = None) -> None:
+        self.out_dir, self.job, self.run_ctx, self.batch = out_dir, job, run, batch
+        self._parked: list[EvalCase] = []
         self.workers, self.console = max(1, workers), console
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
@@ -258,7 +263,10 @@ class _Scheduler:
         self.run_ctx.catalog.record_later(write, sync=[path])
         return record["status"]
 
-    def _done(self, case: EvalCase, status: str) -> None:
+    def _done(self, case: EvalCase, status: Any) -> None:
+        if status is PARKED:  # waits for a batch answer: driven again after the wave
+            self._parked.append(case)
+            return
         self.run_ctx.summary[status] += 1
         assert self.progress is not None and self.recorder is not None  # cases finish only inside run()
         self.progress.advance(status, case.case_id, self.recorder.tokens_by_case.pop(case.case_id, 0))
@@ -278,18 +286,34 @@ class _Scheduler:
             else:
                 todo.append(case)
         ids = [c.case_id for c in todo]
-        self.recorder = self.run_ctx.recorder(replay_of=ids)
+        waves = None
+        if self.batch is not None:
+            self.recorder, waves = start_batch(self.run_ctx, self.batch, ids, note=lambda text: progress.note(text))
+        else:
+            self.recorder = self.run_ctx.recorder(replay_of=ids)
         self.replay_tries = load_replay_tries(self.run_ctx.catalog, ids)
         self.progress = progress = eval_progress(self.console, len(todo))
         self.run_ctx.attach(progress)
+        queue = deque(todo)
         try:
             with progress, worker_pool(self.workers, "eval") as pool:
-                run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, self.run_ctx.guard)
+                def drive() -> int:  # every case not scored, until it is or waits for a batch
+                    run_interruptible(self._submit(pool), queue, self._done, self.workers, self.run_ctx.guard)
+                    queue.extend(self._parked)
+                    self._parked = []
+                    return len(queue)
+
+                if waves is None:
+                    drive()
+                else:
+                    waves.run(drive)
         finally:
             self.run_ctx.catalog.flush()  # the records written behind the workers are on disk
 
     def _submit(self, pool: ThreadPoolExecutor):
+        work = parking(self._one)
+
         def submit(case: EvalCase):
             self._last_submitted = case
-            return pool.submit(self._one, case)
+            return pool.submit(work, case)
         return submit

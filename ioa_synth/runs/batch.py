@@ -62,6 +62,7 @@ class Line:
     sending, and its answer once back (``result``); ``stored``: the answer is in ``llm_calls``."""
 
     custom_id: str
+    endpoint: str
     batch_id: str
     wave: int
     key: CallKey
@@ -145,7 +146,8 @@ class BatchCalls:
         by_key: dict[CallKey, int] = {}
         for r in rows:
             key = (r["case_id"], r["stage"], r["role"], r["attempt"])
-            line = Line(r["custom_id"], r["batch_id"], r["wave"], key, r["try_index"], r["send"], r["failed_before"],
+            line = Line(r["custom_id"], r["endpoint"], r["batch_id"], r["wave"], key, r["try_index"], r["send"],
+                        r["failed_before"],
                         stored=bool(r["stored"]))
             if r["status_code"] is not None or r["error"] is not None:
                 line.result = _result(r)
@@ -156,31 +158,32 @@ class BatchCalls:
             self._lines, self._by_key = lines, by_key
             self.wave = int(waves[0][0]) if waves else 0
 
-    def lines_of_batch(self, batch_id: str) -> list[Line]:
-        """The open lines sent in ``batch_id``."""
+    def lines_of_batch(self, endpoint: str, batch_id: str) -> list[Line]:
+        """The open lines sent in batch ``batch_id`` of ``endpoint`` (ids are the provider's:
+        two providers may use the same)."""
         with self._lock:
-            return [ln for group in self._lines.values() for ln in group if ln.batch_id == batch_id]
+            return [ln for group in self._lines.values() for ln in group
+                    if ln.batch_id == batch_id and ln.endpoint == endpoint]
 
-    def take(self, batch_id: str, results: dict[str, LineResult]) -> None:
-        """Give the lines of ``batch_id`` their answers (already journaled by the caller)."""
-        with self._lock:
-            for group in self._lines.values():
-                for ln in group:
-                    if ln.batch_id == batch_id and ln.custom_id in results:
-                        ln.result = results[ln.custom_id]
+    def take(self, endpoint: str, batch_id: str, results: dict[str, LineResult]) -> None:
+        """Give the lines of that batch their answers (already journaled by the caller)."""
+        for ln in self.lines_of_batch(endpoint, batch_id):
+            if ln.custom_id in results:
+                ln.result = results[ln.custom_id]
 
-    def sent(self, pending: list[Pending], batch_id: str) -> list[Entry]:
-        """Register ``pending`` as sent in ``batch_id``; the ``batch_lines`` rows to journal."""
+    def sent(self, pending: list[Pending], endpoint: str, batch_id: str) -> list[Entry]:
+        """Register ``pending`` as sent in batch ``batch_id`` of ``endpoint``; the
+        ``batch_lines`` rows to journal."""
         rows: list[dict[str, Any]] = []
         now = now_utc()
         with self._lock:
             for p in pending:
-                p.line.batch_id = batch_id
+                p.line.endpoint, p.line.batch_id = endpoint, batch_id
                 self._lines.setdefault((p.line.key, p.line.try_index), []).append(p.line)
                 self._by_key.setdefault(p.line.key, p.line.failed_before)
                 case_id, stage, role, attempt = p.line.key
                 rows.append({
-                    "custom_id": p.line.custom_id, "batch_id": batch_id, "wave": p.line.wave, "case_id": case_id,
+                    "custom_id": p.line.custom_id, "endpoint": endpoint, "batch_id": batch_id, "wave": p.line.wave, "case_id": case_id,
                     "stage": stage, "role": role, "attempt": attempt, "try_index": p.line.try_index,
                     "send": p.line.send, "failed_before": p.line.failed_before, "created_at": now})
         return insert_new("batch_lines", "custom_id", rows)
@@ -234,7 +237,7 @@ class BatchCalls:
             raise AssertionError("the recorder registers the call's failed tries first")
         with self._lock:
             wave = self.wave + 1
-            line = Line(custom_id(key, rec.try_index, len(sends), failed_before, wave), "", wave, key,
+            line = Line(custom_id(key, rec.try_index, len(sends), failed_before, wave), "", "", wave, key,
                         rec.try_index, len(sends), failed_before)
             self.pending.append(Pending(line, payload, ep.component, ep.base_url, ep.model, ep.api_key))
         raise CallParked(line.custom_id)
@@ -266,23 +269,43 @@ class BatchCalls:
                                  "attempt": attempt, "mark": "closed", "created_at": now_utc()})]
 
 
+def gather(calls: list[Callable[[], T]]) -> list[T]:
+    """The results of independent calls, made in order (as a live run makes them); in
+    batch mode every call that waits for an answer is parked, so that all of them go out
+    in the same wave (the simulator's participants and rollouts), and
+    :class:`~ioa_synth.llm.batch_api.CallParked` is raised once all were tried. Any other
+    exception stops at the call that raised it, as in a loop."""
+    out: list[Any] = []
+    parked: CallParked | None = None
+    for call in calls:
+        try:
+            out.append(call())
+        except CallParked as exc:
+            parked = parked or exc
+            out.append(None)
+    if parked is not None:
+        raise parked
+    return out
+
+
 def _column_types(table: str) -> dict[str, str]:
     from ioa_synth.runs.schema import SCHEMA
 
     return {c.split()[0]: c.split()[1] for c in (x.strip() for x in SCHEMA[table].split(",")) if c}
 
 
-def insert_new(table: str, key: str, rows: list[dict[str, Any]]) -> list[Entry]:
-    """One statement inserting those ``rows`` whose ``key`` is not in ``table`` yet: the
-    catalog re-applies a killed run's journal whole, and a batch row, line or answer must
-    not be stored twice."""
+def insert_new(table: str, key: str | tuple[str, ...], rows: list[dict[str, Any]]) -> list[Entry]:
+    """One statement inserting those ``rows`` whose ``key`` (a column, or columns) is not in
+    ``table`` yet: the catalog re-applies a killed run's journal whole, and a batch row,
+    line or answer must not be stored twice."""
     if not rows:
         return []
     types = _column_types(table)
     cols = list(rows[0])
     lists = ", ".join(f"unnest(?::{types[c]}[]) AS {c}" for c in cols)
+    same = " AND ".join(f"t.{k} = n.{k}" for k in ((key,) if isinstance(key, str) else key))
     sql = (f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM (SELECT {lists}) n "
-           f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.{key} = n.{key})")
+           f"WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE {same})")
     return [(None, (sql, [[r[c] for r in rows] for c in cols]))]
 
 

@@ -57,8 +57,8 @@ SCHEMA: dict[str, str] = {
         submitted_at TIMESTAMP, finished_at TIMESTAMP
     """,
     "batch_lines": """
-        custom_id VARCHAR, batch_id VARCHAR, wave INTEGER, case_id VARCHAR, stage INTEGER, role VARCHAR,
-        attempt INTEGER, try_index INTEGER, send INTEGER, failed_before INTEGER, created_at TIMESTAMP
+        custom_id VARCHAR, endpoint VARCHAR, batch_id VARCHAR, wave INTEGER, case_id VARCHAR, stage INTEGER,
+        role VARCHAR, attempt INTEGER, try_index INTEGER, send INTEGER, failed_before INTEGER, created_at TIMESTAMP
     """,
     "batch_results": """
         custom_id VARCHAR, batch_id VARCHAR, status_code INTEGER, response_json VARCHAR, error VARCHAR,

@@ -127,7 +127,7 @@ class BatchWaves:
 
     def _row(self, batch_id: str, endpoint: str, components: str, wave: int, status: str, input_file_id: str,
              n: int) -> list[Entry]:
-        return insert_new("batches", "input_file_id", [{
+        return insert_new("batches", ("endpoint", "input_file_id"), [{
             "batch_id": batch_id, "endpoint": endpoint, "component": components, "wave": wave, "status": status,
             "input_file_id": input_file_id, "output_file_id": None, "error_file_id": None, "n_requests": n,
             "submitted_at": now_utc(), "finished_at": None}])
@@ -142,8 +142,9 @@ class BatchWaves:
         except OSError as exc:
             raise SetupError(f"cannot write {files.input_path(name)}: {exc.strerror or exc}", components,
                              "check --batch-dir") from None
-        self.catalog.record(self._row(name, FILE_PREFIX + str(self.batch_dir), components, wave, "in_progress",
-                                      path.name, len(items)) + self.calls.sent(items, name))
+        endpoint = FILE_PREFIX + str(self.batch_dir)
+        self.catalog.record(self._row(name, endpoint, components, wave, "in_progress", path.name, len(items))
+                            + self.calls.sent(items, endpoint, name))
         self.submitted += 1
 
     def _send(self, name: str, wave: int, components: str, base_url: str, api_key: str, items: list[Pending],
@@ -155,7 +156,7 @@ class BatchWaves:
             raise self._setup(exc, components, base_url) from exc
         provisional = f"uploaded:{file_id}"
         self.catalog.record(self._row(provisional, base_url, components, wave, "uploaded", file_id, len(items))
-                            + self.calls.sent(items, provisional))
+                            + self.calls.sent(items, base_url, provisional))
         self._create(provisional, file_id, base_url, components, name)
 
     def _create(self, provisional: str, file_id: str, base_url: str, components: str, name: str) -> None:
@@ -165,10 +166,11 @@ class BatchWaves:
         except openai.APIError as exc:
             raise self._setup(exc, components, base_url) from exc
         self.catalog.record([
-            (None, ("UPDATE batches SET batch_id = ?, status = ? WHERE batch_id = ?",
-                    [state.batch_id, state.status, provisional])),
-            (None, ("UPDATE batch_lines SET batch_id = ? WHERE batch_id = ?", [state.batch_id, provisional]))])
-        for line in self.calls.lines_of_batch(provisional):
+            (None, ("UPDATE batches SET batch_id = ?, status = ? WHERE batch_id = ? AND endpoint = ?",
+                    [state.batch_id, state.status, provisional, base_url])),
+            (None, ("UPDATE batch_lines SET batch_id = ? WHERE batch_id = ? AND endpoint = ?",
+                    [state.batch_id, provisional, base_url]))])
+        for line in self.calls.lines_of_batch(base_url, provisional):
             line.batch_id = state.batch_id
         self.submitted += 1
 
@@ -259,7 +261,8 @@ class BatchWaves:
         if found is None:
             return False
         results, bad = found
-        missing = sum(1 for ln in self.calls.lines_of_batch(row["batch_id"]) if ln.custom_id not in results)
+        missing = sum(1 for ln in self.calls.lines_of_batch(row["endpoint"], row["batch_id"])
+                      if ln.custom_id not in results)
         if missing or bad:
             self.note(f"{files.output_path(row['batch_id'])}: {plural(missing, 'request')} without an answer"
                       + (f", {plural(bad, 'unreadable line')}" if bad else "") + "; asked again in the next wave")
@@ -273,7 +276,7 @@ class BatchWaves:
         now = now_utc()
         full: dict[str, LineResult] = {}
         rows = []
-        for line in self.calls.lines_of_batch(row["batch_id"]):
+        for line in self.calls.lines_of_batch(row["endpoint"], row["batch_id"]):
             res = results.get(line.custom_id) or LineResult(line.custom_id, error=f"batch line failed: no reply ({why})")
             full[line.custom_id] = res
             rows.append({"custom_id": line.custom_id, "batch_id": row["batch_id"], "status_code": res.status,
@@ -282,9 +285,10 @@ class BatchWaves:
                          "received_at": now})
         entries = insert_new("batch_results", "custom_id", rows)
         entries.append((None, ("UPDATE batches SET status = ?, output_file_id = ?, error_file_id = ?, finished_at = ? "
-                               "WHERE batch_id = ?", [status, output_id, error_id, now, row["batch_id"]])))
+                               "WHERE batch_id = ? AND endpoint = ?",
+                               [status, output_id, error_id, now, row["batch_id"], row["endpoint"]])))
         self.catalog.record(entries)
-        self.calls.take(row["batch_id"], full)
+        self.calls.take(row["endpoint"], row["batch_id"], full)
 
     def _waiting_line(self, rows: list[dict[str, Any]]) -> str:
         parts = []
