@@ -25,7 +25,7 @@ PANEL_SHARE = "Export and inspect"
 PANELS = (PANEL_SEEDS, PANEL_BUILD, PANEL_QUALITY, PANEL_EVALUATE, PANEL_TRAIN, PANEL_MEETINGS, PANEL_BELIEF,
           PANEL_SHARE)
 #: Order of commands inside a panel (commands not named here follow, in registration order).
-COMMAND_ORDER = ("seeds", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
+COMMAND_ORDER = ("seeds", "estimate", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
                  "compare", "train", "meeting", "belief", "export", "sql")
 
 

@@ -114,8 +114,8 @@ def total(comps: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def _rounded(c: dict[str, Any]) -> dict[str, Any]:
     return {"calls": round(c["calls"], 1), "prompt_tokens": round(c["prompt_tokens"]),
             "completion_tokens": round(c["completion_tokens"]),
-            "cost": None if c["cost"] is None else round(c["cost"], 4),
-            "batch_cost": None if c["batch_cost"] is None else round(c["batch_cost"], 4)}
+            "cost": None if c["cost"] is None else round(c["cost"], 6),
+            "batch_cost": None if c["batch_cost"] is None else round(c["batch_cost"], 6)}
 
 
 def record_estimate(catalog: Catalog, run_id: str, command: str, plan: dict[str, Any],
