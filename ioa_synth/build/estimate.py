@@ -166,9 +166,10 @@ def _rates(catalog: Catalog | None, split: str, measured: Measured, given: dict[
 
 def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_model: str | None = None,
                    prices: dict[str, Price] | None = None, tokenizer: str | None = None,
-                   batch: bool = False) -> dict[str, Any]:
+                   batch: bool = False, catalog: Catalog | None = None) -> dict[str, Any]:
     """The estimate of ``build`` over ``plan`` into ``out_dir`` (read, never written), in
-    the contract of :func:`ioa_synth.runs.spend.fold`.
+    the contract of :func:`ioa_synth.runs.spend.fold`; ``catalog``: the directory's, when
+    the caller has it open.
 
     Raises:
         ioa_synth.llm.tokens.TokenizerError: a ``tokenizer`` given that cannot be built.
@@ -177,7 +178,9 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
     gen = component_setup("generator", config, local_model, tokenizer)
     judge = component_setup("judge", config, local_model, tokenizer)
     setups = {"generator": gen, "judge": judge}
-    catalog = Catalog(out_dir, read_only=True) if (Path(out_dir) / "catalog.duckdb").is_file() else None
+    opened = catalog is None and (Path(out_dir) / "catalog.duckdb").is_file()
+    if opened:
+        catalog = Catalog(out_dir, read_only=True)
     try:
         measured = measure(catalog, lambda c, t: setups[c].counter.text(t),
                            lambda c, m: setups[c].counter.messages(m), roles=lambda r: "judge" if r == "judge" else
@@ -185,7 +188,7 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
         todo, finished = _cases(catalog, plan)
         rates, rate_source = _rates(catalog, plan.split, measured, plan.given_rates)
     finally:
-        if catalog is not None:
+        if opened and catalog is not None:
             catalog.close()
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
@@ -248,3 +251,17 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
         "tokenizers": {name: s.describe() for name, s in setups.items()},
     }
     return fold(kinds, prices_for(setups, prices or {}), assumptions)
+
+
+def estimate_of_plans(plans: dict, plan_args: dict[str, Any], catalog: Catalog, config: ToolkitConfig,
+                      local_model: str | None, type_mix: str | None, batch: bool) -> dict[str, Any] | None:
+    """The estimate of a build about to run over ``plans`` (cells of
+    :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``; ``None`` when
+    it cannot be made (a tokenizer that cannot be read...): a build never fails for it."""
+    seeds = [s for p in plans.values() for s in p.primary]
+    reserve = sum(len(p.reserve) for p in plans.values())
+    try:
+        return estimate_build(BuildPlan(seeds, reserve, plan_args["split"], type_mix), catalog.out_dir, config,
+                              local_model, batch=batch, catalog=catalog)
+    except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
+        return None

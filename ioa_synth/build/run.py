@@ -32,6 +32,7 @@ from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.spend import record_estimate, should_record
 from ioa_synth.runs.waves import PARKED, BatchMode, parking, start_batch
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
@@ -61,14 +62,18 @@ def plan_from_seeds(seeds: list[SeedTuple]) -> dict[Cell, CellPlan]:
 def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: ToolkitConfig, workers: int = 4,
               local_model: str | None = None, console: Console | None = None, args: dict | None = None,
               type_mix: str | None = None, dedup: float | None = None,
-              on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None) -> dict:
+              on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
+              estimate: tuple[dict, Callable[[Catalog], dict | None]] | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
     ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
     ``on_start()`` is called once the catalog is open (not in use by another run), before
     any endpoint is opened. With ``batch`` the calls go out in waves of batches
-    (:mod:`ioa_synth.runs.waves`); the records are those a live run makes.
+    (:mod:`ioa_synth.runs.waves`); the records are those a live run makes. ``estimate``,
+    ``(plan, make)``: ``make(catalog)`` gives the estimate of this run, recorded for
+    ``status`` unless the estimate recorded last is of the same ``plan``
+    (:mod:`ioa_synth.runs.spend`).
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -81,11 +86,21 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     try:
         on_start()
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:
+            _record_estimate(catalog, run.run_id, estimate)
             run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
                                       type_mix=type_mix, dedup=dedup, batch=batch).run()
         return run.summary
     finally:
         catalog.close()
+
+
+def _record_estimate(catalog: Catalog, run_id: str, estimate: tuple[dict, Callable[[Catalog], dict | None]] | None
+                     ) -> None:
+    if estimate is None or not should_record(catalog, estimate[0]):
+        return
+    made = estimate[1](catalog)
+    if made is not None:
+        record_estimate(catalog, run_id, "build", estimate[0], made)
 
 
 class _Scheduler:

@@ -75,10 +75,17 @@ def build(
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
             "dedup": threshold if dedup else None, "batch": mode is not None,
             "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.build.estimate import estimate_of_plans
+
+        return estimate_of_plans(plans, plan, catalog, cfg, local_model, type_mix, mode is not None)
+
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
-                            batch=mode)
+                            batch=mode, estimate=(plan, estimate))
     from ioa_synth.runs.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console

@@ -94,8 +94,9 @@ def fold(kinds: list[CallKind], prices: dict[str, Price | None], assumptions: di
         price = prices.get(name)
         c["cost"] = price.cost(c["prompt_tokens"], c["completion_tokens"]) if price else None
         c["batch_cost"] = price.cost(c["prompt_tokens"], c["completion_tokens"], batch=True) if price else None
+    used = {name: (p.model_dump() if p is not None else None) for name, p in prices.items()}
     return {"components": {n: _rounded(c) for n, c in comps.items()}, "total": _rounded(total(comps)),
-            "assumptions": assumptions | {"calls_by_kind": [
+            "assumptions": assumptions | {"prices_per_mtok": used, "calls_by_kind": [
                 {"component": k.component, "kind": k.label, "calls": round(k.calls, 2),
                  "prompt_tokens_per_call": round(k.prompt, 1), "completion_tokens_per_call": round(k.completion, 1)}
                 for k in kinds]}}
@@ -159,3 +160,25 @@ def spent(catalog: Catalog, since: Any, component_of: Callable[[str], str], pric
     for c in comps.values():
         c["batch_cost"] = None
     return {"components": comps, "total": total(comps)}
+
+
+def spend_report(catalog: Catalog, component_of: Callable[[str], str]) -> dict[str, Any] | None:
+    """The estimate recorded last beside what the calls stored since then cost (at the
+    estimate's prices): ``{"estimated_at", "command", "plan", "estimate", "spent"}``, or
+    ``None`` when no run recorded an estimate."""
+    from ioa_synth.llm.prices import parse_price
+
+    last = latest_estimate(catalog)
+    if last is None:
+        return None
+    used = last["estimate"].get("assumptions", {}).get("prices_per_mtok", {})
+    prices = {name: parse_price(p, name) if p else None for name, p in used.items()}
+    return {"estimated_at": str(last["created_at"]), "command": last["command"], "plan": last["plan"],
+            "estimate": last["estimate"], "spent": spent(catalog, last["created_at"], component_of, prices)}
+
+
+def should_record(catalog: Catalog, plan: dict[str, Any]) -> bool:
+    """Whether a run of ``plan`` records its estimate: not when the estimate recorded last
+    is of the same plan (a resumed run keeps the estimate its job started from)."""
+    last = latest_estimate(catalog)
+    return last is None or last["plan"] != json.loads(dumps(plan))

@@ -50,3 +50,21 @@ def test_batch_evaluate_writes_the_live_records(cli, monkeypatch, tmp_path):
     assert sum(len(s.requests) for s in live.values()) == 12
     for s in (*live.values(), *batched.values()):
         s.__exit__(None, None, None)
+
+
+def test_estimate_evaluate_counts_the_calls_a_run_makes(cli, monkeypatch, tmp_path):
+    root = tmp_path / "data" / "test"
+    write_case(root, "law/planning_003.json", released_case(tag=" STUDY2"))
+    write_case(root, "law/planning_004.json", released_case(tag=" STUDY2"))
+    study = Study(STUDY_2)
+    live = servers(monkeypatch, study)
+    args = ["--data", root, "--out", tmp_path / "A", "--rollouts", "3"]
+    res = cli("estimate", "evaluate", *args, "--tokenizer", "chars", "--json")
+    assert res.exit_code == 0, res.output
+    est = json.loads(res.stdout)
+    assert {c: v["calls"] for c, v in est["components"].items()} == {"prober": 2, "simulator": 12, "validity_filter": 2}
+    assert not (tmp_path / "A").exists()
+    assert cli("evaluate", *args).exit_code == 0
+    assert [len(s.requests) for s in live.values()] == [2, 12, 2]
+    for s in live.values():
+        s.__exit__(None, None, None)

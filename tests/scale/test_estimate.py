@@ -84,6 +84,16 @@ def test_estimate_of_a_40_case_build_within_10_percent_of_the_bill(cli, monkeypa
     assert per == {"generator": 35 + len([t for t in rest if t["title"] in failing]) + 35,
                    "judge": 35 + len([t for t in rest if t["title"] in failing]) + 35}
     print(f"estimate {total}; billed prompt {prompt} completion {completion} calls {calls}")
+    # status: the estimate this build started from (its own, from the rates measured by the
+    # pilot) beside what it spent
+    res = cli("status", "--out", out, "--json")
+    spend = json.loads(res.stdout)["spend"]
+    assert spend["command"] == "build" and spend["plan"]["limit"] is None
+    assert spend["spent"]["total"]["calls"] == calls
+    assert spend["spent"]["total"]["prompt_tokens"] == prompt
+    assert spend["estimate"]["assumptions"]["cases"] == 35
+    res = cli("status", "--out", out)
+    assert "Estimated (when the build started" in res.stdout and "spent" in res.stdout
 
 
 def test_estimate_json_contract_prices_and_no_endpoint(cli, monkeypatch, seeds_file, tmp_path):
