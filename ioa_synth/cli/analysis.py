@@ -12,6 +12,7 @@ import typer
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind
+from ioa_synth.cli.options import json_option, seed_option
 from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
@@ -41,10 +42,10 @@ def compare_cmd(
                                      help="Results folder of run A (written by 'ioa-synth evaluate')"),
     results_b: Path = typer.Argument(..., metavar="RESULTS_B", help="Results folder of run B"),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap RNG"),
+    seed: int = seed_option("Seed of the bootstrap RNG", default=DEFAULT_SEED),
     intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md (default: .)"),
-    as_json: bool = typer.Option(False, "--json", help="Print compare.json to stdout instead of the tables"),
+    as_json: bool = json_option("Print compare.json to stdout instead of the tables"),
 ) -> None:
     """Compare two evaluate runs: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall, C reasons, re-run consistency."""
     from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
@@ -82,7 +83,7 @@ def compare_cmd(
 def report_cmd(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder (written by 'ioa-synth evaluate')"),
     by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
-    as_json: bool = typer.Option(False, "--json", help="Print the report JSON to stdout instead of the tables"),
+    as_json: bool = json_option("Print the report JSON to stdout instead of the tables"),
 ) -> None:
     """Breakdown of one evaluate run per domain, task type or MA type (table, Markdown, PNG chart)."""
     from ioa_synth.evaluate.analysis.render import to_rich

@@ -6,8 +6,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+import typer
 
 from ioa_synth.cli.common import fail
+
+
+def batch_option() -> Any:
+    """``--batch``: the run's calls go out in waves through the endpoints' Batch API."""
+    return typer.Option(False, "--batch", help="Send the calls in waves through the endpoints' Batch API "
+                        "(half price, up to 24 h per wave; docs/scale.md)")
+
+
+def batch_dir_option() -> Any:
+    """``--batch-dir DIR``: batch mode with files (``vllm run-batch`` or any tool)."""
+    return typer.Option(None, "--batch-dir", help="Batch mode with files: write each wave's requests to "
+                        "DIR/<wave>.input.jsonl and stop (exit 75) until DIR/<wave>.output.jsonl exists "
+                        "(e.g. from vllm run-batch)")
 
 
 def batch_mode(components: list[str], batch: bool, batch_dir: Path | None):

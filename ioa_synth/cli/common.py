@@ -1,4 +1,5 @@
-"""Shared CLI helpers: one-line errors with an exit status, common options."""
+"""Shared CLI helpers: one-line errors with an exit status, folder checks (the options several
+commands take are declared in :mod:`ioa_synth.cli.options`)."""
 
 from __future__ import annotations
 
@@ -125,11 +126,6 @@ def build_dir_callback(path: Path) -> Path:
     if path.is_dir() and _meeting_session(path):
         fail(f"--out {path} is {FOLDER_KINDS['meeting']}, not a build directory; use a folder of its own")
     return path
-
-
-def out_dir_option() -> Path:
-    """The ``--out DIR`` option (build directory), checked by :func:`build_dir_callback`."""
-    return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)", callback=build_dir_callback)
 
 
 def writable_out(path: Path, option: str = "--out") -> Path:

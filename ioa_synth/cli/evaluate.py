@@ -8,32 +8,30 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.batch_options import batch_mode
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
+from ioa_synth.cli.options import access_option, config_option, limit_option, local_model_option, workers_option
 
 
 @app.command(rich_help_panel=PANEL_EVALUATE)
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Folder of cases (*.json, searched recursively), e.g. DIR/test"),
     out: Path = typer.Option(..., "--out", help="Results folder (records/, run.json, summary.json, catalog.duckdb)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate the first N cases (by path)"),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Cases"),
+    limit: Optional[int] = limit_option("Evaluate the first N cases (by path)"),
     mode: str = typer.Option("mcq", "--mode", help="Prober mode: mcq, direct (free-text items, no simulator), "
                              "ambiguity (4 ambiguous expressions, one MCQ each)"),
-    access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
+    access: str = access_option(),
     rollouts: int = typer.Option(1, "--rollouts", min=1, max=20, help="Simulator rollouts per participant (modal answer)"),
     permute_seed: Optional[int] = typer.Option(None, "--permute-seed", min=0,
                                                help="Shuffle question and option order (seeded) before simulation"),
     questions_from: Optional[Path] = typer.Option(None, "--questions-from",
                                                   help="Reuse the questions of an earlier results folder (no prober call)"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
-    batch: bool = typer.Option(False, "--batch", help="Send the calls in waves through the endpoints' Batch API "
-                               "(half price, up to 24 h per wave; docs/scale.md)"),
-    batch_dir: Optional[Path] = typer.Option(None, "--batch-dir", help="Batch mode with files: write each wave's "
-                                             "requests to DIR/<wave>.input.jsonl and stop (exit 75) until "
-                                             "DIR/<wave>.output.jsonl exists (e.g. from vllm run-batch)"),
+    local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
 ) -> None:
     """Run prober -> simulator -> validity filter on every case; re-running resumes.
 
@@ -42,21 +40,17 @@ def evaluate(
     """
     from rich.console import Console
 
-    from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.case import EvalSettings
     from ioa_synth.evaluate.inputs import InputError, load_cases
     from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
     from ioa_synth.evaluate.report import summary_table
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
 
     check_choice("--mode", mode, MODES)
-    check_choice("--access", access, ACCESS_LEVELS)
     if mode == "direct" and (rollouts != 1 or permute_seed is not None):
         fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
     if mode != "mcq" and questions_from is not None:
         fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     if out.is_dir() and folder_kind(out) == "build":
         fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases or seeds); "

@@ -12,6 +12,7 @@ import typer
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
+from ioa_synth.cli.options import json_option
 
 
 #: Every kind of folder that holds a catalog.duckdb, for the help of DIR.
@@ -26,7 +27,7 @@ def sql(
     query: str = typer.Argument(..., metavar="QUERY", help='One SQL query, e.g. "SELECT status, count(*) FROM cases '
                                 'GROUP BY 1"'),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON array of row objects instead of a table"),
+    as_json: bool = json_option("Print one JSON array of row objects instead of a table"),
 ) -> None:
     """Run one read-only SQL query on DIR/catalog.duckdb and print the result. DIR is any
     folder with a catalog (listed under DIR below). One SELECT statement; no other file is

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.cli.options import access_option, config_option, local_model_option
 from ioa_synth.text.plural import plural
 
 train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
@@ -44,17 +45,15 @@ def sft(
 def prompts(
     data: Path = typer.Option(..., "--data", help="A built split, e.g. DIR/train (cases searched recursively)"),
     out: Path = typer.Option(..., "--out", help="Folder for <split>.jsonl (trl) or <split>.parquet (verl)"),
-    access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
+    access: str = access_option(),
     fmt: str = typer.Option("trl", "--format", help="trl (JSONL) or verl (parquet)"),
 ) -> None:
     """One row per dialogue: the prober prompt exactly as 'evaluate' sends it, and the case id
     the reward reads. Exit status: 0 written, 2 bad input."""
-    from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.inputs import InputError
     from ioa_synth.train.files import FORMATS_PROMPTS, ExportError
     from ioa_synth.train.prompts import export_prompts
 
-    check_choice("--access", access, ACCESS_LEVELS)
     check_choice("--format", fmt, FORMATS_PROMPTS)
     check_out_folder(out)
     try:
@@ -70,8 +69,8 @@ def score(
     case_id: str = typer.Option(..., "--case-id", help="Case id (path under --data without .json)"),
     completion: Path = typer.Option(..., "--completion", help="File holding the prober reply to score ('-': stdin)"),
     out: Path = typer.Option(Path("ioa-reward"), "--out", help="Catalog folder of the reward's calls (resumable)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model for unset endpoints"),
+    config: Optional[Path] = config_option(),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Score one completion with the training reward (the F1 'evaluate' gives its question set)
     and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input.
@@ -84,10 +83,8 @@ def score(
 
     from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
     from ioa_synth.evaluate.inputs import InputError, load_cases
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
 
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     cfg = config_or_fail(config)
     try:
