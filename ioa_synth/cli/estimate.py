@@ -22,7 +22,8 @@ ESTIMATED = ("build", "evaluate")
 @app.command(rich_help_panel=PANEL_BUILD, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def estimate(
     ctx: typer.Context,
-    command: str = typer.Argument(..., help="The command to estimate, build or evaluate, followed by its arguments"),
+    command: str = typer.Argument(..., metavar="COMMAND",
+                                  help="The command to estimate, build or evaluate, followed by its arguments"),
     prices: Optional[Path] = typer.Option(None, "--prices", help="USD per million tokens per component or model "
                                           '(JSON: {"generator": {"input": 2.5, "output": 10, "batch": 0.5}})'),
     pass_rates: Optional[Path] = typer.Option(None, "--pass-rates", help="Build pass rates to assume (JSON: "
