@@ -78,17 +78,10 @@ def estimate(
 
 def _load_rates(path: Path) -> dict[str, dict[str, float]]:
     """``--pass-rates``: ``{"stage1"|"stage2": {first_attempt|after_regeneration|judged: rate}}``."""
-    from ioa_synth.core.jsonl import json_problem
+    from ioa_synth.core.jsonl import read_json
     from ioa_synth.llm.prices import PricesError
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PricesError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise PricesError(json_problem(path, exc)) from None
-    except UnicodeDecodeError:
-        raise PricesError(f"{path}: not UTF-8 text") from None
+    data = read_json(path, PricesError)
     keys = ("first_attempt", "after_regeneration", "judged")
     if not isinstance(data, dict) or not set(data) <= {"stage1", "stage2"} or not all(
             isinstance(v, dict) and set(v) <= set(keys) and all(

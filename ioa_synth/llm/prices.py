@@ -14,14 +14,12 @@ half price) or ``{"input": ..., "output": ...}`` per million tokens.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.core.jsonl import read_json
 
 #: Batch price as a share of the live price when none is given (OpenAI, Together: 50% off).
 BATCH_SHARE = 0.5
@@ -89,12 +87,7 @@ def load_prices(path: Path) -> dict[str, Price]:
             non-negative number.
     """
     p = Path(path)
-    try:
-        data = json.loads(decode_utf8(p.read_bytes(), p, PricesError))
-    except OSError as exc:
-        raise PricesError(f"{p}: cannot read prices ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise PricesError(json_problem(p, exc)) from None
+    data = read_json(p, PricesError)
     if not isinstance(data, dict):
         raise PricesError(f"{p}: the prices must be a JSON object of components or models, e.g. "
                           '{"generator": {"input": 2.5, "output": 10}}')
