@@ -123,6 +123,8 @@ class BatchWaves:
                     self._send(f"{name}-{i + 1}" if i else name, wave, components, base_url, items[0].api_key,
                                [p for p in items if p.line.custom_id in ids], part)
         self.calls.wave = wave
+        self.note(f"wave {wave}: {plural(len(pending), 'request')} sent in "
+                  f"{plural(len(groups), 'batch', 'batches') if self.batch_dir is None else plural(len(groups), 'file')}")
         self.calls.pending.clear()
 
     def _row(self, batch_id: str, endpoint: str, components: str, wave: int, status: str, input_file_id: str,

@@ -172,3 +172,30 @@ def test_batch_refuses_the_embedded_model_and_an_unwritable_batch_dir(cli, seeds
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
         assert res.exit_code == 2 and len(lines) == 1 and needle in lines[0], res.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_while_a_batch_is_in_flight_keeps_it_for_the_next_run(server, seeds_file, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    seeds, out = seeds_file(3), tmp_path / "out"
+    srv = server(KeyedResponder(), outcomes=["hold"])
+    cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "test", "--out", str(out),
+           "--batch"]
+    proc = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while srv.batches.retrieves < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "wave 1: 3 requests sent in 1 batch" in err and "batch_0001 (generator) in_progress" in err, err
+    assert err.strip().splitlines()[-1].startswith("error: interrupted"), err
+    srv.batches.release()
+    done = subprocess.run(cmd, env={**os.environ}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert q(out, "SELECT batch_id FROM batches WHERE wave = 1") == [("batch_0001",)]
+    assert srv.batches.submissions == q(out, "SELECT count(*) FROM batches")[0][0] == 4
