@@ -11,7 +11,9 @@ average (unusable replies, failed sends). The rates are the build directory's ow
 (:func:`ioa_synth.build.passrates.pass_rates`), else :data:`DEFAULT_RATES`, unless given
 (``--pass-rates FILE``, the same keys per stage).
 
-Tokens. The stage-1 generator prompt of every case is rendered and counted. A prompt
+Tokens. The stage-1 generator prompt of every case is rendered and counted (of at most
+:data:`~ioa_synth.runs.spend.COUNTED_CASES` cases evenly spread over the plan: the mean of a
+few hundred is within a percent of the whole). A prompt
 that shows an earlier output (the judges', stage 2's) is rendered with that output left
 blank (its plan's names, ids and turns only) and counted, plus the expected tokens of the
 output it shows: the producing call's completion tokens times the share of them the
@@ -38,7 +40,7 @@ from ioa_synth.protocol.planting import load_type_mix, plant_types
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.spend import CallKind, Measured, fold, measure
+from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.llm.component_setup import ComponentSetup, component_setup, prices_for
 
@@ -192,7 +194,8 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
             catalog.close()
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
-    sk = [_skeletons(c, plan_mode, rubric, gen, judge) for c in todo]
+    counted = sampled(todo)
+    sk = [_skeletons(c, plan_mode, rubric, gen, judge) for c in counted]
 
     def mean(key: str) -> float:
         return sum(s[key] for s in sk) / len(sk) if sk else 0.0
@@ -240,6 +243,7 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
     ]
     assumptions = {
         "command": "build", "split": plan.split, "cases": len(todo), "already_finished": finished,
+        "prompts_counted_for_cases": len(counted),
         "reserve_draws": round(extra, 1), "batch": batch,
         "pass_rates": rates, "pass_rate_source": rate_source,
         "completion_tokens_per_call": {k: round(v, 1) for k, v in

@@ -44,6 +44,7 @@ def estimate(
     from ioa_synth.llm.config import ConfigError
     from ioa_synth.llm.prices import PricesError, load_prices
     from ioa_synth.llm.tokens import TokenizerError
+    from ioa_synth.runs.catalog import CatalogLocked, CatalogUnusable
 
     check_choice("the command", command, ESTIMATED)
     try:
@@ -61,7 +62,7 @@ def estimate(
             est = _build(sub.params, price_table, rates, tokenizer)
         else:
             est = _evaluate(sub.params, price_table, tokenizer)
-    except (ConfigError, TokenizerError, ValueError) as exc:
+    except (ConfigError, TokenizerError, ValueError, CatalogLocked, CatalogUnusable) as exc:
         fail(str(exc))
     if as_json:
         typer.echo(json.dumps(est, indent=2, default=str))

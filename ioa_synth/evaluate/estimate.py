@@ -28,7 +28,7 @@ from ioa_synth.llm.component_setup import component_setup, prices_for
 from ioa_synth.llm.config import load_config
 from ioa_synth.llm.prices import Price
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.spend import CallKind, fold, measure
+from ioa_synth.runs.spend import CallKind, fold, measure, sampled
 
 #: Share of the prober's completion tokens that a simulator or filter prompt showing its
 #: questions carries (the JSON keys go, the "Question n:" framing comes): stated.
@@ -70,6 +70,7 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
     prober_out = completion("prober") if "prober" in setups else 0.0
     kinds: list[CallKind] = []
     n = len(todo)
+    counted = sampled(todo)
     share: dict[str, float] = {}
 
     def shown(comp: str, skeleton: float) -> float:
@@ -84,21 +85,22 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
         prober = PROBERS[mode]
         template = getattr(prober, "first_template")
         first = _mean([setups["prober"].counter.messages(first_prompt(template, c, params["access"]).messages)
-                       for c in todo])
+                       for c in counted])
         calls = 2 if mode == "ambiguity" else 1
         kinds.append(CallKind("prober", f"prober ({mode})", n * calls * retried("prober"), first, prober_out))
     if "simulator" in setups:
         sk = _mean([setups["simulator"].counter.messages(render_template(
-            SIMULATOR_TEMPLATE, **simulator_context(c, p), questions=[]).messages) for c in todo for p in PARTICIPANTS])
+            SIMULATOR_TEMPLATE, **simulator_context(c, p), questions=[]).messages) for c in counted for p in PARTICIPANTS])
         kinds.append(CallKind("simulator", "simulator", n * len(PARTICIPANTS) * rollouts * retried("simulator"),
                               shown("simulator", sk), completion("simulator")))
     if "validity_filter" in setups:
         sk = _mean([setups["validity_filter"].counter.messages(render_template(
-            FILTER_TEMPLATE, **filter_context(c), questions=[]).messages) for c in todo])
+            FILTER_TEMPLATE, **filter_context(c), questions=[]).messages) for c in counted])
         kinds.append(CallKind("validity_filter", "validity filter", n * filtered * retried("validity_filter"),
                               shown("validity_filter", sk), completion("validity_filter")))
     assumptions = {
         "command": "evaluate", "mode": mode, "rollouts": rollouts, "cases": n, "already_scored": len(cases) - n,
+        "prompts_counted_for_cases": len(counted),
         "batch": bool(params.get("batch") or params.get("batch_dir")), "filtered_share": filtered,
         "completion_tokens_per_call": {c: round(completion(c), 1) for c in setups},
         "completion_source": {c: "measured" if by_component(measured.completion, c) is not None

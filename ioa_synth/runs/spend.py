@@ -26,6 +26,18 @@ ESTIMATES_COLUMNS = ("run_id VARCHAR, command VARCHAR, created_at TIMESTAMP, pla
                      "estimate_json VARCHAR")
 
 
+#: Cases whose prompts an estimate renders and counts at most (evenly spread over the plan).
+COUNTED_CASES = 400
+
+
+def sampled(cases: list, limit: int = COUNTED_CASES) -> list:
+    """At most ``limit`` of ``cases``, evenly spread (all of them when there are fewer)."""
+    if len(cases) <= limit:
+        return list(cases)
+    step = len(cases) / limit
+    return [cases[int(i * step)] for i in range(limit)]
+
+
 @dataclass
 class CallKind:
     """Expected calls of one kind (``label``, e.g. ``stage 1 judge``) of ``component``:
