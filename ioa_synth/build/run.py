@@ -33,7 +33,7 @@ from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.spend import record_estimate, should_record
-from ioa_synth.runs.waves import PARKED, BatchMode, parking, start_batch
+from ioa_synth.runs.batch_mode import PARKED, BatchMode, parking, start_batch
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
 

@@ -35,7 +35,7 @@ def batch_mode(components: list[str], batch: bool, batch_dir: Path | None):
     if not batch and batch_dir is None:
         return None
     from ioa_synth.llm.config import ConfigError, env_endpoint
-    from ioa_synth.runs.waves import BatchMode
+    from ioa_synth.runs.batch_mode import BatchMode
 
     option = "--batch-dir" if batch_dir is not None else "--batch"
     try:

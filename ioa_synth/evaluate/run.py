@@ -47,7 +47,7 @@ from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import describe_difference, fingerprint
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
-from ioa_synth.runs.waves import PARKED, BatchMode, parking, start_batch
+from ioa_synth.runs.batch_mode import PARKED, BatchMode, parking, start_batch
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
 #: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);

@@ -20,7 +20,7 @@ from ioa_synth.evaluate.replies import LETTERS, Question, SimulatorReply, parse_
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import render_template
 from ioa_synth.protocol.schemas import request_schema
-from ioa_synth.runs.batch import gather
+from ioa_synth.runs.batch_recorder import gather
 
 TEMPLATE = "evaluate/simulator.jinja2"
 PARTICIPANTS = ("M1", "M2")

@@ -2,7 +2,8 @@
 lines instead of HTTP requests, through the very code path of a live call.
 
 A run in batch mode drives its units (cases) as usual, with every client's requests going
-to a :class:`BatchCalls` instead of the endpoint (:attr:`ioa_synth.llm.client.LLMClient.batch`):
+to a :class:`BatchCalls` instead of the endpoint (:attr:`ioa_synth.llm.client.LLMClient.batch`)
+and its calls through a :class:`~ioa_synth.runs.batch_recorder.BatchRecorder`:
 
 - a call whose answer is stored in ``batch_results`` gets it back as if the endpoint had
   replied: the client reads, parses and retries it exactly as a live reply, and the
@@ -34,13 +35,11 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator
 
 import httpx2
 import openai
 
-from ioa_synth.core.errors import LLMCallError, StopRun
-from ioa_synth.core.templates import Prompt
 from ioa_synth.llm.batch_api import CallParked, LineResult
 from ioa_synth.llm.errors import CallCancelled
 from ioa_synth.llm.on_wire import requests_sent
@@ -48,9 +47,7 @@ from ioa_synth.llm.request import CallRecord
 from ioa_synth.llm.retries import RETRY_STATUSES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.journal import Entry
-from ioa_synth.runs.recorder import CallKey, CallRecorder, Derive, now_utc
-
-T = TypeVar("T")
+from ioa_synth.runs.recorder import CallKey, now_utc
 
 #: The call the current thread is making (set by :class:`BatchRecorder`).
 _CURRENT: contextvars.ContextVar[CallKey | None] = contextvars.ContextVar("batch_call", default=None)
@@ -269,25 +266,6 @@ class BatchCalls:
                                  "attempt": attempt, "mark": "closed", "created_at": now_utc()})]
 
 
-def gather(calls: list[Callable[[], T]]) -> list[T]:
-    """The results of independent calls, made in order (as a live run makes them); in
-    batch mode every call that waits for an answer is parked, so that all of them go out
-    in the same wave (the simulator's participants and rollouts), and
-    :class:`~ioa_synth.llm.batch_api.CallParked` is raised once all were tried. Any other
-    exception stops at the call that raised it, as in a loop."""
-    out: list[Any] = []
-    parked: CallParked | None = None
-    for call in calls:
-        try:
-            out.append(call())
-        except CallParked as exc:
-            parked = parked or exc
-            out.append(None)
-    if parked is not None:
-        raise parked
-    return out
-
-
 def _column_types(table: str) -> dict[str, str]:
     from ioa_synth.runs.schema import SCHEMA
 
@@ -313,43 +291,3 @@ def _result(row: dict[str, Any]) -> LineResult:
     data = json.loads(row["response_json"]) if row["response_json"] else None
     body = json.loads(row["error_json"]) if row["error_json"] else None
     return LineResult(row["custom_id"], data=data, status=row["status_code"], error=row["error"], body=body)
-
-
-@dataclass
-class BatchRecorder(CallRecorder):
-    """A :class:`CallRecorder` whose calls go through :class:`BatchCalls`: a call with
-    batch lines is answered from them (not from ``replay``), a stored answer is marked in
-    ``batch_marks`` with its ``llm_calls`` row, and a call that gives up closes its lines."""
-
-    batch: BatchCalls | None = None
-
-    def call(self, client: Any, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
-             parse: Callable[[Any], T], derive: Derive | None = None,
-             temperature: float | None = None) -> tuple[T, bool]:
-        try:
-            return super().call(client, key, prompt, schema, name, parse, derive, temperature)
-        except StopRun:
-            raise
-        except LLMCallError:
-            assert self.batch is not None
-            self.catalog.record(self.batch.close(key))
-            raise
-
-    def _stored_reply(self, key: CallKey) -> str | None:
-        assert self.batch is not None
-        return None if self.batch.has_lines(key) else self.replay.get(key)
-
-    def _failed_before(self, key: CallKey, failed: dict[CallKey, int]) -> int:
-        assert self.batch is not None
-        return self.batch.failed_before(key, failed.get(key, 0))
-
-    def _making(self, key: CallKey) -> Any:
-        assert self.batch is not None
-        return self.batch.making(key, self._failed_before(key, self._failed_tries()))
-
-    def _stored_with(self, key: CallKey, rec: CallRecord) -> list[Entry]:
-        if rec.batch_line is None:
-            return []
-        case_id, stage, role, attempt = key
-        return [("batch_marks", {"custom_id": rec.batch_line, "case_id": case_id, "stage": stage, "role": role,
-                                 "attempt": attempt, "mark": "stored", "created_at": now_utc()})]

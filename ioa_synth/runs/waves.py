@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,13 +28,11 @@ from ioa_synth.core.errors import StopRun
 from ioa_synth.llm.batch_api import BatchLine, BatchState, FileBatches, LineResult, ProviderBatches, split_lines
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.llm.errors import SetupError
-from ioa_synth.llm.batch_api import CallParked
-from ioa_synth.runs.batch import BatchCalls, BatchRecorder, Pending, insert_new
+from ioa_synth.runs.batch import BatchCalls, Pending, insert_new
 from ioa_synth.runs.catalog import Catalog, dumps
-from ioa_synth.runs.context import RunContext
 from ioa_synth.runs.interrupt import RunInterrupted
 from ioa_synth.runs.journal import Entry
-from ioa_synth.runs.recorder import load_replay, now_utc
+from ioa_synth.runs.recorder import now_utc
 from ioa_synth.text.plural import plural
 
 #: Seconds between two polls of the batches in flight (``IOA_SYNTH_BATCH_POLL_SECONDS``).
@@ -304,37 +301,3 @@ class BatchWaves:
         return ("batch: process " + " and ".join(parts) + ", writing each output next to its input as "
                 "<wave>.output.jsonl, then run the same command again")
 
-
-#: What a unit's work returns when one of its calls waits for a batch (:func:`parking`).
-PARKED = object()
-
-
-@dataclass(frozen=True)
-class BatchMode:
-    """``--batch`` (``batch_dir`` ``None``: the endpoints' Batch API) or ``--batch-dir DIR``."""
-
-    batch_dir: Path | None = None
-
-
-def parking(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``work`` returning :data:`PARKED` instead of raising
-    :class:`~ioa_synth.llm.batch_api.CallParked` (a unit waiting for a batch answer)."""
-    def run(unit: Any) -> Any:
-        try:
-            return work(unit)
-        except CallParked:
-            return PARKED
-    return run
-
-
-def start_batch(run: RunContext, mode: BatchMode, replay_of: list[str],
-                note: Callable[[str], None]) -> tuple[BatchRecorder, BatchWaves]:
-    """Put ``run``'s clients in batch mode: the recorder of its calls (replaying the stored
-    calls of the units ``replay_of``) and its waves."""
-    calls = BatchCalls(run.catalog)
-    for client in run.clients.values():
-        client.batch = calls
-    replay = load_replay(run.catalog, replay_of) if replay_of else {}
-    recorder = BatchRecorder(run.catalog, run.start(), replay, on_tokens=run.tokens.add, batch=calls)
-    run.recorders.append(recorder)
-    return recorder, BatchWaves(run.catalog, calls, run.clients, mode.batch_dir, run.guard.stop, note)

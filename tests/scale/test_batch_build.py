@@ -121,8 +121,9 @@ def test_failed_batch_stops_the_run_and_a_rerun_sends_again(cli, server, seeds_f
     srv = server(KeyedResponder(), outcomes=["fail"])
     res = build(cli, seeds, out, "--batch")
     assert res.exit_code == 2
-    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "scripted validation failure" in lines[0], res.stderr
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]  # after the progress lines
+    assert len(errors) == 1 and "scripted validation failure" in errors[0], res.stderr
+    assert res.stderr.strip().splitlines()[-1] == errors[0]
     res = build(cli, seeds, out, "--batch")
     assert res.exit_code == 0, res.output
     assert q(out, "SELECT status FROM batches ORDER BY wave, submitted_at")[0] == ("failed",)
