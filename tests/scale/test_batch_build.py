@@ -200,3 +200,27 @@ def test_ctrl_c_while_a_batch_is_in_flight_keeps_it_for_the_next_run(server, see
     assert done.returncode == 0, done.stderr
     assert q(out, "SELECT batch_id FROM batches WHERE wave = 1") == [("batch_0001",)]
     assert srv.batches.submissions == q(out, "SELECT count(*) FROM batches")[0][0] == 4
+
+
+def test_a_run_killed_between_creating_a_batch_and_storing_its_id_adopts_it(cli, server, seeds_file, tmp_path,
+                                                                             monkeypatch):
+    from ioa_synth.llm.batch_api import ProviderBatches
+
+    seeds, out = seeds_file(2), tmp_path / "out"
+    srv = server(KeyedResponder())
+    create = ProviderBatches.create
+
+    def create_then_die(self, input_file_id, metadata):
+        create(self, input_file_id, metadata)
+        raise KeyboardInterrupt  # the process dies before the batch id is journaled
+
+    monkeypatch.setattr(ProviderBatches, "create", create_then_die)
+    res = build(cli, seeds, out, "--batch")
+    assert res.exit_code == 130 and srv.batches.submissions == 1
+    assert q(out, "SELECT batch_id, status FROM batches") == [(f"uploaded:{srv.batches.batches['batch_0001'].input_file_id}",
+                                                               "uploaded")]
+    monkeypatch.setattr(ProviderBatches, "create", create)
+    res = build(cli, seeds, out, "--batch")
+    assert res.exit_code == 0, res.output
+    assert q(out, "SELECT batch_id, status FROM batches WHERE wave = 1") == [("batch_0001", "completed")]
+    assert srv.batches.submissions == q(out, "SELECT count(*) FROM batches")[0][0]
