@@ -122,9 +122,10 @@ class BatchCalls:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self._lock = threading.Lock()
-        self._lines: dict[tuple[CallKey, int], list[Line]] = {}
-        self._by_key: dict[CallKey, int] = {}  # open lines per key: their failed_before
+        self._lines: dict[CallKey, dict[int, list[Line]]] = {}  # key -> try index -> its sends
+        self._by_key: dict[CallKey, int] = {}  # keys with lines, pending or being made: their failed_before
         self.pending: list[Pending] = []
+        self._pending_keys: set[CallKey] = set()
         self.wave = 0
         self.load()
 
@@ -139,7 +140,7 @@ class BatchCalls:
             "WHERE NOT EXISTS (SELECT 1 FROM batch_marks m WHERE m.mark = 'closed' AND m.case_id = l.case_id "
             "AND m.stage = l.stage AND m.role = l.role AND m.attempt = l.attempt AND m.created_at >= l.created_at) "
             "ORDER BY l.created_at, l.send")
-        lines: dict[tuple[CallKey, int], list[Line]] = {}
+        lines: dict[CallKey, dict[int, list[Line]]] = {}
         by_key: dict[CallKey, int] = {}
         for r in rows:
             key = (r["case_id"], r["stage"], r["role"], r["attempt"])
@@ -148,7 +149,7 @@ class BatchCalls:
                         stored=bool(r["stored"]))
             if r["status_code"] is not None or r["error"] is not None:
                 line.result = _result(r)
-            lines.setdefault((key, line.try_index), []).append(line)
+            lines.setdefault(key, {}).setdefault(line.try_index, []).append(line)
             by_key[key] = line.failed_before
         waves = self.catalog.execute("SELECT coalesce(max(wave), 0) FROM batches")
         with self._lock:
@@ -159,7 +160,7 @@ class BatchCalls:
         """The open lines sent in batch ``batch_id`` of ``endpoint`` (ids are the provider's:
         two providers may use the same)."""
         with self._lock:
-            return [ln for group in self._lines.values() for ln in group
+            return [ln for tries in self._lines.values() for group in tries.values() for ln in group
                     if ln.batch_id == batch_id and ln.endpoint == endpoint]
 
     def take(self, endpoint: str, batch_id: str, results: dict[str, LineResult]) -> None:
@@ -176,7 +177,7 @@ class BatchCalls:
         with self._lock:
             for p in pending:
                 p.line.endpoint, p.line.batch_id = endpoint, batch_id
-                self._lines.setdefault((p.line.key, p.line.try_index), []).append(p.line)
+                self._lines.setdefault(p.line.key, {}).setdefault(p.line.try_index, []).append(p.line)
                 self._by_key.setdefault(p.line.key, p.line.failed_before)
                 case_id, stage, role, attempt = p.line.key
                 rows.append({
@@ -184,6 +185,13 @@ class BatchCalls:
                     "stage": stage, "role": role, "attempt": attempt, "try_index": p.line.try_index,
                     "send": p.line.send, "failed_before": p.line.failed_before, "created_at": now})
         return insert_new("batch_lines", "custom_id", rows)
+
+    def clear_pending(self) -> list[Pending]:
+        """Take the pending lines (a wave is about to be driven, or sent)."""
+        with self._lock:
+            taken, self.pending = self.pending, []
+            self._pending_keys = set()
+        return taken
 
     # -- answering calls -------------------------------------------------------------
     def has_lines(self, key: CallKey) -> bool:
@@ -213,7 +221,7 @@ class BatchCalls:
         if client.stop.is_set():
             raise CallCancelled(f"{ep.component}: the run is stopping; request not sent")
         with self._lock:
-            sends = list(self._lines.get((key, rec.try_index), []))
+            sends = list(self._lines.get(key, {}).get(rec.try_index, []))
             failed_before = self._by_key.get(key)
         requests_sent()  # what waits for this thread's request to be on the wire may start
         for n, line in enumerate(sends):
@@ -237,6 +245,7 @@ class BatchCalls:
             line = Line(custom_id(key, rec.try_index, len(sends), failed_before, wave), "", "", wave, key,
                         rec.try_index, len(sends), failed_before)
             self.pending.append(Pending(line, payload, ep.component, ep.base_url, ep.model, ep.api_key))
+            self._pending_keys.add(key)
         raise CallParked(line.custom_id)
 
     @contextlib.contextmanager
@@ -250,16 +259,14 @@ class BatchCalls:
         finally:
             _CURRENT.reset(token)
             with self._lock:  # a key that never sent a line keeps no seed base
-                if key in self._by_key and not any(k == key for k, _ in self._lines) and \
-                        not any(p.line.key == key for p in self.pending):
-                    del self._by_key[key]
+                if key not in self._lines and key not in self._pending_keys:
+                    self._by_key.pop(key, None)
 
     def close(self, key: CallKey) -> list[Entry]:
         """The call ``key`` gave up (its tries are used): forget its lines, so that a later
         run asks it afresh; the ``batch_marks`` row to journal."""
         with self._lock:
-            for k in [k for k in self._lines if k[0] == key]:
-                del self._lines[k]
+            self._lines.pop(key, None)
             self._by_key.pop(key, None)
         case_id, stage, role, attempt = key
         return [("batch_marks", {"custom_id": None, "case_id": case_id, "stage": stage, "role": role,

@@ -88,7 +88,7 @@ class BatchWaves:
         try:
             self.settle()
             while True:
-                self.calls.pending.clear()
+                self.calls.clear_pending()
                 parked = drive()
                 if not parked:
                     return
@@ -104,7 +104,7 @@ class BatchWaves:
     def submit(self) -> None:
         """Send the pending lines: one batch per endpoint and model (split at the
         provider's limits), or one ``--batch-dir`` input file per model."""
-        pending = sorted(self.calls.pending, key=lambda p: p.line.custom_id)
+        pending = sorted(self.calls.pending, key=lambda p: p.line.custom_id)  # taken once sent (below)
         groups: dict[tuple[str, str], list[Pending]] = {}
         for p in pending:
             groups.setdefault((p.base_url, p.model), []).append(p)
@@ -122,7 +122,7 @@ class BatchWaves:
         self.calls.wave = wave
         self.note(f"wave {wave}: {plural(len(pending), 'request')} sent in "
                   f"{plural(len(groups), 'batch', 'batches') if self.batch_dir is None else plural(len(groups), 'file')}")
-        self.calls.pending.clear()
+        self.calls.clear_pending()
 
     def _row(self, batch_id: str, endpoint: str, components: str, wave: int, status: str, input_file_id: str,
              n: int) -> list[Entry]:
