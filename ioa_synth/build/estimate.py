@@ -182,7 +182,9 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
     setups = {"generator": gen, "judge": judge}
     opened = catalog is None and (Path(out_dir) / "catalog.duckdb").is_file()
     if opened:
-        catalog = Catalog(out_dir, read_only=True)
+        from ioa_synth.build.tables import BUILD_TABLES
+
+        catalog = Catalog(out_dir, read_only=True, tables=[BUILD_TABLES])
     try:
         measured = measure(catalog, lambda c, t: setups[c].counter.text(t),
                            lambda c, m: setups[c].counter.messages(m), roles=lambda r: "judge" if r == "judge" else

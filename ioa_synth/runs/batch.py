@@ -274,9 +274,9 @@ class BatchCalls:
 
 
 def _column_types(table: str) -> dict[str, str]:
-    from ioa_synth.runs.schema import SCHEMA
+    from ioa_synth.runs.schema import BATCH_COLUMNS
 
-    return {c.split()[0]: c.split()[1] for c in (x.strip() for x in SCHEMA[table].split(",")) if c}
+    return {c.split()[0]: c.split()[1] for c in (x.strip() for x in BATCH_COLUMNS[table].split(",")) if c}
 
 
 def insert_new(table: str, key: str | tuple[str, ...], rows: list[dict[str, Any]]) -> list[Entry]:

@@ -21,9 +21,8 @@ from ioa_synth.runs.recorder import now_utc
 
 #: Keys of a component's (and the total's) figures, in the contract's order.
 FIGURES = ("calls", "prompt_tokens", "completion_tokens", "cost", "batch_cost")
+#: The table of recorded estimates (a runs-layer table, :data:`ioa_synth.runs.schema.RUNS_TABLES`).
 ESTIMATES_TABLE = "estimates"
-ESTIMATES_COLUMNS = ("run_id VARCHAR, command VARCHAR, created_at TIMESTAMP, plan_json VARCHAR, "
-                     "estimate_json VARCHAR")
 
 
 #: Cases whose prompts an estimate renders and counts at most (evenly spread over the plan).
@@ -134,7 +133,6 @@ def _rounded(c: dict[str, Any]) -> dict[str, Any]:
 def record_estimate(catalog: Catalog, run_id: str, command: str, plan: dict[str, Any],
                     estimate: dict[str, Any]) -> None:
     """Keep the estimate a run starts from (``status`` shows it beside what was spent)."""
-    catalog.ensure_table(ESTIMATES_TABLE, ESTIMATES_COLUMNS)
     catalog.record([(ESTIMATES_TABLE, {"run_id": run_id, "command": command, "created_at": now_utc(),
                                        "plan_json": dumps(plan), "estimate_json": dumps(estimate)})])
 
