@@ -30,9 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.build.contexts import generator_context
-from ioa_synth.build.stage2_inputs import judge_prompt
-from ioa_synth.core.templates import render
+from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
 from ioa_synth.protocol.plan import CasePlan, points_for
@@ -99,11 +97,13 @@ def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
                judge: ComponentSetup) -> dict[str, int]:
     """Tokens of the case's prompts with every earlier output left blank."""
     profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
-    read_types = bool(case.planned_types)
-    s1 = render(1, "generator", **generator_context(1, case.seed, None, None, None, plan_mode, case.planned_types))
-    s2 = render(2, "generator", **generator_context(2, case.seed, profiles, None, None, plan_mode, case.planned_types))
-    j1 = judge_prompt(1, case, profiles, profiles, rubric, read_types)
-    j2 = judge_prompt(2, case, profiles, _blank_dialogue(profiles), rubric, False)
+    s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
+                                                                   case.planned_types))
+    s2 = DIALOGUE.render("generator", **DIALOGUE.generator_context(case.seed, profiles, None, None, plan_mode,
+                                                                   case.planned_types))
+    j1 = judge_prompt(PROFILES, case, profiles, profiles, rubric, PROFILES.reads_types and bool(case.planned_types))
+    j2 = judge_prompt(DIALOGUE, case, profiles, _blank_dialogue(profiles), rubric,
+                      DIALOGUE.reads_types and bool(case.planned_types))
     return {"s1g": gen.counter.messages(s1.messages), "s2g": gen.counter.messages(s2.messages),
             "s1j": judge.counter.messages(j1.messages), "s2j": judge.counter.messages(j2.messages)}
 

@@ -12,7 +12,7 @@ from ioa_synth.llm.batch_api import CallParked
 from ioa_synth.llm.request import CallRecord
 from ioa_synth.runs.batch import BatchCalls
 from ioa_synth.runs.journal import Entry
-from ioa_synth.runs.recorder import CallKey, CallRecorder, Derive, now_utc
+from ioa_synth.runs.recorder import CallKey, CallRecorder, Derive, Tags, now_utc
 
 T = TypeVar("T")
 
@@ -46,9 +46,9 @@ class BatchRecorder(CallRecorder):
 
     def call(self, client: Any, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
              parse: Callable[[Any], T], derive: Derive | None = None,
-             temperature: float | None = None) -> tuple[T, bool]:
+             temperature: float | None = None, tags: Tags | None = None) -> tuple[T, bool]:
         try:
-            return super().call(client, key, prompt, schema, name, parse, derive, temperature)
+            return super().call(client, key, prompt, schema, name, parse, derive, temperature, tags)
         except StopRun:
             raise
         except LLMCallError:
