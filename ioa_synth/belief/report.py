@@ -11,8 +11,7 @@ from typing import Any
 
 from ioa_synth.belief.metrics import condition_metrics
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 
 
 class ReportError(ValueError):
@@ -23,37 +22,27 @@ class ReportError(ValueError):
 RECORD_KEYS = ("item", "k", "agents", "turns", "probes")
 
 
-def belief_run_json(out: Path) -> dict[str, Any]:
-    """``out/run.json``, written by ``belief run``.
+def belief_manifest(out: Path) -> Manifest:
+    """``out/run.json``, the manifest ``belief run`` wrote (:func:`ioa_synth.runs.manifest.read_manifest`).
 
     Raises:
         ReportError: no or an unreadable run.json, or one another command wrote (the
             message names the command: an evaluate results folder is not a study's).
     """
-    path = out / "run.json"
-    if not path.is_file():
-        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
     try:
-        data = json.loads(decode_utf8(path.read_bytes(), path, ReportError))
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise ReportError(json_problem(path, exc)) from exc
-    command = data.get("command") if isinstance(data, dict) else None
-    if command != "belief run":
-        by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"
-        raise ReportError(f"{out} is not a 'belief run' results folder (its run.json was {by})")
-    return data
+        return read_manifest(out, "belief")
+    except ManifestError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def read_conversations(out: Path) -> list[dict[str, Any]]:
     """Every conversation record under ``out/conversations`` (sorted by file name).
 
     Raises:
-        ReportError: not a belief results folder (:func:`belief_run_json`), no
+        ReportError: not a belief results folder (:func:`belief_manifest`), no
             conversation, or an unreadable record or one that is not a conversation.
     """
-    belief_run_json(out)
+    belief_manifest(out)
     convs = []
     for path in sorted((out / "conversations").glob("*.json")):
         try:
@@ -71,8 +60,7 @@ def read_conversations(out: Path) -> list[dict[str, Any]]:
 
 def agent_model(out: Path) -> str:
     """The agents' model named in ``out/run.json`` (``components.agent.model``)."""
-    components = belief_run_json(out).get("components")
-    agent = components.get("agent") if isinstance(components, dict) else None
+    agent = belief_manifest(out).components.get("agent")
     model = agent.get("model") if isinstance(agent, dict) else None
     if model is None:
         raise ReportError(f"{out / 'run.json'} names no agent model (components.agent.model)")

@@ -15,7 +15,6 @@ raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -30,12 +29,11 @@ from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.spend import record_estimate, should_record
-from ioa_synth.runs.batch_mode import PARKED, BatchMode, parking, start_batch
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
 
@@ -117,7 +115,6 @@ class _Scheduler:
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
         self.type_mix, self.batch = type_mix, batch
         self._started: set[str] = set()  # cases counted in _in_flight (a parked case stays counted)
-        self._parked: list[Case] = []
         if dedup is not None:
             self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
 
@@ -159,40 +156,23 @@ class _Scheduler:
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
         self._last_submitted: Case | None = None
         self.pipeline.upcoming = lambda: self._last_submitted
-        with self.progress, worker_pool(self.workers, "case") as pool:
-            def drive() -> int:  # every case not finished, until it is or waits for a batch
-                run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard, "case")
-                self._queue.extend(self._parked)
-                self._parked = []
-                return len(self._queue)
-
-            if waves is None:
-                drive()
-            else:
-                waves.run(drive)
+        with self.progress:
+            map_in_waves(self.run_ctx, waves, self._queue, self.pipeline.run_case, self._done, workers=self.workers,
+                         unit="case", on_submit=self._submitted)
         self.summary["tokens"] = self.run_ctx.tokens.total
         self.summary["reused_calls"] = self.pipeline.calls.reused_calls
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
 
-    def _submit(self, pool: ThreadPoolExecutor):
-        work = parking(self.pipeline.run_case)
-
-        def submit(case: Case):
-            cell = (case.seed.domain, case.seed.task_type)
-            if case.case_id not in self._started:
-                self._started.add(case.case_id)
-                self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
-            self._last_submitted = case  # queued behind the running ones: the case a worker starts next
-            return pool.submit(work, case)
-        return submit
+    def _submitted(self, case: Case) -> None:
+        cell = (case.seed.domain, case.seed.task_type)
+        if case.case_id not in self._started:  # a case driven again after a batch wave is counted once
+            self._started.add(case.case_id)
+            self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
+        self._last_submitted = case  # queued behind the running ones: the case a worker starts next
 
     def _done(self, case: Case, outcome: Outcome) -> None:
-        """Count a finished case; a discard draws the cell's next reserve tuple (into the queue);
-        a case waiting for a batch answer is driven again after the wave."""
-        if outcome is PARKED:
-            self._parked.append(case)
-            return
+        """Count a finished case; a discard draws the cell's next reserve tuple (into the queue)."""
         cell = (case.seed.domain, case.seed.task_type)
         self._in_flight[cell] -= 1
         self.summary[outcome.status] += 1

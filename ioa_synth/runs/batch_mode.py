@@ -1,9 +1,11 @@
-"""Turning a run's scheduler into a batch-mode one: the run's clients answered by batch
-lines (:mod:`ioa_synth.runs.batch`), its units parked while a call waits for a wave
-(:mod:`ioa_synth.runs.waves`)."""
+"""A run's batch mode: its clients answered by batch lines (:mod:`ioa_synth.runs.batch`,
+:func:`start_batch`), and its scheduler (:meth:`~ioa_synth.runs.context.RunContext.map`)
+driving the units in waves, a unit parked while one of its calls waits for a batch
+(:func:`map_in_waves`, :mod:`ioa_synth.runs.waves`)."""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -49,3 +51,33 @@ def start_batch(run: RunContext, mode: BatchMode, replay_of: list[str],
     recorder = BatchRecorder(run.catalog, run.start(), replay, on_tokens=run.tokens.add, batch=calls)
     run.recorders.append(recorder)
     return recorder, BatchWaves(run.catalog, calls, run.clients, mode.batch_dir, run.guard.stop, note)
+
+
+def map_in_waves(run: RunContext, waves: BatchWaves | None, units: deque, work: Callable[[Any], Any],
+                 on_done: Callable[[Any, Any], None], **options: Any) -> None:
+    """``run.map(units, work, on_done, **options)``; in batch mode (``waves``) in waves: a
+    unit one of whose calls waits for a batch answer is parked, and the parked units are
+    driven again after each wave until none is (``on_done`` sees finished units only;
+    ``options.on_submit`` sees a unit each time it is driven).
+
+    Raises:
+        what :meth:`RunContext.map` and :meth:`BatchWaves.run` raise.
+    """
+    if waves is None:
+        run.map(units, work, on_done, **options)
+        return
+    parked: list[Any] = []
+
+    def done(unit: Any, result: Any) -> None:
+        if result is PARKED:
+            parked.append(unit)
+        else:
+            on_done(unit, result)
+
+    def drive() -> int:
+        run.map(units, parking(work), done, **options)
+        units.extend(parked)
+        parked.clear()
+        return len(units)
+
+    waves.run(drive)

@@ -165,3 +165,18 @@ def test_score_command_checks_every_argument_before_opening_anything(cli, teache
         one_line_error(res, needle)
     assert not out.exists()  # no catalog, no journal, no log
     assert teacher.trio.counts() == before and sum(len(s.requests) for s in servers) == requests
+
+
+def test_a_belief_results_folder_is_named_as_one(teacher, tmp_path):
+    """The reward said any results folder was an 'ioa-synth evaluate' one; it names the kind
+    the folder registered (here a study's folder as the release wrote it)."""
+    bel = tmp_path / "bel"
+    bel.mkdir()
+    (bel / "run.json").write_text(json.dumps({"command": "belief run", "settings": {}, "fingerprint_parts": {}}))
+    with pytest.raises(RewardSetupError) as err:
+        RewardScorer(teacher.data, out=bel)
+    assert str(err.value) == f"{bel} is an 'ioa-synth belief run' results folder; give the reward a catalog folder " \
+                             "of its own"
+    assert sorted(p.name for p in bel.iterdir()) == ["run.json"]
+    with pytest.raises(RewardSetupError, match="is an 'ioa-synth evaluate' results folder"):
+        RewardScorer(teacher.data, out=teacher.results)
