@@ -15,6 +15,7 @@ import typer
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import PANEL_BUILD, fail
+from ioa_synth.cli.options import json_option
 
 ESTIMATED = ("build", "evaluate")
 
@@ -30,7 +31,7 @@ def estimate(
                                               '{"stage1": {"first_attempt": 0.7, "after_regeneration": 0.9}})'),
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Count with: chars, tiktoken:<encoding>, "
                                             "gguf:<path>, or an embedded model's name (default: per component)"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
+    as_json: bool = json_option("Print JSON instead of a table"),
 ) -> None:
     """Estimate the calls, tokens and cost of 'build' or 'evaluate' with the same arguments
     (ioa-synth estimate build --split test --out DIR ...), before any call: nothing is sent
