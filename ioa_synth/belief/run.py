@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,6 +70,14 @@ def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
             "toolkit_version": __version__,
             "components": {n: ep.identity() | {"templates": templates} for n, ep in sorted(eps.items())},
             "study": job.settings.as_dict(), "items": items_digest(job.all_items)}
+
+
+def expected_conversations(job: RunJob) -> dict[str, int]:
+    """``{"<source>|k=<k>": n}``: the conversations this invocation sets out to make (its
+    items after ``--limit``, per source, for each attacker count), read by ``belief report``
+    to tell a partial run from a finished one."""
+    per_source = Counter(it.source for it in job.items)
+    return {f"{source}|k={k}": n for source, n in sorted(per_source.items()) for k in job.settings.attackers}
 
 
 def read_run_json(out: Path) -> dict[str, Any] | None:
@@ -133,7 +141,8 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
                         "components": {n: {"model": ep.model, "temperature": ep.temperature,
                                            "base_url_kind": "embedded" if ep.embedded else "remote"}
                                        for n, ep in holder["eps"].items()},
-                        "probe_temperature": 0.0, "fingerprint": fingerprint(desc), "fingerprint_parts": desc,
+                        "probe_temperature": 0.0, "expected_conversations": expected_conversations(job),
+                        "fingerprint": fingerprint(desc), "fingerprint_parts": desc,
                         "started_at": _now(), "finished_at": None}
             write_json_atomic(out / "run.json", run_json)
             stats = _run_conversations(job, out, catalog, run, console)

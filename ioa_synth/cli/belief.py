@@ -96,7 +96,7 @@ def run(
     from rich.console import Console
 
     from ioa_synth.belief.conversation import StudySettings
-    from ioa_synth.belief.report import write_report
+    from ioa_synth.belief.report import partial_lines, write_report
     from ioa_synth.belief.run import RunJob, run_study
 
     ks = _int_list("--attackers", attackers)
@@ -120,11 +120,13 @@ def run(
     console = Console(stderr=True)
     with llm_command_errors():
         stats = run_study(job, out, cfg, local_model, console, args)
-    write_report(out)
+    summary = write_report(out)
     console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
                   "already done; summary.json written", soft_wrap=True)
     for line in stats.get("errors", []):
         console.print(f"  {line}", soft_wrap=True, markup=False)
+    for line in partial_lines(summary) if summary else []:
+        console.print(line, soft_wrap=True, markup=False)
     if stats["failed"]:
         raise typer.Exit(1)
 
@@ -137,7 +139,8 @@ def report(
     """Write summary.json and curves.png (infection per step) and show the headline rates."""
     import json
 
-    from ioa_synth.belief.report import ReportError, summarize, summary_table
+    from ioa_synth.belief.plots import plot_curves
+    from ioa_synth.belief.report import ReportError, partial_lines, summarize, summary_table
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
@@ -148,8 +151,6 @@ def report(
         summary = summarize(results)
     except ReportError as exc:
         fail(str(exc))
-    from ioa_synth.belief.report import plot_curves
-
     paths = write_all_atomic({results / "summary.json": json_bytes(summary), results / "curves.png": plot_curves(summary)})
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
@@ -158,6 +159,8 @@ def report(
         console.print(summary_table(summary))
         for path in paths:
             console.print(f"wrote {path}", soft_wrap=True)
+    for line in partial_lines(summary):
+        typer.echo(line, err=True)
 
 
 @belief_app.command("screen")
