@@ -18,7 +18,7 @@ from ioa_synth.belief.chat import Agent, probe_prompt
 from ioa_synth.belief.setup import template_setup
 from ioa_synth.belief.conversation import Calls, call_key, probe
 from ioa_synth.belief.items import Item
-from ioa_synth.belief.report import read_conversations
+from ioa_synth.belief.report import belief_run_json, read_conversations
 from ioa_synth.belief.run import conversation_path, read_run_json
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.runs.interrupt import run_interruptible, worker_pool
@@ -27,6 +27,49 @@ from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
+
+
+class StepsError(ValueError):
+    """``--steps`` names a step the run does not have."""
+
+
+def run_rounds(out: Path) -> int:
+    """The rounds of ``out``'s run (run.json ``settings.rounds``; for a run.json without it,
+    the last round of any stored conversation).
+
+    Raises:
+        ReportError: not a belief results folder, or no conversation finished yet.
+    """
+    rounds = (belief_run_json(out).get("settings") or {}).get("rounds")
+    if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1:
+        return rounds
+    return max(t["round"] for conv in read_conversations(out) for t in conv["turns"])
+
+
+def reask_steps(out: Path, steps: list[int], given: bool) -> tuple[list[int], str | None]:
+    """The steps to re-ask in ``out`` and a note for the terminal, or ``None``.
+
+    Steps run from 0 (before the discussion) to the run's last round. A step outside that
+    range named by the user (``given``) is bad input; the default steps are clipped to the
+    run, with a note saying which were dropped.
+
+    Raises:
+        StepsError: ``given`` steps outside ``0..rounds``, or no default step left.
+        ReportError: not a belief results folder.
+    """
+    rounds = run_rounds(out)
+    outside = [s for s in steps if not 0 <= s <= rounds]
+    if not outside:
+        return sorted(set(steps)), None
+    if given:
+        raise StepsError(f"--steps {','.join(map(str, outside))}: the run in {out} has {rounds} round"
+                         f"{'' if rounds == 1 else 's'}, so steps run from 0 to {rounds}")
+    kept = sorted({s for s in steps if 0 <= s <= rounds})
+    if not kept:
+        raise StepsError(f"none of the default steps {','.join(map(str, steps))} is in the run in {out} "
+                         f"(steps 0 to {rounds}); name them with --steps")
+    return kept, (f"note: the run has {rounds} round{'' if rounds == 1 else 's'}: re-asking at step(s) "
+                  f"{','.join(map(str, kept))} (default steps {','.join(map(str, outside))} dropped)")
 
 
 class ProbeMismatch(RuntimeError):

@@ -19,6 +19,10 @@ belief_app = typer.Typer(help="The hidden belief collapse study: items, screenin
 items_app = typer.Typer(help="Import study items.", no_args_is_help=True)
 belief_app.add_typer(items_app, name="items")
 
+#: The paper's re-ask steps (§3); ``belief reask`` drops those past a shorter run.
+DEFAULT_REASK_STEPS = "1,4,8,16"
+
+
 def _int_list(option: str, text: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
@@ -213,21 +217,29 @@ def screen(
 def reask(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     variant: str = typer.Option(..., "--variant", help="own, anonymized or group"),
-    steps: str = typer.Option("1,4,8,16", "--steps", help="Probe steps to re-ask, comma-separated"),
+    steps: Optional[str] = typer.Option(None, "--steps", show_default=DEFAULT_REASK_STEPS,
+                                        help="Probe steps to re-ask, comma-separated (0 to the run's rounds); "
+                                             "the default drops steps past the run"),
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Calls"),
     local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
     probe must equal the stored one byte for byte."""
-    from ioa_synth.belief.reask import ProbeMismatch, run_reask
+    from ioa_synth.belief.reask import ProbeMismatch, StepsError, reask_steps, run_reask
     from ioa_synth.belief.report import ReportError, write_report
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
-    step_list = _int_list("--steps", steps)
+    step_list = _int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
+    try:
+        step_list, note = reask_steps(results, step_list, given=steps is not None)
+    except (ReportError, StepsError) as exc:
+        fail(str(exc))
+    if note:
+        typer.echo(note, err=True)
     cfg = config_or_fail(config)
     args = {"results": str(results), "variant": variant, "steps": step_list}
     try:
