@@ -2,7 +2,7 @@
 stored conversation, benign agent and requested step, the default probe's input is
 rebuilt from the conversation log and must equal the stored request byte for byte; then
 the variant (``own``, ``anonymized``, ``group``) is asked on the same model at
-temperature 0 and labelled by the belief judge. The answers join the conversation's
+temperature 0 and labelled as the run labelled its probes (run.json ``settings.labelling``). The answers join the conversation's
 ``probes`` with their ``variant``; ``summary.json`` gains ``reask`` retention rates."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ioa_synth.belief.chat import Agent, probe_prompt
 from ioa_synth.belief.setup import template_setup
 from ioa_synth.belief.conversation import Calls, call_key, probe
 from ioa_synth.belief.items import Item
-from ioa_synth.belief.report import belief_run_json, read_conversations
+from ioa_synth.belief.report import belief_run_json, read_conversations, run_labelling
 from ioa_synth.belief.run import conversation_path, read_run_json
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.runs.interrupt import run_interruptible, worker_pool
@@ -122,7 +122,7 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
             run.attach(progress)
             answers: dict[int, list[dict[str, Any]]] = {}
             with progress, worker_pool(workers, "belief-reask") as pool:
-                calls = Calls(recorder, run.clients, pool)
+                calls = Calls(recorder, run.clients, pool, prematch=run_labelling(out) == "prematch")
 
                 def one(entry: tuple[dict[str, Any], Agent, int]) -> dict[str, Any]:
                     conv, agent, step = entry

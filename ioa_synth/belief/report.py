@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ioa_synth.belief.conversation import LABELLING, LEGACY_LABELLING
 from ioa_synth.belief.metrics import condition_metrics
 from ioa_synth.belief.plots import plot_curves
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
@@ -47,6 +48,15 @@ def belief_run_json(out: Path) -> dict[str, Any]:
         by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"
         raise ReportError(f"{out} is not a 'belief run' results folder (its run.json was {by})")
     return data
+
+
+def run_labelling(out: Path) -> str:
+    """How the run in ``out`` labelled private answers (run.json ``settings.labelling``:
+    ``judge`` or ``prematch``; a run.json written before the mode was recorded used the
+    string pre-match, :data:`~ioa_synth.belief.conversation.LEGACY_LABELLING`)."""
+    settings = belief_run_json(out).get("settings")
+    mode = settings.get("labelling") if isinstance(settings, dict) else None
+    return mode if mode in LABELLING else LEGACY_LABELLING
 
 
 def read_conversations(out: Path) -> list[dict[str, Any]]:

@@ -21,7 +21,8 @@ from typing import Any
 from rich.console import Console
 
 from ioa_synth import __version__
-from ioa_synth.belief.conversation import Calls, StudySettings, component_of, run_conversation
+from ioa_synth.belief.conversation import (LEGACY_LABELLING, Calls, StudySettings, component_of,
+                                          run_conversation)
 from ioa_synth.belief.items import Item, items_digest
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
@@ -99,12 +100,43 @@ def check_setup(catalog: Catalog, desc: dict[str, Any]) -> None:
     old = (read_run_json(out) or {}).get("fingerprint_parts")
     if not isinstance(old, dict):
         raise SetupChanged(f"{out / 'run.json'} is missing or unreadable but results are stored; use a new --out")
-    a = {k: old.get(k) for k in ("study", "items")}
-    b = {k: desc.get(k) for k in ("study", "items")}
+    check_labelling(out, old, desc)
+    a, b = study_protocol(old), study_protocol(desc)
     if a != b:
         diffs = describe_difference(a, b)
         raise SetupChanged(f"{out} holds results of another setup ({'; '.join(diffs[:3])}); "
                            "use a new --out for a changed setup")
+
+
+def stored_labelling(parts: dict[str, Any]) -> str:
+    """The labelling mode of a stored setup description (:data:`LEGACY_LABELLING` for one
+    written before the mode was recorded)."""
+    study = parts.get("study") if isinstance(parts.get("study"), dict) else {}
+    return str(study.get("labelling", LEGACY_LABELLING))
+
+
+def study_protocol(parts: dict[str, Any]) -> dict[str, Any]:
+    """The part of a setup description that may not change once results are stored: the
+    study settings (a description without a labelling mode has the legacy one) and items."""
+    study = parts.get("study") if isinstance(parts.get("study"), dict) else {}
+    return {"study": {**study, "labelling": stored_labelling(parts)}, "items": parts.get("items")}
+
+
+#: How each labelling mode is named in a refusal, and the flag that selects it.
+_LABELLING_TEXT = {"judge": ("the belief judge labelled every private answer", "drop --prematch"),
+                   "prematch": ("private answers naming one answer were labelled by string match (--prematch; "
+                                "the only rule of results folders written before the judge labelled every answer)",
+                                "add --prematch")}
+
+
+def check_labelling(out: Path, old: dict[str, Any], desc: dict[str, Any]) -> None:
+    """Refuse to resume results labelled in another mode than this run's (labels of the two
+    modes must not mix in one study), saying how to resume them."""
+    was, now = stored_labelling(old), stored_labelling(desc)
+    if was != now:
+        text, flag = _LABELLING_TEXT.get(was, (f"labelling {was!r}", "match it"))
+        raise SetupChanged(f"{out} holds results where {text}; {flag} to resume them, or use a new --out "
+                           f"for a study labelled with {now!r}")
 
 
 def ensure_view(catalog: Catalog) -> None:
@@ -188,7 +220,7 @@ def _run_conversations(job: RunJob, out: Path, catalog: Catalog, run: Any, conso
     slots = max(1, min(len(pending), 2 * job.workers + 2))
     try:
         with progress, worker_pool(job.workers, "belief-call") as pool, worker_pool(slots, "belief-conv") as convs:
-            calls = Calls(recorder, run.clients, pool)
+            calls = Calls(recorder, run.clients, pool, prematch=job.settings.labelling == "prematch")
             run_interruptible(lambda e: convs.submit(one, e), pending, done, slots, run.guard)
     except RunInterrupted as exc:
         exc.unit = "conversation"

@@ -88,6 +88,10 @@ def run(
     rounds: int = typer.Option(16, "--rounds", min=1, max=1000, help="Rounds per conversation"),
     memory: int = typer.Option(5, "--memory", min=1, help="Full rounds of history each agent sees"),
     seed: int = seed_option("Seed of the speaking schedule"),
+    prematch: bool = typer.Option(False, "--prematch",
+                                  help="Label a private answer naming only one of the item's answers by string "
+                                       "match, without the judge (for weak judges; a negated answer such as "
+                                       "'not Sydney' then counts as Sydney). Default: the judge labels every answer"),
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Model calls", default=8),
     limit: Optional[int] = limit_option("Use the first N items"),
@@ -116,7 +120,8 @@ def run(
     writable_out(out)
     cfg = config_or_fail(config)
     all_items = _load_items(items)
-    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed)
+    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed,
+                             labelling="prematch" if prematch else "judge")
     job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
                  workers=workers)
     args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
