@@ -53,6 +53,13 @@ elif ! .venv/bin/pip install -e ".[train]"; then
   exit 1
 fi
 
+# verl 0.9.1's wheel, downloaded (no dependencies) but not installed: tests/training/test_verl_line.py
+# reads its packaged trainer config and reward-manager registry out of the wheel to check docs/train.md's
+# verl line. Installed, the wheel's own top-level `tests` package would shadow this project's tests.
+say "downloading the verl==0.9.1 wheel into .venv/share/ioa-synth/wheels (read by a test, not installed)"
+mkdir -p .venv/share/ioa-synth/wheels
+.venv/bin/pip download --quiet --no-deps --only-binary=:all: "verl==0.9.1" -d .venv/share/ioa-synth/wheels
+
 # The live-meeting browser test drives Debian's chromium through Playwright (never `playwright install`).
 if ! command -v chromium >/dev/null 2>&1; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then

@@ -140,5 +140,5 @@ def import_items(path: Path, fmt: str) -> Imported:
     if fmt not in readers:
         raise ItemsError(f"unknown --format {fmt!r}; one of {', '.join(FORMATS)}")
     if not path.is_file():
-        raise ItemsError(f"{path}: no such file")
+        raise ItemsError(f"{path}: {'is a directory; give the items file in it' if path.is_dir() else 'no such file'}")
     return readers[fmt](path)

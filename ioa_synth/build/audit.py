@@ -29,7 +29,6 @@ from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
-from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.reports.stats import compare_scores
 
 ROLE = "audit_judge"
@@ -122,7 +121,7 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
     storage as the build judge, under role ``audit_judge``); the error text on failure.
     Raises :class:`~ioa_synth.llm.errors.StopRun` (setup error, Ctrl-C): it stops the run."""
     c = job.case
-    case = Case(c.case_id, c.split, SeedTuple.model_validate(c.record["seed"]), c.path)
+    case = Case(c.case_id, c.split, c.seed_tuple(), c.path)
     gen = c.profiles if job.stage == 1 else c.dialogue
     try:
         pipeline.judge_stage(case, job.stage, job.attempt, c.profiles, gen)
@@ -156,12 +155,19 @@ def audit_scores(catalog: Catalog, cases: list[AcceptedCase], model: str) -> pl.
 
 def audit_report(catalog: Catalog, split: str, model: str, cases: list[AcceptedCase]) -> dict[str, Any]:
     """Per dimension: n, build judge mean, audit judge mean, mean difference (audit -
-    build), share within ±0.5 and ±1, next to the paper's audit means."""
+    build), share within ±0.5 and ±1 over the items both judges scored; ``audit_items`` and
+    ``mean_audit_all``, the audit judge's mean over every item it scored (imported cases have
+    no build judge score), next to the paper's audit means (``paper_audit_mean``)."""
     rubric = load_rubric()
     dims = [(s, d.name) for s, d in rubric.all_dimensions()]
-    rows = compare_scores(audit_scores(catalog, cases, model), "build", "audit", dims)
+    scores = audit_scores(catalog, cases, model)
+    rows = compare_scores(scores, "build", "audit", dims)
+    alone = {(r["stage"], r["dimension"]): r for r in scores.drop_nulls("audit").group_by("stage", "dimension").agg(
+        pl.len().alias("n"), pl.col("audit").cast(pl.Float64).mean().alias("mean")).to_dicts()}
     for r in rows:
         r["paper_audit_mean"] = PAPER_AUDIT_MEANS.get(r["dimension"])
+        own = alone.get((r["stage"], r["dimension"]), {})
+        r["audit_items"], r["mean_audit_all"] = own.get("n", 0), own.get("mean")
     audited = {c for c, in catalog.execute(
         "SELECT DISTINCT case_id FROM scores WHERE judge_role = ? AND judge_model = ?", [ROLE, model])}
     return {"split": split, "audit_model": model, "accepted_cases": len(cases),

@@ -16,6 +16,11 @@ from typer._click import exceptions as click_exc  # typer >= 0.22 vendors click 
 from typer.core import TyperCommand, TyperGroup
 
 
+#: Sub-commands of a command that also runs on its own: ``{(command, name): click command}``.
+#: ``ioa-synth build --seeds ...`` builds, ``ioa-synth build import ...`` imports records.
+SUBCOMMANDS: dict[tuple[str, str], Any] = {}
+
+
 class OneLineErrors(TyperGroup):
     """The root group: usage errors (``--workers 0``, a missing option) as one
     ``error: ...`` line and exit 2 instead of typer's boxed panel; a busy catalog too."""
@@ -64,6 +69,15 @@ class OneLineErrors(TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        """A command's sub-command (:data:`SUBCOMMANDS`, e.g. ``build import``) when its name
+        follows the command's; else the command itself."""
+        name, cmd, rest = super().resolve_command(ctx, args)
+        sub = SUBCOMMANDS.get((name, rest[0])) if name and rest else None
+        if sub is not None:
+            return f"{name} {rest[0]}", sub, rest[1:]
+        return name, cmd, rest
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Commands in pipeline order: by panel (:data:`ioa_synth.cli.common.PANELS`), then
@@ -184,6 +198,10 @@ def _register() -> None:
     app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",
                   rich_help_panel=PANEL_MEETINGS)
     _plain_usage(app)
+    from ioa_synth.cli.build_import import import_app
+
+    _plain_usage(import_app)
+    SUBCOMMANDS[("build", "import")] = typer.main.get_command(import_app)
 
 
 _register()

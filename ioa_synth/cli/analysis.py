@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind
+from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind,
+                                  write_errors)
 from ioa_synth.cli.options import json_option, seed_option
 from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -24,16 +24,6 @@ def _load(path: Path):
         return load_results(path)
     except ResultsError as exc:
         fail(str(exc))
-
-
-@contextmanager
-def _write_errors() -> Iterator[None]:
-    """An output file that cannot be written (a folder in its place, no permission, disk
-    full): one ``error:`` line, exit 2."""
-    try:
-        yield
-    except OSError as exc:
-        fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
 
 
 @app.command("compare", rich_help_panel=PANEL_EVALUATE)
@@ -64,7 +54,7 @@ def compare_cmd(
     except CompareError as exc:
         fail(str(exc))
     tables = compare_tables(result)
-    with _write_errors():
+    with write_errors():
         doc = markdown_document("Comparison of two evaluation runs", intro_lines(result), tables)
         paths = write_all_atomic({folder / "compare.json": json_bytes(result), folder / "compare.md": doc.encode()})
     if as_json:
@@ -99,7 +89,7 @@ def report_cmd(
         report = build_report(res, by)
     except ReportError as exc:
         fail(str(exc))
-    with _write_errors():
+    with write_errors():
         paths = write_report_files(res, report)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -117,10 +117,10 @@ def report_table(report: dict[str, Any]) -> Table:
     table = Table(title=f"annotation of {report['split']}: {', '.join(report['annotators'])} "
                         f"({plural(items['points'], 'point')}, {plural(items['dialogues'], 'dialogue')}) vs the build judge")
     for col in ("stage", "dimension", "n", "human mean", "LLM mean", "within ±0.5", "within ±1", "alpha (ordinal)",
-                "kappa (quadratic)"):
+                "kappa (quadratic)", "all rated: n, human mean"):
         table.add_column(col, justify="left" if col == "dimension" else "right")
     for r in report["dimensions"]:
         table.add_row(str(r["stage"]), r["dimension"], str(r["n"]), fmt(r["human_mean"]), fmt(r["llm_mean"]),
                       fmt(r["within_0_5"], percent=True), fmt(r["within_1"], percent=True), fmt(r["alpha"], 3),
-                      fmt(r["kappa"], 3))
+                      fmt(r["kappa"], 3), f"{r['human_items']}, {fmt(r['human_mean_all'])}")
     return table

@@ -66,10 +66,10 @@ def audit_table(report: dict[str, Any]) -> Table:
     table = Table(title=f"audit of {report['split']}: build judge vs {report['audit_model']} "
                         f"({report['audited_cases']}/{report['accepted_cases']} accepted cases audited)")
     for col in ("stage", "dimension", "n", "build mean", "audit mean", "mean diff", "within ±0.5", "within ±1",
-                "paper audit mean"):
+                "all audited: n, mean", "paper audit mean"):
         table.add_column(col, justify="left" if col == "dimension" else "right")
     for r in report["dimensions"]:
         table.add_row(str(r["stage"]), r["dimension"], str(r["n"]), fmt(r["mean_build"]), fmt(r["mean_audit"]),
                       fmt(r["mean_diff"]), fmt(r["within_0_5"], percent=True), fmt(r["within_1"], percent=True),
-                      fmt(r["paper_audit_mean"]))
+                      f"{r['audit_items']}, {fmt(r['mean_audit_all'])}", fmt(r["paper_audit_mean"]))
     return table

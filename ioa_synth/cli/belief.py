@@ -275,7 +275,7 @@ def agreement(
         fail(f"{results}: no such results folder")
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     if not judge_config.is_file():
-        fail(f"--judge-config {judge_config}: no such file")
+        fail(f"--judge-config {judge_config}: {'is a directory' if judge_config.is_dir() else 'no such file'}")
     cfg = config_or_fail(judge_config)
     args = {"results": str(results), "judge_config": str(judge_config), "sample": sample, "seed": seed}
     try:

@@ -34,6 +34,8 @@ def build(
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
+    To bring in released IoA-Suite records instead: ioa-synth build import RECORDS --split S --out DIR.
+
     Exit status: 0 every case accepted or discarded, 1 some case failed, 2 bad input or
     a setup error, 130 interrupted.
     """

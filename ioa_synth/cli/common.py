@@ -140,6 +140,16 @@ def writable_out(path: Path, option: str = "--out") -> Path:
     return path
 
 
+@contextmanager
+def write_errors() -> Iterator[None]:
+    """An output file that cannot be written (a read-only folder or file system, a folder in
+    its place, no permission, disk full): one ``error:`` line, exit 2."""
+    try:
+        yield
+    except OSError as exc:
+        fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
+
+
 def check_choice(option: str, value: object, choices: tuple | list) -> None:
     """Exit 2 with ``--option must be one of ...`` unless ``value`` is ``None`` or in ``choices``."""
     if value is not None and value not in choices:

@@ -35,12 +35,20 @@ def import_(
     file: Path = typer.Argument(..., metavar="FILE", help="Transcript: WebVTT, SRT, Whisper/WhisperX JSON or 'Name: text' lines"),
     out: Path = typer.Option(..., "--out", help="New session folder"),
     fmt: str = typer.Option("auto", "--format", help="auto, vtt, srt, whisper or text"),
+    alias: List[str] = typer.Option([], "--alias", help="\"Full Name=Nick\": a nickname of a speaker, replaced "
+                                    "like the name (repeatable)"),
 ) -> None:
     """Read a transcript, replace every name by a pseudonym, write a new session folder."""
     from ioa_synth.meetings.session import Session
     from ioa_synth.meetings.transcripts import FORMATS, TranscriptError, read_transcript
 
     check_choice("--format", fmt, FORMATS)
+    aliases = []
+    for spec in alias:
+        name, sep, nick = spec.partition("=")
+        if not sep or not name.strip() or not nick.strip():
+            fail(f"--alias {spec!r}: expected \"Full Name=Nick\" (a speaker's name, then the nickname)")
+        aliases.append((name.strip(), nick.strip()))
     check_out_folder(out)
     if out.is_dir() and any(out.iterdir()):
         fail(f"--out {out} is not empty; import each transcript into a new session folder")
@@ -49,7 +57,10 @@ def import_(
         found, turns = read_transcript(file, fmt)
     except TranscriptError as exc:
         fail(str(exc))
-    session = Session.create(out, found, file.name, turns)
+    try:
+        session = Session.create(out, found, file.name, turns, aliases)
+    except ValueError as exc:
+        fail(str(exc))
     typer.echo(f"{out}: {plural(len(session.turns), 'turn')} ({found}), participants "
                + ", ".join(f"{p.id} = {p.pseudonym}" for p in session.participants)
                + f"; the name map stays in {out / 'private'}")

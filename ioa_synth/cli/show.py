@@ -24,7 +24,8 @@ def show(
     """Show a case (by default the one that got furthest): scenario, profiles, MAs, outline, dialogue with inner thoughts, judge scores and feedback,
     gate failures and the discard reason."""
     from ioa_synth.build.builddir import BuildDirError
-    from ioa_synth.build.show import ShowError, case_view, furthest_case, render_case
+    from ioa_synth.build.show import ShowError, case_view, furthest_case
+    from ioa_synth.build.show_render import render_case
     from ioa_synth.reports.output import wide_console
 
     try:

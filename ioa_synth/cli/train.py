@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.cli.common import check_choice, check_out_folder, fail, writable_out, write_errors
 from ioa_synth.cli.options import access_option, config_option, local_model_option
 from ioa_synth.text.plural import plural
 
@@ -29,11 +29,13 @@ def sft(
 
     check_choice("--format", fmt, FORMATS_SFT)
     check_out_folder(out)
+    writable_out(out)
     try:
         export = build_sft(results, keep_c=keep_c, fmt=fmt, allow_split=allow_split)
     except ExportError as exc:
         fail(str(exc))
-    path = write_sft(export, out)
+    with write_errors():
+        path = write_sft(export, out)
     removed = "kept (--keep-c)" if keep_c else f"{export.removed_c} removed"
     typer.echo(f"wrote {plural(len(export.rows), 'row')} to {path} (teacher {export.teacher}; splits "
                f"{', '.join(sorted(export.splits))}); Category-C questions: {removed}; "
@@ -56,8 +58,10 @@ def prompts(
 
     check_choice("--format", fmt, FORMATS_PROMPTS)
     check_out_folder(out)
+    writable_out(out)
     try:
-        path, n = export_prompts(data, out, access=access, fmt=fmt)
+        with write_errors():
+            path, n = export_prompts(data, out, access=access, fmt=fmt)
     except (InputError, ExportError) as exc:
         fail(str(exc))
     typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
@@ -81,7 +85,7 @@ def score(
     import sys
     from dataclasses import asdict
 
-    from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors
     from ioa_synth.evaluate.inputs import InputError, load_cases
     from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
 

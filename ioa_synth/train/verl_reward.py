@@ -1,24 +1,33 @@
 """verl adapter of the training reward (paper §6.1 trained with verl; App. D.1).
 
-Point verl's custom reward function at this module::
+For verl 0.9.1 (its reward loop; the keys are checked against that release's packaged config
+in ``tests/training/test_verl_line.py``), point the reward at this module::
 
-    custom_reward_function.path=$(python -c 'import ioa_synth.train.verl_reward as m; print(m.__file__)')
-    custom_reward_function.name=compute_score
+    reward.custom_reward_function.path=$(python -c 'import ioa_synth.train.verl_reward as m; print(m.__file__)')
+    reward.custom_reward_function.name=compute_score
+    reward.reward_manager.name=naive
 
-and configure it with environment variables (read when the first score is asked for):
+(docs/train.md has the whole launch line). verl 0.9.1's ``main_ppo`` reads only the
+``reward.``-prefixed keys: the top-level ``custom_reward_function.*`` it still accepts is never
+used there, and its reward-manager registry (``dapo, gdpo, naive, rate_limited, remote``) has
+no ``batch``. It starts ``reward.num_workers`` (default 8) reward worker processes, all with
+the same environment, configured by these variables (read when the first score is asked for):
 
 - ``IOA_REWARD_DATA`` (required): the built split the prompts came from (``DIR/train``);
 - ``IOA_REWARD_CONFIG``: a ``--config`` JSON file (optional; endpoints come from
   ``SIMULATOR_*``/``VALIDITY_FILTER_*``/``OPENAI_*`` as for ``evaluate``);
-- ``IOA_REWARD_OUT``: the catalog folder (default ``ioa-reward``; one per process);
+- ``IOA_REWARD_OUT``: the folder of the reward's catalogs (default ``ioa-reward``; a DuckDB
+  catalog has one writer process, so each worker process keeps its own under this folder);
 - ``IOA_REWARD_WORKERS``: completions scored at once in a batch (default 32).
 
-``compute_score(data_source, solution_str, ground_truth, extra_info)`` (verl's ``naive``
-and ``prime`` reward managers) scores one completion; called with the plural keywords of
-verl's ``batch`` reward manager (``data_sources``, ``solution_strs``, ``ground_truths``,
-``extra_infos``) it scores the whole batch concurrently. Each score is ``{"score": F1,
-"precision", "recall", "k", "failed"}``. verl cannot leave a sample out of its group, so a
-simulator/filter call that failed after its retries scores 0.0 with ``failed`` = 1.0.
+``compute_score(data_source, solution_str, ground_truth, extra_info)`` scores one completion:
+verl 0.9.1's reward managers call it so, one sample per call, from the threads of a worker's
+event loop (extra keywords such as ``reward_router_address`` are ignored). Called with the
+plural keywords of the ``batch`` reward manager of verl releases before the reward loop
+(``data_sources``, ``solution_strs``, ``ground_truths``, ``extra_infos``) it scores the whole
+batch concurrently; no such release is tested. Each score is ``{"score": F1, "precision",
+"recall", "k", "failed"}``. verl cannot leave a sample out of its group, so a simulator/filter
+call that failed after its retries scores 0.0 with ``failed`` = 1.0.
 """
 
 from __future__ import annotations
