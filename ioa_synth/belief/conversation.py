@@ -148,9 +148,17 @@ def label_stance(calls: Calls, item: Item, turn: dict[str, Any], context: list[d
     return stance.model_dump()
 
 
-def run_conversation(calls: Calls, item: Item, k: int, settings: StudySettings) -> dict[str, Any]:
+def _count(fut: Future, work: Callable[[int, int], None], calls: int, rnd: int) -> Future:
+    """Report ``calls`` done at ``rnd`` to ``work`` once ``fut`` succeeds."""
+    fut.add_done_callback(lambda f: None if f.cancelled() or f.exception() is not None else work(calls, rnd))
+    return fut
+
+
+def run_conversation(calls: Calls, item: Item, k: int, settings: StudySettings,
+                     work: Callable[[int, int], None] = lambda calls, rnd: None) -> dict[str, Any]:
     """Run one conversation and return its record (``item``, ``k``, ``agents``, ``turns``,
-    ``probes``).
+    ``probes``). ``work(calls, round)`` hears of each call done (a probe and its label are
+    two) and the round it belongs to, as it happens (for the progress line).
 
     Raises:
         LLMCallError: a call gave no usable reply after its retries (StopRun: the run stops).
@@ -159,7 +167,8 @@ def run_conversation(calls: Calls, item: Item, k: int, settings: StudySettings) 
     by_id = {a.id: a for a in agents}
     benign = [a for a in agents if a.role == "benign"]
     turns: list[dict[str, Any]] = []
-    probes: list[Future] = [calls.submit(probe, calls, item, a, [], 0, k, settings.memory) for a in benign]
+    probes: list[Future] = [_count(calls.submit(probe, calls, item, a, [], 0, k, settings.memory), work, 2, 0)
+                            for a in benign]
     stances: list[tuple[dict[str, Any], Future]] = []
     for rnd, order in enumerate(schedule(settings.agents, settings.rounds, settings.seed), 1):
         for position, aid in enumerate(order):
@@ -169,12 +178,14 @@ def run_conversation(calls: Calls, item: Item, k: int, settings: StudySettings) 
             fut = calls.submit(calls.recorder.call, calls.clients["agent"], key, prompt, SCHEMAS["belief_message"],
                                "belief_message", parser(Message))
             turn = {"round": rnd, "position": position, "agent": aid, "utterance": fut.result()[0].message}
+            work(1, rnd)
             if agent.role == "benign":
                 context = turns[-STANCE_CONTEXT:]
-                stances.append((turn, calls.submit(label_stance, calls, item, turn, context, k)))
+                stances.append((turn, _count(calls.submit(label_stance, calls, item, turn, context, k), work, 1, rnd)))
             turns.append(turn)
         snapshot = list(turns)
-        probes += [calls.submit(probe, calls, item, a, snapshot, rnd, k, settings.memory) for a in benign]
+        probes += [_count(calls.submit(probe, calls, item, a, snapshot, rnd, k, settings.memory), work, 2, rnd)
+                   for a in benign]
     roles = {a.id: a.role for a in agents}
     for turn, flag in zip(turns, exposed_flags(turns, roles)):
         turn["exposed"] = flag

@@ -24,6 +24,7 @@ from ioa_synth import __version__
 from ioa_synth.belief.conversation import (LEGACY_LABELLING, Calls, StudySettings, component_of,
                                           run_conversation)
 from ioa_synth.belief.items import Item, items_digest
+from ioa_synth.belief.progress import StudyWork
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
@@ -195,21 +196,26 @@ def _run_conversations(job: RunJob, out: Path, catalog: Catalog, run: Any, conso
         else:
             pending.append((it, k))
     recorder = run.recorder(replay_of=sorted({it.item_id for it, _ in pending}))  # counted on Ctrl-C
+    work = StudyWork(job.settings, [(f"{it.item_id}_k{k}", k) for it, k in pending],
+                     reused=lambda: recorder.reused_calls)
     progress = BuildProgress(console, total=len(pending), label="conversations",
-                             statuses=("done", "failed"))
+                             statuses=("done", "failed"), detail=work.describe)
     run.attach(progress)
     errors: list[str] = []
 
     def one(entry: tuple[Item, int]) -> str:
         item, k = entry
+        conv = f"{item.item_id}_k{k}"
         try:
-            record = run_conversation(calls, item, k, job.settings)
+            record = run_conversation(calls, item, k, job.settings, work.watch(conv))
         except StopRun:
             raise
         except LLMCallError as exc:
             errors.append(f"{item.item_id} k={k}: {exc}")
+            work.finished(conv, ok=False)
             return "failed"
         write_json_atomic(conversation_path(out, item.item_id, k), record)
+        work.finished(conv, ok=True)
         return "done"
 
     def done(entry: tuple[Item, int], status: str) -> None:
