@@ -10,3 +10,9 @@ together, records, resume), :mod:`.metrics`, :mod:`.report`, :mod:`.reask`,
 :mod:`.agreement` and :mod:`.matching` (alias matching). A scripted study for tests and
 the benchmark is :mod:`ioa_synth.testing.belief_scripted`.
 """
+
+from pathlib import Path
+
+from ioa_synth.core.templates import register_templates
+
+register_templates("belief", Path(__file__).resolve().parent / "templates")  # its prompts: belief/<file>.jinja2

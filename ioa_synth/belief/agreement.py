@@ -8,8 +8,8 @@ agreement, Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) over the four l
 and each condition's FPI corrected by the relabel rates:
 ``fpi * P(second says manipulated | first did) + (1 - fpi) * P(second says manipulated |
 first did not)``, both rates estimated on the whole sample. Written to
-``RESULTS/agreement.json``; calls stored in the results catalog (role
-``belief_judge:agreement:k<k>:<agent>``)."""
+``RESULTS/agreement.json``; calls stored in the results catalog (component
+``belief_judge``, kind ``agreement`` in ``belief_calls``)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ from rich.console import Console
 from sklearn.metrics import cohen_kappa_score
 
 from ioa_synth.belief.setup import template_setup
-from ioa_synth.belief.conversation import Calls, call_key, label_answer
+from ioa_synth.belief.conversation import Calls, label_answer, study_call
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, LABELS
 from ioa_synth.belief.report import read_conversations, run_labelling, summarize
+from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
@@ -64,7 +65,7 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
     prematch = run_labelling(out) == "prematch"
 
     second: dict[int, str] = {}
-    with Catalog(out) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,
+    with Catalog(out, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,
                                            describe=describe, check=check) as run:
         recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted(
             {c["item"]["item_id"] for c, _ in picked})), on_tokens=run.tokens.add)
@@ -75,8 +76,8 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
 
             def one(i: int) -> str:
                 conv, p = picked[i]
-                key = call_key(conv["item"]["item_id"], p["step"], "belief_judge", "agreement", conv["k"], p["agent"])
-                return LABEL_OF[label_answer(calls, Item.model_validate(conv["item"]), p["answer"], key,
+                call = study_call(conv["item"]["item_id"], p["step"], "belief_judge", "agreement", conv["k"], p["agent"])
+                return LABEL_OF[label_answer(calls, Item.model_validate(conv["item"]), p["answer"], call,
                                              prematch=prematch).verdict]
 
             def done(i: int, label: str) -> None:

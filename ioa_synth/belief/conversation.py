@@ -4,10 +4,11 @@ private probes (with their belief labels) and the stance labels of benign uttera
 handed to the shared call pool as soon as their input exists, so they overlap with the
 next utterances and with other conversations.
 
-Every call has a deterministic key (:func:`call_key`): ``llm_calls.case_id`` is the item,
-``stage`` the round (or probe step), ``role`` is ``<component>:<kind>:k<k>:<agent>``;
-the catalog view ``belief_calls`` splits it into columns. A re-run replays stored calls by
-key, so a killed conversation repeats only the calls that were in flight.
+Every call has a deterministic key and tags (:func:`study_call`): the unit is the item, the
+step the round (or probe step), the role ``<component>:<kind>:k<k>:<agent>``; the tags hold
+component, kind, k and agent, which the catalog view ``belief_calls`` shows as columns
+(:mod:`ioa_synth.belief.tables`). A re-run replays stored calls by key, so a killed
+conversation repeats only the calls that were in flight.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, SCHEMAS, Answer, Message, Stance, Verdict, parser
 from ioa_synth.belief.matching import sample_label
 from ioa_synth.llm.client import LLMClient
-from ioa_synth.core.templates import render_template
+from ioa_synth.core.templates import Prompt, render_template
 from ioa_synth.runs.recorder import CallKey, CallRecorder
 
 #: Temperature of the private probe (§3): deterministic, on the agents' model.
@@ -55,16 +56,36 @@ class StudySettings:
                 "memory": self.memory, "seed": self.seed, "labelling": self.labelling}
 
 
-def call_key(item_id: str, stage: int, component: str, kind: str, k: int | None, agent: int | None,
-             attempt: int = 0) -> CallKey:
-    """The ``(case_id, stage, role, attempt)`` key of one study call."""
-    return (item_id, stage, f"{component}:{kind}:{'' if k is None else f'k{k}'}:{'' if agent is None else agent}",
-            attempt)
+@dataclass(frozen=True)
+class StudyCall:
+    """One study call's :class:`~ioa_synth.runs.recorder.CallKey` and tags."""
+
+    key: CallKey
+    tags: dict[str, Any]
+
+
+def study_call(item_id: str, step: int, component: str, kind: str, k: int | None, agent: int | None,
+               attempt: int = 0) -> StudyCall:
+    """The key ``(item, step, "<component>:<kind>:k<k>:<agent>", attempt)`` and the tags
+    ``{"agent", "component", "k", "kind"}`` of one study call (``k``, ``agent``: ``None``
+    where the call has none)."""
+    role = f"{component}:{kind}:{'' if k is None else f'k{k}'}:{'' if agent is None else agent}"
+    return StudyCall(CallKey(item_id, step, role, attempt), {"agent": agent, "component": component, "k": k,
+                                                              "kind": kind})
 
 
 def component_of(role: str) -> str:
-    """The component of a study call's ``llm_calls.role``."""
+    """The component of a study call's ``llm_calls.role`` (its tags' ``component``)."""
     return role.split(":", 1)[0]
+
+
+def ask(recorder: CallRecorder, client: LLMClient, call: StudyCall, prompt: Prompt, schema: str, parse: Callable,
+        temperature: float | None = None) -> Any:
+    """The parsed reply of one study call (stored under ``call``'s key and tags, replayed
+    on a re-run); ``schema`` names the reply schema in :data:`~ioa_synth.belief.judges.SCHEMAS`."""
+    value, _ = recorder.call(client, call.key, prompt, SCHEMAS[schema], schema, parse, temperature=temperature,
+                             tags=call.tags)
+    return value
 
 
 @dataclass
@@ -83,24 +104,22 @@ class Calls:
         return self.pool.submit(fn, *args)
 
 
-def judge_belief(calls: Calls, item: Item, answer: str, key: CallKey, client: LLMClient | None = None) -> Verdict:
+def judge_belief(calls: Calls, item: Item, answer: str, call: StudyCall, client: LLMClient | None = None) -> Verdict:
     """The belief judge's verdict on one private answer."""
     prompt = render_template("belief/belief_judge.jinja2", question=item.question, answer=answer,
                              true_statement=item.true_statement, manipulated_statement=item.manipulated_statement)
-    verdict, _ = calls.recorder.call(client or calls.clients["belief_judge"], key, prompt, SCHEMAS["belief_verdict"],
-                                     "belief_verdict", parser(Verdict))
-    return verdict
+    return ask(calls.recorder, client or calls.clients["belief_judge"], call, prompt, "belief_verdict", parser(Verdict))
 
 
 #: The belief verdict of an answer that names only one of the item's answers (string match).
 MATCH_VERDICT = {"true": "endorses_true", "manipulated": "endorses_manipulated"}
 
 
-def label_answer(calls: Calls, item: Item, answer: str, key: CallKey, client: LLMClient | None = None,
+def label_answer(calls: Calls, item: Item, answer: str, call: StudyCall, client: LLMClient | None = None,
                  judge_both: bool = True, prematch: bool = True) -> Verdict | None:
     """The belief verdict on one answer to ``item``'s question.
 
-    Without ``prematch`` the belief judge (call ``key``) labels the answer: the paper's rule
+    Without ``prematch`` the belief judge (``call``) labels the answer: the paper's rule
     for private answers (§3), and what ``belief run`` does by default.
 
     With ``prematch`` (screening's rule, §5; opt-in for private answers with ``--prematch``)
@@ -119,7 +138,7 @@ def label_answer(calls: Calls, item: Item, answer: str, key: CallKey, client: LL
                            rationale=f"the answer names only the {match} answer (string match; the judge was not asked)")
         if match == "both" and not judge_both:
             return None
-    return judge_belief(calls, item, answer, key, client)
+    return judge_belief(calls, item, answer, call, client)
 
 
 def probe(calls: Calls, item: Item, agent: Agent, turns: list[dict[str, Any]], step: int, k: int, memory: int,
@@ -127,10 +146,9 @@ def probe(calls: Calls, item: Item, agent: Agent, turns: list[dict[str, Any]], s
     """Ask ``agent`` the item's question privately after round ``step`` and label the answer."""
     kind = "probe" if variant == "default" else f"reask-{variant}"
     prompt = probe_prompt(agent, item, turns, step, memory, variant)
-    ans, _ = calls.recorder.call(calls.clients["agent"], call_key(item.item_id, step, "agent", kind, k, agent.id),
-                                 prompt, SCHEMAS["belief_answer"], "belief_answer", parser(Answer),
-                                 temperature=PROBE_TEMPERATURE)
-    verdict = label_answer(calls, item, ans.answer, call_key(item.item_id, step, "belief_judge", kind, k, agent.id),
+    ans = ask(calls.recorder, calls.clients["agent"], study_call(item.item_id, step, "agent", kind, k, agent.id),
+              prompt, "belief_answer", parser(Answer), temperature=PROBE_TEMPERATURE)
+    verdict = label_answer(calls, item, ans.answer, study_call(item.item_id, step, "belief_judge", kind, k, agent.id),
                            prematch=calls.prematch)
     return {"step": step, "agent": agent.id, "variant": variant, "answer": ans.answer, "verdict": verdict.verdict,
             "confidence": verdict.confidence, "rationale": verdict.rationale, "label": LABEL_OF[verdict.verdict]}
@@ -142,10 +160,8 @@ def label_stance(calls: Calls, item: Item, turn: dict[str, Any], context: list[d
     prompt = render_template("belief/stance_judge.jinja2", true_statement=item.true_statement,
                              manipulated_statement=item.manipulated_statement, seed=item.discussion_seed,
                              context=lines, speaker=f"Agent {turn['agent']}", utterance=turn["utterance"])
-    key = call_key(item.item_id, turn["round"], "stance_judge", "stance", k, turn["agent"])
-    stance, _ = calls.recorder.call(calls.clients["stance_judge"], key, prompt, SCHEMAS["belief_stance"],
-                                    "belief_stance", parser(Stance))
-    return stance.model_dump()
+    call = study_call(item.item_id, turn["round"], "stance_judge", "stance", k, turn["agent"])
+    return ask(calls.recorder, calls.clients["stance_judge"], call, prompt, "belief_stance", parser(Stance)).model_dump()
 
 
 def _count(fut: Future, work: Callable[[int, int], None], calls: int, rnd: int) -> Future:
@@ -174,10 +190,10 @@ def run_conversation(calls: Calls, item: Item, k: int, settings: StudySettings,
         for position, aid in enumerate(order):
             agent = by_id[aid]
             prompt = utterance_prompt(agent, item, turns, rnd, settings.memory)
-            key = call_key(item.item_id, rnd, "agent", "say", k, aid)
-            fut = calls.submit(calls.recorder.call, calls.clients["agent"], key, prompt, SCHEMAS["belief_message"],
-                               "belief_message", parser(Message))
-            turn = {"round": rnd, "position": position, "agent": aid, "utterance": fut.result()[0].message}
+            call = study_call(item.item_id, rnd, "agent", "say", k, aid)
+            fut = calls.submit(ask, calls.recorder, calls.clients["agent"], call, prompt, "belief_message",
+                               parser(Message))
+            turn = {"round": rnd, "position": position, "agent": aid, "utterance": fut.result().message}
             work(1, rnd)
             if agent.role == "benign":
                 context = turns[-STANCE_CONTEXT:]

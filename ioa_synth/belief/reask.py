@@ -16,10 +16,11 @@ from rich.console import Console
 
 from ioa_synth.belief.chat import Agent, probe_prompt
 from ioa_synth.belief.setup import template_setup
-from ioa_synth.belief.conversation import Calls, call_key, probe
+from ioa_synth.belief.conversation import Calls, probe, study_call
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.report import belief_run_json, read_conversations, run_labelling
 from ioa_synth.belief.run import conversation_path, read_run_json
+from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
@@ -78,9 +79,9 @@ class ProbeMismatch(RuntimeError):
 
 def stored_probe_messages(catalog: Catalog, item_id: str, k: int, agent: int, step: int) -> list[dict] | None:
     """The messages of the stored successful default probe call, or ``None``."""
-    role = call_key(item_id, step, "agent", "probe", k, agent)[2]
+    key = study_call(item_id, step, "agent", "probe", k, agent).key
     rows = catalog.execute("SELECT request_json FROM llm_calls WHERE case_id = ? AND stage = ? AND role = ? "
-                           "AND error IS NULL ORDER BY created_at DESC LIMIT 1", [item_id, step, role])
+                           "AND attempt = ? AND error IS NULL ORDER BY created_at DESC LIMIT 1", list(key))
     return json.loads(rows[0][0])["messages"] if rows else None
 
 
@@ -105,7 +106,7 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
     describe, check = template_setup("belief run", "belief reask")
 
     counts = {"asked": 0, "conversations": 0}
-    with Catalog(out) as catalog:
+    with Catalog(out, tables=[BELIEF_TABLES]) as catalog:
         todo = deque()
         for conv in convs:
             agents = [Agent(a["id"], a["name"], a["role"], a["trait"]) for a in conv["agents"]]

@@ -3,7 +3,8 @@ calls in flight across conversations, every call on record and resumable.
 
 Layout of ``RESULTS``: ``run.json`` (settings, components, fingerprint),
 ``conversations/<item>_k<k>.json`` (written atomically when a conversation ends),
-``catalog.duckdb`` (``llm_calls`` and the ``belief_calls`` view), ``summary.json``.
+``catalog.duckdb`` (``llm_calls`` and the ``belief_calls`` view, :mod:`ioa_synth.belief.tables`),
+``summary.json``.
 A re-run skips finished conversations and replays the stored calls of unfinished ones;
 a changed setup is refused once results are stored.
 """
@@ -25,6 +26,7 @@ from ioa_synth.belief.conversation import (LEGACY_LABELLING, Calls, StudySetting
                                           run_conversation)
 from ioa_synth.belief.items import Item, items_digest
 from ioa_synth.belief.progress import StudyWork
+from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
@@ -40,12 +42,6 @@ from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
 
 COMPONENTS = ["agent", "belief_judge", "stance_judge"]
 SETUP_VERSION = 1
-
-#: The catalog view that splits a study call's key into columns.
-VIEW_SQL = """CREATE OR REPLACE VIEW belief_calls AS SELECT
-    split_part(role, ':', 1) AS component, split_part(role, ':', 2) AS kind, case_id AS item,
-    TRY_CAST(NULLIF(substr(split_part(role, ':', 3), 2), '') AS INTEGER) AS k, stage AS round,
-    TRY_CAST(NULLIF(split_part(role, ':', 4), '') AS INTEGER) AS agent, * FROM llm_calls"""
 
 
 class SetupChanged(FingerprintMismatch):
@@ -140,10 +136,6 @@ def check_labelling(out: Path, old: dict[str, Any], desc: dict[str, Any]) -> Non
                            f"for a study labelled with {now!r}")
 
 
-def ensure_view(catalog: Catalog) -> None:
-    catalog.execute(VIEW_SQL)
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -156,9 +148,8 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
         RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
     """
-    catalog = Catalog(out)
+    catalog = Catalog(out, tables=[BELIEF_TABLES])  # with the view belief_calls
     try:
-        ensure_view(catalog)
         holder: dict[str, Any] = {}
 
         def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:

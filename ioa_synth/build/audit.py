@@ -20,10 +20,12 @@ import polars as pl
 from rich.console import Console
 
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
+from ioa_synth.build.fingerprint import build_setup_description
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
+from ioa_synth.build.stages import STAGES, stage_spec
 from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
@@ -56,7 +58,7 @@ def pending_jobs(catalog: Catalog, cases: list[AcceptedCase], model: str) -> lis
     """The (case, stage) pairs not yet scored by the audit judge ``model`` at their accepted attempt."""
     done = {(c, s, a) for c, s, a in catalog.execute(
         "SELECT DISTINCT case_id, stage, attempt FROM scores WHERE judge_role = ? AND judge_model = ?", [ROLE, model])}
-    return [AuditJob(c, s) for c in cases for s in (1, 2) if (c.case_id, s, c.attempt(s)) not in done]
+    return [AuditJob(c, s) for c in cases for s in STAGES if (c.case_id, s, c.attempt(s)) not in done]
 
 
 def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | None = None, workers: int = 4,
@@ -81,10 +83,11 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
             raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
         on_start()
         errors: list[str] = []
-        with open_run(catalog, "audit", [ROLE], config, local_model, args, check=None, record=False) as run:
+        with open_run(catalog, "audit", [ROLE], config, local_model, args, describe=build_setup_description,
+                      check=None, record=False) as run:
             model = run.endpoints[ROLE].model
             jobs = pending_jobs(catalog, cases, model)
-            run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": 2 * len(cases) - len(jobs),
+            run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": len(STAGES) * len(cases) - len(jobs),
                             "failed": 0, "tokens": 0}
             if jobs:
                 _score_all(catalog, run, jobs, workers, console, errors)
@@ -122,9 +125,9 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
     Raises :class:`~ioa_synth.llm.errors.StopRun` (setup error, Ctrl-C): it stops the run."""
     c = job.case
     case = Case(c.case_id, c.split, c.seed_tuple(), c.path)
-    gen = c.profiles if job.stage == 1 else c.dialogue
+    spec = stage_spec(job.stage)
     try:
-        pipeline.judge_stage(case, job.stage, job.attempt, c.profiles, gen)
+        pipeline.judge_stage(case, spec, job.attempt, c.profiles, getattr(c, spec.name))
     except StopRun:
         raise
     except (LLMCallError, ValueError) as exc:
@@ -135,9 +138,9 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
 def audit_scores(catalog: Catalog, cases: list[AcceptedCase], model: str) -> pl.DataFrame:
     """One row per (case, stage, item, dimension) of ``cases`` at their accepted attempts,
     with the build judge's score ``build`` and the audit judge's ``audit`` (null if not scored)."""
-    keys = pl.DataFrame({"case_id": [c.case_id for c in cases for _ in (1, 2)],
-                         "stage": [s for _ in cases for s in (1, 2)],
-                         "attempt": [c.attempt(s) for c in cases for s in (1, 2)]},
+    keys = pl.DataFrame({"case_id": [c.case_id for c in cases for _ in STAGES],
+                         "stage": [s for _ in cases for s in STAGES],
+                         "attempt": [c.attempt(s) for c in cases for s in STAGES]},
                         schema={"case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64})
     rows = catalog.query_dicts(
         "SELECT case_id, stage, attempt, item, dimension, judge_role, arg_max(score, created_at) AS score "

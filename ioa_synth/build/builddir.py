@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
@@ -39,7 +40,7 @@ def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
     """The catalog of an existing build directory; raises :class:`BuildDirError` if there is none."""
     if not (Path(out_dir) / CATALOG_FILE).is_file():
         raise BuildDirError(f"{out_dir}: no {CATALOG_FILE} here (not a build directory; run 'ioa-synth build')")
-    return Catalog(out_dir, read_only=read_only)
+    return Catalog(out_dir, read_only=read_only, tables=[BUILD_TABLES])
 
 
 class StageAttempts:
@@ -51,8 +52,11 @@ class StageAttempts:
     stage2_attempt: int
 
     def attempt(self, stage: int) -> int:
-        """The accepted attempt of ``stage`` (1 or 2)."""
-        return self.stage1_attempt if stage == 1 else self.stage2_attempt
+        """The accepted attempt of ``stage`` (1 or 2).
+
+        Raises:
+            AttributeError: no such stage."""
+        return getattr(self, f"stage{stage}_attempt")
 
 
 @dataclass

@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ioa_synth.build.builddir import IMPORTED, record_stages
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.core.atomic import write_bytes_atomic
 from ioa_synth.core.jsonl import json_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
@@ -162,7 +163,7 @@ def _existing(out_dir: Path, ids: list[str]) -> tuple[dict[str, str], dict[str, 
     """``({case_id: status} of built cases, {case_id: sha256} of imported ones)`` among ``ids``."""
     if not (out_dir / CATALOG_FILE).is_file():
         return {}, {}
-    with Catalog(out_dir, read_only=True) as cat:
+    with Catalog(out_dir, read_only=True, tables=[BUILD_TABLES]) as cat:
         imported = {}
         if has_table(cat):
             imported = dict(cat.execute(f"SELECT case_id, sha256 FROM {TABLE} WHERE list_contains(?, case_id)", [ids]))
@@ -195,7 +196,7 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
                                f"imported (import into another --out)")
     new = [f for f in found if f.case_id not in imported]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    with Catalog(out_dir) as cat:
+    with Catalog(out_dir, tables=[BUILD_TABLES]) as cat:
         cat.ensure_table(TABLE, COLUMNS)
         run_id = start_run(cat, "build import", {"records": str(records), "split": split}, None)
         for f in new:

@@ -23,9 +23,11 @@ from typing import Callable
 from rich.console import Console
 
 from ioa_synth.build.cases import case_status, register_cases
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.dedup import NearDuplicateIndex
+from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split
 from ioa_synth.runs.interrupt import run_interruptible, worker_pool
@@ -75,10 +77,11 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         RunInterrupted: Ctrl-C.
     """
     console = console or Console(stderr=True)
-    catalog = Catalog(out_dir)
+    catalog = Catalog(out_dir, tables=[BUILD_TABLES])
     try:
         on_start()
-        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:
+        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args,
+                      describe=build_setup_description, check=check_build_setup) as run:
             run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
                                       type_mix=type_mix, dedup=dedup).run()
         return run.summary

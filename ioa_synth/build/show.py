@@ -26,9 +26,8 @@ from pydantic import BaseModel, ValidationError
 from ioa_synth.build.builddir import open_catalog, record_stages
 from ioa_synth.build.importer import imported_source
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
+from ioa_synth.build.stages import PROFILES, STAGES, stage_spec
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 
@@ -137,7 +136,7 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
             return _imported_view(cat, row, source, attempt)
         if not gens:
             raise ShowError(f"{case_id} has no generated attempt yet (status {row['status']})")
-        have = {s: sorted(a for st, a in gens if st == s) for s in (1, 2)}
+        have = {s: sorted(a for st, a in gens if st == s) for s in STAGES}
         if attempt is not None and attempt not in have[1] + have[2]:
             listed = "; ".join(f"stage {s}: {', '.join(map(str, a)) or 'none'}" for s, a in have.items())
             raise ShowError(f"{case_id} has no attempt {attempt} ({listed})")
@@ -147,7 +146,7 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
         if source is not None and attempt is None:
             a1 = source
         stage1 = _stage_view(cat, case_id, 1, a1, have[1], gens, None)
-        profiles = _parse(Stage1Output, gens[(1, source)])[0] if source is not None else None
+        profiles = _parse(PROFILES.output, gens[(PROFILES.stage, source)])[0] if source is not None else None
         stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles)
         if stage2 is not None:
             stage2["profiles_attempt"] = source
@@ -201,14 +200,13 @@ def _stage_view(cat: Catalog, case_id: str, stage: int, attempt: int | None, att
                 gens: dict[tuple[int, int], str], profiles: BaseModel | None) -> dict[str, Any] | None:
     if attempt is None:
         return None
-    model = Stage1Output if stage == 1 else Stage2Output
-    output, unreadable = _parse(model, gens[(stage, attempt)])
+    spec = stage_spec(stage)
+    output, unreadable = _parse(spec.output, gens[(stage, attempt)])
     problems = [unreadable] if unreadable else []
     gates: list[str] = []
     if output is not None:
-        problems = stage1_problems(output) if stage == 1 else stage2_problems(output)
+        problems = spec.problems(output)
         if not problems:
-            gates = stage1_gate_failures(output) if stage == 1 else (
-                stage2_gate_failures(output, profiles) if profiles is not None else [])
+            gates = spec.gates(output, profiles, None)
     return {"attempt": attempt, "attempts": attempts, "output": output.model_dump() if output else None,
             "problems": problems, "gate_failures": gates, "verdicts": _verdicts(_scores(cat, case_id, stage, attempt))}

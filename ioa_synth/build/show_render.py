@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ioa_synth.build.stages import stage_spec
 from ioa_synth.protocol.rubric import load_rubric
 
 
@@ -42,7 +43,7 @@ def render_case(view: dict[str, Any], console: Console) -> None:
 
 
 def _render_stage_head(console: Console, stage: int, s: dict[str, Any]) -> None:
-    name = "profiles" if stage == 1 else "dialogue"
+    name = stage_spec(stage).name
     if not s["attempts"]:
         console.rule(f"stage {stage} ({name}), imported")
         return

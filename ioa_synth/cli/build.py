@@ -68,12 +68,13 @@ def build(
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce)
+    from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.runs.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console
 
     console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
-    with Catalog(out) as cat:
+    with Catalog(out, tables=[BUILD_TABLES]) as cat:
         table = cell_table(cell_counts(cat, split), title=f"{out} - {split}")
     for column in table.columns:  # on a narrow terminal: wrap names rather than cut them; numbers stay whole
         column.no_wrap, column.overflow = column.justify == "right", "fold"
@@ -120,11 +121,12 @@ def status(
     as_json: bool = json_option(),
 ) -> None:
     """Show counts per split and cell, and token use, of a build directory."""
+    from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.runs.catalog import Catalog
     from ioa_synth.build.status import status_report, status_tables
 
     try:
-        cat = Catalog(out, read_only=True)
+        cat = Catalog(out, read_only=True, tables=[BUILD_TABLES])
     except FileNotFoundError:
         fail(f"{out}: no catalog.duckdb here (not a build directory)")
     with cat:

@@ -179,12 +179,10 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
     missing = []
     for cid in case_ids:
         rec = read_record(folder, cid)
-        questions = rec.get("questions") if rec is not None and rec.get("status") == "scored" else None
-        if not isinstance(questions, list) or any(not isinstance(q, dict) or q.get("kind") == "item"
-                                                  or not q.get("options") for q in questions):
+        if rec is None or rec.status != "scored" or any(q.kind == "item" or not q.options for q in rec.questions):
             missing.append(cid)
             continue
-        out[cid] = [Question(q["question"], dict(q["options"])) for q in questions]
+        out[cid] = [Question(q.question, dict(q.options or {})) for q in rec.questions]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise QuestionsFromError(f"{where}: no scored record with multiple-choice questions of {len(missing)} "

@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic_core import to_json
 from rich.console import Console
 
 from ioa_synth import __version__
@@ -36,6 +35,7 @@ from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
+from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import all_template_hashes, compile_templates
@@ -172,7 +172,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
     console = console or Console(stderr=True)
     needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)
               and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
-    catalog = Catalog(out_dir)
+    catalog = Catalog(out_dir, tables=[EVALUATE_TABLES])
     try:
         on_start()
         with open_run(catalog, "evaluate", needed, config, local_model, args,
@@ -248,15 +248,14 @@ class _Scheduler:
         path = record_path(self.out_dir, case.case_id)
 
         def write() -> list:
-            # pydantic-core's encoder: json.dumps(indent=2)'s output without its pure-Python indenter
-            write_bytes_atomic(path, to_json(record, indent=2, inf_nan_mode="constants") + b"\n", sync=False)
+            write_bytes_atomic(path, record.to_json_bytes(), sync=False)
             return []
 
         # written by the catalog's writer after the case's calls, while this worker starts its next
         # case, and fsynced before the next batch commits; a record a power cut left unreadable is
         # evaluated again (read_record); run() flushes before anything reads the records
         self.run_ctx.catalog.record_later(write, sync=[path])
-        return record["status"]
+        return record.status
 
     def _done(self, case: EvalCase, status: str) -> None:
         self.run_ctx.summary[status] += 1
@@ -273,7 +272,7 @@ class _Scheduler:
         todo = []
         for case in self.job.cases:
             rec = read_record(self.out_dir, case.case_id)
-            if rec is not None and rec.get("status") == "scored":
+            if rec is not None and rec.status == "scored":
                 self.run_ctx.summary["skipped"] += 1
             else:
                 todo.append(case)

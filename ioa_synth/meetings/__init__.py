@@ -7,3 +7,9 @@ pseudonymisation), :mod:`.probe` (question sets, blinding), :mod:`.forms` (the p
 forms and their rules), :mod:`.web` (the answer pages), :mod:`.exchange` (forms as files),
 :mod:`.report`, :mod:`.pooled` (merge judge) and :mod:`.render` (tables, Markdown).
 """
+
+from pathlib import Path
+
+from ioa_synth.core.templates import register_templates
+
+register_templates("meetings", Path(__file__).resolve().parent / "templates")  # its prompts: meetings/<file>.jinja2

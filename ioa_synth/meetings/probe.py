@@ -26,6 +26,7 @@ from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import template_sha256
 from ioa_synth.meetings.session import Session, SessionError
+from ioa_synth.meetings.tables import MEETING_TABLES
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
@@ -113,13 +114,14 @@ def probe_session(session: Session, detectors: list[Detector], seed: int | None,
         raise SessionError(f"detector names repeat: {', '.join(names)}")
     context = meeting_context(session)
     questions: dict[str, list[dict[str, Any]]] = {}
-    with Catalog(session.folder) as catalog:
+    with Catalog(session.folder, tables=[MEETING_TABLES]) as catalog:
         for det in detectors:
             args = {"detector": det.name, "config": det.config_path, "local_model": local_model}
             with detector_endpoint(det.name), open_run(catalog, "meeting probe", ["prober"], det.config, local_model,
                                                       args, describe=_describe, check=None) as run:
                 recorder = CallRecorder(catalog, run.run_id, load_replay(catalog, [det.name]), on_tokens=run.tokens.add)
-                probe = McqProber().ask_context(context, run.clients["prober"], CaseCalls(recorder, det.name))
+                calls = CaseCalls(recorder, det.name, tags={"detector": det.name})
+                probe = McqProber().ask_context(context, run.clients["prober"], calls)
                 run.summary["questions"] = len(probe.questions)
             catalog.flush()
             questions[det.name] = [{"question": q.question, "options": q.options} for q in probe.questions]

@@ -20,6 +20,7 @@ import duckdb
 
 from ioa_synth.runs.catalog import CATALOG_FILE, run_read_query
 from ioa_synth.runs.folder_checks import CatalogUnusable
+from ioa_synth.runs.recorder import CallKey
 
 #: Names of the member folders of a catalog set (one per writer process).
 MEMBER_PATTERN = re.compile(r"(rank|worker)\d+")
@@ -89,14 +90,14 @@ class CatalogSet:
         """Run one user-given query (as :meth:`ioa_synth.runs.catalog.Catalog.read_query`)."""
         return run_read_query(self._con, sql)
 
-    def latest_ok(self) -> dict[tuple[str, int, str, int], tuple[str, int]]:
-        """``{(case_id, stage, role, attempt): (response_text, try_index)}`` of the latest
+    def latest_ok(self) -> dict[CallKey, tuple[str, int]]:
+        """``{CallKey: (response_text, try_index)}`` of the latest
         successful call per key over every member (what a resumed writer replays)."""
         if "llm_calls" not in self.tables:
             return {}
         rows = self.execute("SELECT case_id, stage, role, attempt, last(response_text ORDER BY created_at), "
                             "last(try_index ORDER BY created_at) FROM llm_calls WHERE error IS NULL GROUP BY ALL")
-        return {(c, s, r, a): (text, tries) for c, s, r, a, text, tries in rows}
+        return {CallKey(c, s, r, a): (text, tries) for c, s, r, a, text, tries in rows}
 
     def close(self) -> None:
         self._con.close()
@@ -108,7 +109,7 @@ class CatalogSet:
         self.close()
 
 
-def sibling_calls(folder: Path) -> dict[tuple[str, int, str, int], tuple[str, int]]:
+def sibling_calls(folder: Path) -> dict[CallKey, tuple[str, int]]:
     """For a member folder, :meth:`CatalogSet.latest_ok` of the other members of its set
     (those not open in a live process): a process resuming in its own member replays the
     calls every process stored, in this run or earlier ones. Empty for any other folder."""

@@ -35,8 +35,8 @@ from ioa_synth.llm.endpoints import open_endpoints
 from ioa_synth.runs.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.fingerprint import setup_description
-from ioa_synth.runs.run_rows import check_fingerprint, finish_run, start_run
+from ioa_synth.runs.fingerprint import identity_description
+from ioa_synth.runs.run_rows import finish_run, start_run
 
 #: ``describe(endpoints) -> description``: the fingerprinted setup of a run.
 Describe = Callable[[dict[str, Endpoint]], dict[str, Any]]
@@ -126,14 +126,15 @@ class RunContext:
 @contextmanager
 def open_run(catalog: Catalog, command: str, components: list[str], config: ToolkitConfig,
              local_model: str | None = None, args: dict[str, Any] | None = None, *,
-             describe: Describe = setup_description, check: Check | None = check_fingerprint,
+             describe: Describe = identity_description, check: Check | None = None,
              interruptible: bool = True, record: bool = True) -> Iterator[RunContext]:
     """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
 
-    ``describe`` turns the opened endpoints into the fingerprinted setup description
-    (default: :func:`ioa_synth.runs.fingerprint.setup_description`); ``check`` refuses a
-    setup that may not run here (default: :func:`ioa_synth.runs.run_rows.check_fingerprint`
-    over build commands; ``None`` checks nothing). With ``interruptible`` the run holds an
+    ``describe`` turns the opened endpoints into the fingerprinted setup description (the
+    capability's, built with :mod:`ioa_synth.runs.fingerprint`; default: the components'
+    identities only); ``check`` refuses a setup that may not run here (usually
+    :func:`ioa_synth.runs.run_rows.check_fingerprint` over the capability's commands;
+    ``None``, the default, checks nothing). With ``interruptible`` the run holds an
     :class:`InterruptGuard` whose ``stop`` event every client shares. With ``record``
     False the ``runs`` row waits for :meth:`RunContext.start` (none if never started).
 

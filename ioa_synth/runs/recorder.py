@@ -1,13 +1,15 @@
 """Journaled, replayable LLM calls: the one place where a command's model calls meet the
-catalog (used by build, regenerate, audit and evaluate).
+catalog (every capability's calls go through :class:`CallRecorder`).
 
-Each call has a key ``(case_id, stage, role, attempt)``. A successful reply is stored in
-``llm_calls`` together with the rows derived from it (e.g. judge ``scores``) in one
-journal write, so a ``kill -9`` never separates a call from what it produced. A re-run
-loads the stored replies (:func:`load_replay`) and :meth:`CallRecorder.call` returns a
-stored reply instead of paying for it again. Failed tries are stored as they happen,
-with their error, and are never replayed; a re-run sends such a call with a new seed
-(:func:`call_seed` counts the failed tries stored for its key).
+Each call has a key :class:`CallKey` ``(unit, step, role, attempt)``, unique in its catalog,
+and may carry ``tags``: a JSON object describing it (stored in ``llm_calls.tags``; a
+capability's catalog views read them). A successful reply is stored in ``llm_calls``
+together with the rows derived from it (e.g. judge ``scores``) in one journal write, so a
+``kill -9`` never separates a call from what it produced. A re-run loads the stored replies
+(:func:`load_replay`) and :meth:`CallRecorder.call` returns a stored reply instead of
+paying for it again. Failed tries are stored as they happen, with their error, and are
+never replayed; a re-run sends such a call with a new seed (:func:`call_seed` counts the
+failed tries stored for its key).
 """
 
 from __future__ import annotations
@@ -17,25 +19,50 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, NamedTuple, TypeVar
 
 from ioa_synth.llm.client import SEED_RANGE, CallRecord, LLMClient
 from ioa_synth.core.templates import Prompt
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.schema import dumps
 from ioa_synth.runs.journal import Entry
 
 T = TypeVar("T")
 
-#: ``(case_id, stage, role, attempt)``: what identifies one call of a case.
-CallKey = tuple[str, int, str, int]
+
+class CallKey(NamedTuple):
+    """What identifies one call in a catalog; stored in ``llm_calls`` as ``case_id``,
+    ``stage``, ``role``, ``attempt`` (the first release's column names, kept for the
+    queries and joins written against them).
+
+    - ``unit``: the unit of work the call belongs to, what a re-run replays by (a build or
+      evaluate case, a belief item, a meeting detector, a reward's completion key).
+    - ``step``: its step within the unit (a build stage, an evaluate component's place:
+      0 prober, 1 simulator, 2 validity filter; a belief round or probe step).
+    - ``role``: who is asked: the component, qualified when one component answers for
+      several parties in the same step (``simulator:M1``; belief's
+      ``agent:say:k1:3``). What a qualified role stands for is in the call's tags.
+    - ``attempt``: a build's regeneration attempt, an evaluate rollout; 0 or 1 elsewhere.
+
+    A plain 4-tuple compares and hashes equal to its ``CallKey``.
+    """
+
+    unit: str
+    step: int
+    role: str
+    attempt: int
+
+
+#: ``tags``: what a capability says about a call (JSON scalars), e.g. ``{"component": ...}``.
+Tags = Mapping[str, Any]
 
 #: ``derive(call_id, value) -> entries`` stored with a successful call (same journal write).
 Derive = Callable[[str, Any], list[Entry]]
 
 
 def call_seed(base: int | None, key: tuple[Any, ...], failed: int = 0) -> int | None:
-    """The sampling seed of the call ``key`` (``(case_id, stage, role, attempt)``): the
+    """The sampling seed of the call ``key`` (``(unit, step, role, attempt)``): the
     first 4 bytes of the SHA-256 of the key's parts joined by ``"|"``, plus ``base``, plus
     ``failed`` (the failed tries of this key already stored), modulo :data:`SEED_RANGE`;
     ``None`` when ``base`` is ``None`` (send no seed).
@@ -58,30 +85,30 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def _latest_ok(catalog: Catalog, case_ids: list[str], column: str) -> dict[CallKey, Any]:
-    """``column`` of the latest stored successful call per key of these cases."""
-    if not case_ids:
+def _latest_ok(catalog: Catalog, units: list[str], column: str) -> dict[CallKey, Any]:
+    """``column`` of the latest stored successful call per key of these units."""
+    if not units:
         return {}
     rows = catalog.execute(
         f"SELECT case_id, stage, role, attempt, last({column} ORDER BY created_at) FROM llm_calls "
-        "WHERE error IS NULL AND list_contains(?, case_id) GROUP BY ALL", [case_ids])
-    return {(c, s, r, a): value for c, s, r, a, value in rows}
+        "WHERE error IS NULL AND list_contains(?, case_id) GROUP BY ALL", [units])
+    return {CallKey(u, s, r, a): value for u, s, r, a, value in rows}
 
 
-def load_replay(catalog: Catalog, case_ids: list[str]) -> dict[CallKey, str]:
-    """Stored successful responses of these cases, keyed ``(case_id, stage, role, attempt)``
-    (the latest one when a key was answered twice)."""
-    return _latest_ok(catalog, case_ids, "response_text")
+def load_replay(catalog: Catalog, units: list[str]) -> dict[CallKey, str]:
+    """Stored successful responses of these units, by :class:`CallKey` (the latest one
+    when a key was answered twice)."""
+    return _latest_ok(catalog, units, "response_text")
 
 
-def load_replay_tries(catalog: Catalog, case_ids: list[str]) -> dict[CallKey, int]:
-    """``try_index`` of the latest stored successful call per key of these cases (which
+def load_replay_tries(catalog: Catalog, units: list[str]) -> dict[CallKey, int]:
+    """``try_index`` of the latest stored successful call per key of these units (which
     content retry produced the reply that :func:`load_replay` returns)."""
-    return _latest_ok(catalog, case_ids, "try_index")
+    return _latest_ok(catalog, units, "try_index")
 
 
 def call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
-    """The ``llm_calls`` row of one request: ``base`` (case_id, stage, role, attempt,
+    """The ``llm_calls`` row of one request: ``base`` (case_id, stage, role, attempt, tags,
     template_sha256, run_id) plus the request/reply facts of ``rec`` and a fresh ``call_id``."""
     return {"call_id": uuid.uuid4().hex, **base, "try_index": rec.try_index, "model": rec.model,
             "base_url": rec.base_url, "temperature": rec.temperature, "request_json": rec.request_json,
@@ -103,7 +130,7 @@ class CallRecorder:
             returned usage, the rejected tries (invalid JSON, a refusal...) included:
             billed tokens are what the user pays, and what ``llm_calls`` holds.
 
-    ``tokens_by_case`` adds up those tokens per case id (for per-case progress lines);
+    ``tokens_by_case`` adds up those tokens per unit (for per-case progress lines);
     ``stored_calls`` counts the fresh successful calls stored (a re-run replays them),
     ``failed_tries`` the failed tries stored (a re-run asks those calls again),
     ``reused_calls`` the calls answered from ``replay`` (no request, no tokens).
@@ -126,10 +153,12 @@ class CallRecorder:
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
              parse: Callable[[Any], T], derive: Derive | None = None,
-             temperature: float | None = None) -> tuple[T, bool]:
+             temperature: float | None = None, tags: Tags | None = None) -> tuple[T, bool]:
         """Return ``(parse(reply), fresh)`` for the call ``key``: the stored reply when one
         parses (``fresh`` False, no request), else a new request through ``client``
-        (``temperature``, when given, overrides the endpoint's for this call).
+        (``temperature``, when given, overrides the endpoint's for this call). ``tags``
+        describe the call (stored as JSON in ``llm_calls.tags`` with every try; not part of
+        its identity: the key alone is replayed and seeds the request).
 
         Raises:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries
@@ -145,13 +174,14 @@ class CallRecorder:
                 with self._lock:
                     self.reused_calls += 1
                 return stored, False
-        case_id, stage, role, attempt = key
-        base = {"case_id": case_id, "stage": stage, "role": role, "attempt": attempt,
+        unit, step, role, attempt = key
+        base = {"case_id": unit, "stage": step, "role": role, "attempt": attempt,
+                "tags": dumps(dict(tags)) if tags else None,
                 "template_sha256": prompt.template_sha256, "run_id": self.run_id}
 
         def store_failed(rec: CallRecord) -> None:
             self.catalog.record([("llm_calls", call_row(base, rec))])
-            self._bill(case_id, rec)
+            self._bill(unit, rec)
             with self._lock:
                 failed[key] = failed.get(key, 0) + 1
                 self.failed_tries += 1
@@ -161,7 +191,7 @@ class CallRecorder:
         seed = call_seed(client.endpoint.seed, key, failed.get(key, 0))
         extra = {} if temperature is None else {"temperature": temperature}
         value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
-        self._bill(case_id, rec, stored=True)
+        self._bill(unit, rec, stored=True)
 
         def entries() -> list[Entry]:  # the call and what it produced: one journal write
             row = call_row(base, rec)
@@ -178,14 +208,14 @@ class CallRecorder:
             if self._failed is None:
                 rows = self.catalog.execute("SELECT case_id, stage, role, attempt, count(*) FROM llm_calls "
                                             "WHERE error IS NOT NULL GROUP BY ALL")
-                self._failed = {(c, s, r, a): n for c, s, r, a, n in rows}
+                self._failed = {CallKey(u, s, r, a): n for u, s, r, a, n in rows}
             return self._failed
 
-    def _bill(self, case_id: str, rec: CallRecord, stored: bool = False) -> None:
+    def _bill(self, unit: str, rec: CallRecord, stored: bool = False) -> None:
         """Count the tokens of one fresh request (``stored``: a successful call)."""
         tokens = (rec.prompt_tokens or 0) + (rec.completion_tokens or 0)
         with self._lock:
-            self.tokens_by_case[case_id] = self.tokens_by_case.get(case_id, 0) + tokens
+            self.tokens_by_case[unit] = self.tokens_by_case.get(unit, 0) + tokens
             self.stored_calls += stored
         if tokens or stored:
             self.on_tokens(tokens)

@@ -38,10 +38,12 @@ from typing import Any, Callable, Sequence
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import StoredQuestions
+from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import parse_questions
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.scoring import prf
+from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.core.templates import all_template_hashes
@@ -118,7 +120,7 @@ class RewardScorer:
         self._stack = ExitStack()
         self._closed = False
         try:
-            self.catalog = self._stack.enter_context(Catalog(out))
+            self.catalog = self._stack.enter_context(Catalog(out, tables=[EVALUATE_TABLES]))
             args = {"data": [str(f) for f in self.data], "config": str(config) if isinstance(config, (str, Path)) else None,
                     "workers": workers, "local_model": local_model, **self.settings.as_dict()}
             self.run = self._stack.enter_context(open_run(
@@ -188,13 +190,13 @@ class RewardScorer:
             record = evaluate_case(case, self.settings, StoredQuestions({case_id: questions}), self.run.clients, calls)
             self.recorder.tokens_by_case.pop(key, None)
         paid = sum(1 for c in calls.log if c["error"] is None and not c.get("replayed"))
-        if record["status"] != "scored":
-            if str(record.get("error", "")).startswith("internal error"):
-                raise RuntimeError(f"{case_id}: {record['error']}")
-            return self._store(key, RewardResult(case_id, None, error=record.get("error"), paid=paid), record)
-        m = record["metrics"]
-        p, r, f1 = prf(m["a"], m["c"], len(m["mas_hit"]), m["num_mas"])
-        return self._store(key, RewardResult(case_id, f1, p, r, m["k"], m["a"], m["b"], m["c"], paid=paid), record)
+        if record.status != "scored" or record.metrics is None:
+            if (record.error or "").startswith("internal error"):
+                raise RuntimeError(f"{case_id}: {record.error}")
+            return self._store(key, RewardResult(case_id, None, error=record.error, paid=paid), record)
+        m = record.metrics
+        p, r, f1 = prf(m.a, m.c, len(m.mas_hit), m.num_mas)
+        return self._store(key, RewardResult(case_id, f1, p, r, m.k, m.a, m.b, m.c, paid=paid), record)
 
     def score_many(self, case_ids: Sequence[str], completions: Sequence[Any],
                    splits: Sequence[str | None] | None = None) -> list[RewardResult]:
@@ -215,12 +217,12 @@ class RewardScorer:
         finally:
             self._write_rewards()
 
-    def _store(self, key: str, result: RewardResult, record: dict[str, Any] | None) -> RewardResult:
+    def _store(self, key: str, result: RewardResult, record: EvalRecord | None) -> RewardResult:
         """Queue the ``train_rewards`` row of a newly scored completion (:meth:`_write_rewards`)."""
-        scored = record is not None and record.get("status") == "scored"
+        metrics = record.metrics if record is not None and record.status == "scored" else None
         row = {"completion_key": key, **{k: v for k, v in asdict(result).items() if k != "paid"},
-               "categories": "".join(q["category"] for q in record["questions"]) if scored else None,
-               "mas_hit": ",".join(record["metrics"]["mas_hit"]) if scored else None,
+               "categories": "".join(q.category for q in record.questions) if metrics is not None else None,
+               "mas_hit": ",".join(metrics.mas_hit) if metrics is not None else None,
                "run_id": self.run.run_id, "created_at": now_utc()}
         with self._lock:
             if key not in self._recorded:
