@@ -28,10 +28,9 @@ from ioa_synth.belief.judges import LABEL_OF, LABELS
 from ioa_synth.belief.report import read_conversations, run_labelling, summarize
 from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -67,8 +66,7 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
     second: dict[int, str] = {}
     with Catalog(out, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,
                                            describe=describe, check=check) as run:
-        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted(
-            {c["item"]["item_id"] for c, _ in picked})), on_tokens=run.tokens.add)
+        recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c, _ in picked}))
         progress = BuildProgress(Console(stderr=True), total=len(picked), label="relabel", statuses=("labelled",))
         run.attach(progress)
         with progress, worker_pool(workers, "belief-agree") as pool:

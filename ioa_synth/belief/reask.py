@@ -18,14 +18,13 @@ from ioa_synth.belief.chat import Agent, probe_prompt
 from ioa_synth.belief.setup import template_setup
 from ioa_synth.belief.conversation import Calls, probe, study_call
 from ioa_synth.belief.items import Item
-from ioa_synth.belief.report import belief_run_json, read_conversations, run_labelling
-from ioa_synth.belief.run import conversation_path, read_run_json
+from ioa_synth.belief.report import belief_manifest, read_conversations, run_labelling
+from ioa_synth.belief.run import conversation_path
 from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -41,7 +40,7 @@ def run_rounds(out: Path) -> int:
     Raises:
         ReportError: not a belief results folder, or no conversation finished yet.
     """
-    rounds = (belief_run_json(out).get("settings") or {}).get("rounds")
+    rounds = belief_manifest(out).settings.get("rounds")
     if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1:
         return rounds
     return max(t["round"] for conv in read_conversations(out) for t in conv["turns"])
@@ -100,9 +99,8 @@ def check_rebuilt(catalog: Catalog, conv: dict[str, Any], agent: Agent, step: in
 def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, local_model: str | None,
               workers: int, args: dict[str, Any]) -> dict[str, int]:
     """Re-ask ``variant`` at ``steps`` in every conversation of ``out``; return counts."""
-    settings = (read_run_json(out) or {}).get("settings") or {}
-    memory = int(settings.get("memory", 5))
     convs = read_conversations(out)
+    memory = int(belief_manifest(out).settings.get("memory", 5))
     describe, check = template_setup("belief run", "belief reask")
 
     counts = {"asked": 0, "conversations": 0}
@@ -117,8 +115,7 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
                     todo.append((conv, agent, step))
         with open_run(catalog, "belief reask", ["agent", "belief_judge"], config, local_model, args,
                       describe=describe, check=check) as run:
-            recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted(
-                {c["item"]["item_id"] for c in convs})), on_tokens=run.tokens.add)
+            recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c in convs}))
             progress = BuildProgress(Console(stderr=True), total=len(todo), label="reask", statuses=("asked",))
             run.attach(progress)
             answers: dict[int, list[dict[str, Any]]] = {}

@@ -15,8 +15,7 @@ from ioa_synth.belief.conversation import LABELLING, LEGACY_LABELLING
 from ioa_synth.belief.metrics import condition_metrics
 from ioa_synth.belief.plots import plot_curves
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 
 
 class ReportError(ValueError):
@@ -27,35 +26,24 @@ class ReportError(ValueError):
 RECORD_KEYS = ("item", "k", "agents", "turns", "probes")
 
 
-def belief_run_json(out: Path) -> dict[str, Any]:
-    """``out/run.json``, written by ``belief run``.
+def belief_manifest(out: Path) -> Manifest:
+    """``out/run.json``, the manifest ``belief run`` wrote (:func:`ioa_synth.runs.manifest.read_manifest`).
 
     Raises:
         ReportError: no or an unreadable run.json, or one another command wrote (the
             message names the command: an evaluate results folder is not a study's).
     """
-    path = out / "run.json"
-    if not path.is_file():
-        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
     try:
-        data = json.loads(decode_utf8(path.read_bytes(), path, ReportError))
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise ReportError(json_problem(path, exc)) from exc
-    command = data.get("command") if isinstance(data, dict) else None
-    if command != "belief run":
-        by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"
-        raise ReportError(f"{out} is not a 'belief run' results folder (its run.json was {by})")
-    return data
+        return read_manifest(out, "belief")
+    except ManifestError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def run_labelling(out: Path) -> str:
     """How the run in ``out`` labelled private answers (run.json ``settings.labelling``:
     ``judge`` or ``prematch``; a run.json written before the mode was recorded used the
     string pre-match, :data:`~ioa_synth.belief.conversation.LEGACY_LABELLING`)."""
-    settings = belief_run_json(out).get("settings")
-    mode = settings.get("labelling") if isinstance(settings, dict) else None
+    mode = belief_manifest(out).settings.get("labelling")
     return mode if mode in LABELLING else LEGACY_LABELLING
 
 
@@ -63,10 +51,10 @@ def read_conversations(out: Path) -> list[dict[str, Any]]:
     """Every conversation record under ``out/conversations`` (sorted by file name).
 
     Raises:
-        ReportError: not a belief results folder (:func:`belief_run_json`), no
+        ReportError: not a belief results folder (:func:`belief_manifest`), no
             conversation, or an unreadable record or one that is not a conversation.
     """
-    belief_run_json(out)
+    belief_manifest(out)
     convs = []
     for path in sorted((out / "conversations").glob("*.json")):
         try:
@@ -84,8 +72,7 @@ def read_conversations(out: Path) -> list[dict[str, Any]]:
 
 def agent_model(out: Path) -> str:
     """The agents' model named in ``out/run.json`` (``components.agent.model``)."""
-    components = belief_run_json(out).get("components")
-    agent = components.get("agent") if isinstance(components, dict) else None
+    agent = belief_manifest(out).components.get("agent")
     model = agent.get("model") if isinstance(agent, dict) else None
     if model is None:
         raise ReportError(f"{out / 'run.json'} names no agent model (components.agent.model)")
@@ -97,7 +84,7 @@ def condition_key(model: str, source: str, k: int) -> str:
     return f"{model}|{source}|k={k}"
 
 
-def expected_conversations(run_json: dict[str, Any], convs: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
+def expected_conversations(manifest: Manifest, convs: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
     """``{(source, k): conversations}`` the run set out to make: run.json's
     ``expected_conversations`` (``{"<source>|k=<k>": n}``, written by ``belief run`` for its
     latest invocation); a run.json without it (an earlier release) gives every source's items
@@ -108,7 +95,7 @@ def expected_conversations(run_json: dict[str, Any], convs: list[dict[str, Any]]
     for conv in convs:
         finished[(conv["item"]["source"], int(conv["k"]))] += 1
         items[conv["item"]["source"]].add(conv["item"].get("item_id"))
-    stored = run_json.get("expected_conversations")
+    stored = (manifest.model_extra or {}).get("expected_conversations")
     expected: dict[tuple[str, int], int] = {}
     if isinstance(stored, dict):
         for key, n in stored.items():
@@ -116,8 +103,7 @@ def expected_conversations(run_json: dict[str, Any], convs: list[dict[str, Any]]
             if source and k.isdigit() and isinstance(n, int):
                 expected[(source, int(k))] = n
     else:
-        settings = run_json.get("settings") if isinstance(run_json.get("settings"), dict) else {}
-        ks = [k for k in settings.get("attackers") or [] if isinstance(k, int)]
+        ks = [k for k in manifest.settings.get("attackers") or [] if isinstance(k, int)]
         expected = {(source, k): len(ids) for source, ids in items.items() for k in ks}
     for key, n in finished.items():
         expected[key] = max(expected.get(key, 0), n)
@@ -134,7 +120,7 @@ def summarize(out: Path) -> dict[str, Any]:
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for conv in convs:
         groups[(conv["item"]["source"], int(conv["k"]))].append(conv)
-    expected = expected_conversations(belief_run_json(out), convs)
+    expected = expected_conversations(belief_manifest(out), convs)
     conditions = {}
     for source, k in sorted(expected):
         done = groups.get((source, k), [])

@@ -27,9 +27,8 @@ from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.belief.judges import Answer, parser
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import render_template
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 from ioa_synth.text.plural import plural
@@ -79,8 +78,7 @@ def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitC
     labels: dict[str, list[str | None]] = defaultdict(lambda: [None] * th.samples)
     with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,
                                             local_model, args, describe=describe, check=check) as run:
-        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, [i.item_id for i in items]),
-                                on_tokens=run.tokens.add)
+        recorder = run.recorder(replay_of=[i.item_id for i in items])
         todo = deque((item, i) for item in items for i in range(th.samples))
         progress = BuildProgress(Console(stderr=True), total=len(todo), label="samples", statuses=("labelled",))
         run.attach(progress)

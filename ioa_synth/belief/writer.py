@@ -9,7 +9,7 @@ Calls are stored in ``<work>/catalog.duckdb`` (key: item, stage 0, role
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,7 @@ from ioa_synth.llm.client import LLMCallError
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
 from ioa_synth.core.templates import render_template
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -70,8 +68,7 @@ def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_mod
 
     with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief items import", ["item_writer"], config, local_model,
                                             args, describe=describe, check=check) as run:
-        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, [d.item_id for d in todo]),
-                                on_tokens=run.tokens.add)
+        recorder = run.recorder(replay_of=[d.item_id for d in todo])
         client = run.clients["item_writer"]
 
         def one(d: Draft) -> Item | None:
@@ -95,6 +92,6 @@ def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_mod
                 done[d.item_id] = item
             progress.advance("written" if item else "dropped", d.item_id)
 
-        with progress, worker_pool(workers, "belief-writer") as pool:
-            run_interruptible(lambda d: pool.submit(one, d), deque(todo), finished, workers, run.guard)
+        with progress:
+            run.map(todo, one, finished, workers=workers, unit="item", name="belief-writer")
         run.summary.update({"written": len(todo) - sum(dropped.values()), "dropped": dict(dropped)})

@@ -11,7 +11,6 @@ call for an item already scored by the same audit model.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -26,7 +25,6 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
 from ioa_synth.build.stages import STAGES, stage_spec
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
@@ -115,8 +113,8 @@ def _score_all(catalog: Catalog, run: RunContext, jobs: list[AuditJob], workers:
         progress.advance("scored" if error is None else "failed", f"{job.case.case_id} stage {job.stage}",
                          pipeline.calls.tokens_by_case.pop(job.case.case_id, 0))
 
-    with progress, worker_pool(workers, "audit") as pool:
-        run_interruptible(lambda job: pool.submit(_score_one, pipeline, job), deque(jobs), done, workers, run.guard)
+    with progress:
+        run.map(jobs, lambda job: _score_one(pipeline, job), done, workers=workers, unit="item", name="audit")
 
 
 def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:

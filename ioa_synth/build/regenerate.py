@@ -12,7 +12,6 @@ accepted case whose new attempts fail keeps its record and its ``accepted`` stat
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -28,7 +27,6 @@ from ioa_synth.protocol.judgement import parse_judgement
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.stages import PROFILES, stage_spec, stages_from
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output
@@ -183,9 +181,9 @@ def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int
         progress.advance(outcome.status, target.case.case_id, pipeline.calls.tokens_by_case.pop(target.case.case_id, 0))
         results.append(_row(target, outcome, stage, kept))
 
-    with progress, worker_pool(workers, "regen") as pool:
-        run_interruptible(lambda t: pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1),
-                          deque(targets), done, workers, run.guard, "case")
+    with progress:
+        run.map(targets, lambda t: pipeline.run_case(t.case, t.first_attempt, t.profiles, t.stage1), done,
+                workers=workers, unit="case", name="regen")
     return sorted(results, key=lambda r: r["case_id"])
 
 

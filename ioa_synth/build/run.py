@@ -15,7 +15,6 @@ raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -30,7 +29,6 @@ from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
@@ -134,20 +132,18 @@ class _Scheduler:
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
         self._last_submitted: Case | None = None
         self.pipeline.upcoming = lambda: self._last_submitted
-        with self.progress, worker_pool(self.workers, "case") as pool:
-            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard, "case")
+        with self.progress:
+            self.run_ctx.map(self._queue, self.pipeline.run_case, self._done, workers=self.workers, unit="case",
+                             on_submit=self._submitted)
         self.summary["tokens"] = self.run_ctx.tokens.total
         self.summary["reused_calls"] = self.pipeline.calls.reused_calls
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
 
-    def _submit(self, pool: ThreadPoolExecutor):
-        def submit(case: Case):
-            cell = (case.seed.domain, case.seed.task_type)
-            self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
-            self._last_submitted = case  # queued behind the running ones: the case a worker starts next
-            return pool.submit(self.pipeline.run_case, case)
-        return submit
+    def _submitted(self, case: Case) -> None:
+        cell = (case.seed.domain, case.seed.task_type)
+        self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
+        self._last_submitted = case  # queued behind the running ones: the case a worker starts next
 
     def _done(self, case: Case, outcome: Outcome) -> None:
         """Count a finished case; a discard draws the cell's next reserve tuple (into the queue)."""

@@ -44,87 +44,54 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
-def _run_json_command(path: Path) -> str | None:
-    """The command that wrote ``path/run.json`` (``evaluate``, ``belief run``), or ``None``."""
-    from ioa_synth.evaluate.records import RunJsonError, read_run_json
+def _kinds():
+    """The folder-kind registry with every capability's kinds registered (each capability
+    registers its kinds when its package is imported)."""
+    import ioa_synth.belief  # noqa: F401
+    import ioa_synth.build  # noqa: F401
+    import ioa_synth.evaluate  # noqa: F401
+    import ioa_synth.meetings  # noqa: F401
+    import ioa_synth.train  # noqa: F401
+    from ioa_synth.runs import folder_kinds
 
-    try:
-        command = read_run_json(path).get("command")
-    except RunJsonError:
-        return None
-    return command if isinstance(command, str) else None
-
-
-def _meeting_session(path: Path) -> bool:
-    """True when ``path`` is a session folder written by ``ioa-synth meeting import``."""
-    return (path / "session.json").is_file() and (path / "private").is_dir()
-
-
-def _evaluate_run_json(path: Path) -> bool:
-    """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
-    return _run_json_command(path) == "evaluate"
-
-
-#: What each folder kind is, for the one-line refusals of a folder of another kind.
-FOLDER_KINDS = {"evaluate": "an 'ioa-synth evaluate' results folder", "belief": "an 'ioa-synth belief run' results folder",
-                "meeting": "a live-meeting session folder", "build": "an 'ioa-synth build' directory"}
+    return folder_kinds
 
 
 def refuse_other_kind(path: Path, wanted: str, option: str = "--out", hint: str = "use a folder of its own") -> None:
     """Exit 2 with one line (ending in ``hint``) when ``path`` is a folder of another kind
     than ``wanted`` (:func:`folder_kind`): output folders of different commands never mix,
     and a command reading results names the kind it was given."""
-    if not path.is_dir():
-        return
-    kind = folder_kind(path)
-    if kind is not None and kind != wanted:
-        fail(f"{option} {path} is {FOLDER_KINDS[kind]}, not {FOLDER_KINDS[wanted]}; {hint}")
+    kinds = _kinds()
+    try:
+        kinds.check_folder_kind(path, wanted, what=f"{option} {path}", hint=hint)
+    except kinds.FolderKindMismatch as exc:
+        fail(str(exc))
 
 
 def folder_kind(path: Path) -> str | None:
-    """What ``path`` holds: ``"evaluate"`` (a ``run.json`` written by ``ioa-synth evaluate``),
-    ``"build"`` (a ``catalog.duckdb`` holding build cases, seed tuples, imported or assigned
-    seed papers, or runs of another command than evaluate), or ``None`` (missing, empty or
-    not recognised). Never writes.
+    """What ``path`` holds, by the kinds the capabilities registered
+    (:func:`ioa_synth.runs.folder_kinds.folder_kind`): ``"evaluate"`` or ``"belief"`` (a
+    results folder's ``run.json``), ``"meeting"`` (a session folder), ``"build"`` (a
+    catalog holding build cases, seed tuples, seed papers or runs of unclaimed commands),
+    or ``None`` (missing, empty or not recognised). Never writes.
 
     Raises:
         ioa_synth.runs.catalog.CatalogLocked: the catalog is open in another process.
     """
-    command = _run_json_command(path)
-    if command == "evaluate":
-        return "evaluate"
-    if command == "belief run":
-        return "belief"
-    if _meeting_session(path):
-        return "meeting"
-    if not (path / "catalog.duckdb").is_file():
-        return None
-    from ioa_synth.runs.catalog import Catalog
-
-    with Catalog(path, read_only=True) as cat:
-        tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
-        cases = sum(cat.execute(f"SELECT count(*) FROM {t}")[0][0]
-                    for t in ("cases", "seeds", "papers", "seed_pool") if t in tables)
-        commands = {c for (c,) in cat.execute("SELECT DISTINCT command FROM runs")} if "runs" in tables else set()
-    if any(c.startswith("belief") for c in commands):
-        return "belief"
-    return "build" if cases or commands - {"evaluate"} else None
+    return _kinds().folder_kind(path)
 
 
 def build_dir_callback(path: Path) -> Path:
     """``--out`` of the build-directory commands (build, status, show, regenerate, audit,
-    annotate, seeds, export, check): refuse a file, a results folder of ``evaluate`` or
-    ``belief run`` and a live-meeting session folder (one line, exit 2)."""
+    annotate, seeds, export, check): refuse a file and a folder of another kind (a results
+    folder, a live-meeting session folder), one line, exit 2. No catalog is opened: a build
+    may be running."""
     check_out_folder(path)
-    command = _run_json_command(path) if path.is_dir() else None  # (no catalog opened: a build may be running)
-    if command == "evaluate":
-        fail(f"--out {path} is an 'ioa-synth evaluate' results folder (run.json), not a build directory; "
-             "read it with 'ioa-synth report' or 'ioa-synth compare'")
-    if command == "belief run":
-        fail(f"--out {path} is an 'ioa-synth belief run' results folder (run.json), not a build directory; "
-             "read it with 'ioa-synth belief report'")
-    if path.is_dir() and _meeting_session(path):
-        fail(f"--out {path} is {FOLDER_KINDS['meeting']}, not a build directory; use a folder of its own")
+    kinds = _kinds()
+    found = kinds.detect_folder(path, open_catalog=False)
+    if found is not None and found.kind != "build":
+        source = " (run.json)" if found.by == "run.json" else ""
+        fail(f"--out {path} is {found.title}{source}, not a build directory; {kinds.hint(found.kind)}")
     return path
 
 
@@ -210,12 +177,13 @@ def llm_command_errors() -> Iterator[None]:
     from ioa_synth.llm.endpoints import EndpointError
     from ioa_synth.llm.errors import SetupError, StorageFull
     from ioa_synth.llm.local_weights import LocalModelError
+    from ioa_synth.runs.folder_kinds import FolderKindMismatch
     from ioa_synth.runs.interrupt import RunInterrupted
     from ioa_synth.runs.run_rows import FingerprintMismatch
 
     try:
         yield
-    except (SetupError, FingerprintMismatch, EndpointError, ConfigError) as exc:
+    except (SetupError, FingerprintMismatch, FolderKindMismatch, EndpointError, ConfigError) as exc:
         fail(str(exc), code=2)
     except (LocalModelError, StorageFull) as exc:
         fail(str(exc), code=1)

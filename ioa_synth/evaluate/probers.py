@@ -15,13 +15,14 @@ from typing import Any, Protocol
 
 from ioa_synth.evaluate.access import prober_context
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json
+from ioa_synth.evaluate.records import CaseCalls, read_record
 from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import Prompt, render_template
 from ioa_synth.protocol.schemas import request_schema
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 
 
 @dataclass(frozen=True)
@@ -166,12 +167,10 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
     """
     where = f"--questions-from {folder}"
     try:
-        run: dict[str, Any] | None = read_run_json(folder)
-    except RunJsonError:
-        run = None
-    if run is None or run.get("command") != "evaluate":
-        raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)")
-    mode = (run.get("args") or {}).get("mode", "mcq")
+        run = read_manifest(folder, "evaluate")
+    except ManifestError:
+        raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)") from None
+    mode = run.args.get("mode", "mcq")
     if mode not in REUSABLE_MODES:
         raise QuestionsFromError(f"{where}: a --mode {mode} results folder; questions can be reused only from "
                                  f"--mode {' or '.join(REUSABLE_MODES)} results")

@@ -11,7 +11,6 @@ its component and participant (:mod:`ioa_synth.evaluate.tables`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -22,8 +21,7 @@ from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.core.templates import Prompt
 from ioa_synth.evaluate.record_model import EvalRecord, RecordError, validation_problem
 from ioa_synth.runs.recorder import CallKey, CallRecorder, Tags
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.core.jsonl import read_json
 
 T = TypeVar("T")
 
@@ -115,8 +113,9 @@ def read_record(out_dir: Path, case_id: str) -> EvalRecord | None:
 
 
 class RunJsonError(ValueError):
-    """A results-folder JSON file (``run.json``, a record, ``summary.json``) missing,
-    unreadable, not JSON, or (``run.json``) not an object; one line naming the file."""
+    """A results-folder JSON file (a record, ``summary.json``) missing, unreadable or not
+    JSON; one line naming the file. (``run.json`` is read by
+    :func:`ioa_synth.runs.manifest.read_manifest`.)"""
 
 
 def read_eval_record(path: Path) -> EvalRecord:
@@ -141,26 +140,5 @@ def read_json_file(path: Path) -> Any:
     Raises:
         RunJsonError: the file is missing, unreadable or not valid JSON.
     """
-    try:
-        return json.loads(decode_utf8(Path(path).read_bytes(), path, RunJsonError))
-    except FileNotFoundError:
-        raise RunJsonError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
-    except OSError as exc:
-        raise RunJsonError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise RunJsonError(json_problem(path, exc)) from None
+    return read_json(path, RunJsonError, missing="missing (is this an 'ioa-synth evaluate' results folder?)")
 
-
-def read_run_json(folder: Path) -> dict[str, Any]:
-    """``folder/run.json`` (written by ``ioa-synth evaluate``: command, args, components,
-    fingerprint, fingerprint_parts; docs/evaluate.md) as a dict, not validated
-    further: the one reader of that file.
-
-    Raises:
-        RunJsonError: the file is missing, unreadable, not valid JSON or not an object.
-    """
-    path = Path(folder) / "run.json"
-    data = read_json_file(path)
-    if not isinstance(data, dict):
-        raise RunJsonError(f"{path}: not a JSON object")
-    return data

@@ -20,7 +20,7 @@ from ioa_synth.core.templates import render_template, template_sha256
 from ioa_synth.meetings.session import Session
 from ioa_synth.meetings.tables import MEETING_TABLES
 from ioa_synth.protocol.schemas import request_schema
-from ioa_synth.runs.recorder import CallKey, CallRecorder, load_replay
+from ioa_synth.runs.recorder import CallKey
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -67,7 +67,7 @@ def pooled_recall(session: Session, validated: dict[str, list[dict[str, Any]]], 
 
         with open_run(catalog, "meeting report", ["merge_judge"], config, local_model, {"rule": rule},
                       describe=describe, check=None) as run:
-            recorder = CallRecorder(catalog, run.run_id, load_replay(catalog, [key.unit]), on_tokens=run.tokens.add)
+            recorder = run.recorder(replay_of=[key.unit])
             groups, _ = recorder.call(run.clients["merge_judge"], key, prompt, request_schema(MergeReply), "merge_judge",
                                       lambda d: parse_groups(d, len(items)), tags={"component": "merge_judge", "rule": rule})
     owner = [det for det, _ in items]

@@ -27,7 +27,6 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import template_sha256
 from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.meetings.tables import MEETING_TABLES
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -119,7 +118,7 @@ def probe_session(session: Session, detectors: list[Detector], seed: int | None,
             args = {"detector": det.name, "config": det.config_path, "local_model": local_model}
             with detector_endpoint(det.name), open_run(catalog, "meeting probe", ["prober"], det.config, local_model,
                                                       args, describe=_describe, check=None) as run:
-                recorder = CallRecorder(catalog, run.run_id, load_replay(catalog, [det.name]), on_tokens=run.tokens.add)
+                recorder = run.recorder(replay_of=[det.name])
                 calls = CaseCalls(recorder, det.name, tags={"detector": det.name})
                 probe = McqProber().ask_context(context, run.clients["prober"], calls)
                 run.summary["questions"] = len(probe.questions)

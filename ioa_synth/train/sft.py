@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.evaluate.record_model import RecordError, RecordQuestion
-from ioa_synth.evaluate.records import RunJsonError, read_eval_record, read_run_json
+from ioa_synth.evaluate.records import read_eval_record
+from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.train.files import FORMATS_SFT, ExportError, split_of, write_jsonl_atomic
 
@@ -40,8 +41,8 @@ class SftExport:
     splits: set[str] = field(default_factory=set)
 
 
-def teacher_run(results: Path) -> dict[str, Any]:
-    """``run.json`` of a teacher run usable for SFT.
+def teacher_run(results: Path) -> Manifest:
+    """The manifest (``run.json``) of a teacher run usable for SFT.
 
     Raises:
         ExportError: not an ``evaluate`` results folder, a ``direct``/``ambiguity`` run, or a
@@ -50,13 +51,10 @@ def teacher_run(results: Path) -> dict[str, Any]:
     if not results.is_dir():
         raise ExportError(f"--results {results} is not a folder")
     try:
-        run = read_run_json(results)
-    except RunJsonError as exc:
-        raise ExportError(f"--results {exc}") from None  # names run.json and asks for a results folder
-    if run.get("command") != "evaluate":
-        raise ExportError(f"--results {results} is not an 'ioa-synth evaluate' results folder "
-                          f"(run.json of {run.get('command')!r})")
-    args = run.get("args") or {}
+        run = read_manifest(results, "evaluate")
+    except ManifestError as exc:
+        raise ExportError(f"--results {exc}") from None  # names run.json or the folder, and the kind it wants
+    args = run.args
     mode = args.get("mode", TEACHER_MODE)
     if mode != TEACHER_MODE:
         raise ExportError(f"--results {results} is a --mode {mode} run; SFT data comes from a --mode mcq "
@@ -93,10 +91,11 @@ def build_sft(results: Path, keep_c: bool = False, fmt: str = "messages", allow_
     if fmt not in FORMATS_SFT:
         raise ExportError(f"--format must be one of {', '.join(FORMATS_SFT)} (got {fmt!r})")
     run = teacher_run(results)
-    data_dir = Path((run.get("args") or {}).get("data") or "")
+    data_dir = Path(run.args.get("data") or "")
     with Catalog(results, read_only=True) as catalog:
         requests = _prober_requests(catalog)
-    out = SftExport(teacher=((run.get("components") or {}).get("prober") or {}).get("model"))
+    prober = run.components.get("prober")
+    out = SftExport(teacher=prober.get("model") if isinstance(prober, dict) else None)
     for path in sorted((results / "records").rglob("*.json"), key=lambda p: p.as_posix()):
         try:
             rec = read_eval_record(path)

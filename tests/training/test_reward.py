@@ -208,3 +208,17 @@ def test_rows_resolve_by_their_split(teacher, tmp_path, monkeypatch):
     assert got["score"] == pytest.approx(2 * 0.8 / 1.8)
     names = {json.dumps(r["body"]).count("STUDY1") > 0 for r in teacher.trio.simulator.requests[before[1]:]}
     assert names == {True}  # the val dialogue's participants were simulated
+
+def test_a_belief_results_folder_is_named_as_one(teacher, tmp_path):
+    """The reward said any results folder was an 'ioa-synth evaluate' one; it names the kind
+    the folder registered (here a study's folder as the release wrote it)."""
+    bel = tmp_path / "bel"
+    bel.mkdir()
+    (bel / "run.json").write_text(json.dumps({"command": "belief run", "settings": {}, "fingerprint_parts": {}}))
+    with pytest.raises(RewardSetupError) as err:
+        RewardScorer(teacher.data, out=bel)
+    assert str(err.value) == f"{bel} is an 'ioa-synth belief run' results folder; give the reward a catalog folder " \
+                             "of its own"
+    assert sorted(p.name for p in bel.iterdir()) == ["run.json"]
+    with pytest.raises(RewardSetupError, match="is an 'ioa-synth evaluate' results folder"):
+        RewardScorer(teacher.data, out=teacher.results)

@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ioa_synth.evaluate.record_model import (C_REASONS, Answer, CReason, EvalRecord, Metrics,  # noqa: F401
                                              MisalignmentPoint, RecordQuestion, validation_problem)
-from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
+from ioa_synth.evaluate.records import RunJsonError, read_json_file
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 
 #: The record's parts under the names the analyses use (one model: :mod:`ioa_synth.evaluate.record_model`).
 Record = EvalRecord
@@ -120,9 +121,10 @@ def load_results(path: str | Path) -> Results:
     if not root.is_dir():
         raise ResultsError(f"{root}: not a folder")
     try:
-        run = _validate(RunInfo, root / "run.json", read_run_json(root))
-    except RunJsonError as exc:
+        manifest = read_manifest(root, "evaluate")
+    except ManifestError as exc:
         raise ResultsError(str(exc)) from None
+    run = _validate(RunInfo, root / "run.json", manifest.model_dump(mode="json", exclude_unset=True))
     summary = _validate(Summary, root / "summary.json") if (root / "summary.json").exists() else None
     files = sorted((root / "records").rglob("*.json")) if (root / "records").is_dir() else []
     if not files:
