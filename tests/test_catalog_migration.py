@@ -111,7 +111,11 @@ def test_belief_results_folder_is_migrated_and_replayed(cli, endpoint, tmp_path)
     res = cli("sql", folder, "SELECT kind, count(*) FROM belief_calls GROUP BY 1 ORDER BY 1", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)  # read-only on the old catalog
     server = endpoint(responder=BeliefScript(agents=4))
+    # the release labelled private answers with the string pre-match: the judge-every-answer
+    # default would mix labels of two rules, so it is refused and --prematch resumes it
     res = cli("belief", "run", "--items", folder / "items.jsonl", "--out", folder, *BELIEF_ARGS)
+    assert res.exit_code == 2 and "add --prematch to resume them" in res.stderr
+    res = cli("belief", "run", "--items", folder / "items.jsonl", "--out", folder, *BELIEF_ARGS, "--prematch")
     assert res.exit_code == 0, res.output
     res = cli("belief", "reask", folder, "--variant", "own", "--steps", "1")
     assert res.exit_code == 0, res.output
