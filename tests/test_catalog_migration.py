@@ -18,6 +18,7 @@ from ioa_helpers import one_line_error
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import Catalog, CatalogUnusable
 from ioa_synth.runs.recorder import CallKey, call_seed
+from ioa_synth.runs.schema import RUNS_TABLES
 from ioa_synth.testing.belief_scripted import BeliefScript
 from ioa_synth.testing.scripted_server import ProtocolResponder
 
@@ -79,8 +80,9 @@ def test_build_directory_is_migrated_and_replayed(cli, endpoint, tmp_path):
     assert "8 stored replies reused" in res.stderr
     assert q(folder, "SELECT status, count(*) FROM cases GROUP BY 1") == [("accepted", 2)]
     assert stored_calls(folder) == before
-    assert q(folder, "SELECT part, version FROM catalog_meta ORDER BY 1") == [("build", 1), ("runs", 2)]
+    assert q(folder, "SELECT part, version FROM catalog_meta ORDER BY 1") == [("build", 1), ("runs", RUNS_TABLES.version)]
     assert q(folder, "SELECT count(*) FROM llm_calls WHERE tags IS NOT NULL") == [(0,)]  # build calls need none
+    assert q(folder, "SELECT DISTINCT via FROM llm_calls") == [("live",)]  # the release's calls were live ones
 
 
 def test_evaluate_results_folder_is_migrated_and_replayed(cli, endpoint, tmp_path):
@@ -94,7 +96,7 @@ def test_evaluate_results_folder_is_migrated_and_replayed(cli, endpoint, tmp_pat
     record = json.loads((folder / "records" / "law" / "planning_000.json").read_text())
     assert record["status"] == "scored" and record["calls"] and all(c.get("replayed") for c in record["calls"])
     assert stored_calls(folder) == before
-    assert q(folder, "SELECT part, version FROM catalog_meta ORDER BY 1") == [("evaluate", 2), ("runs", 2)]
+    assert q(folder, "SELECT part, version FROM catalog_meta ORDER BY 1") == [("evaluate", 2), ("runs", RUNS_TABLES.version)]
     assert q(folder, "SELECT role, component, participant, rollout FROM evaluate_calls ORDER BY stage, role") == [
         ("prober", "prober", None, None), ("simulator:M1", "simulator", "M1", 1), ("simulator:M2", "simulator", "M2", 1),
         ("validity_filter", "validity_filter", None, None)]
@@ -109,7 +111,11 @@ def test_belief_results_folder_is_migrated_and_replayed(cli, endpoint, tmp_path)
     res = cli("sql", folder, "SELECT kind, count(*) FROM belief_calls GROUP BY 1 ORDER BY 1", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)  # read-only on the old catalog
     server = endpoint(responder=BeliefScript(agents=4))
+    # the release labelled private answers with the string pre-match: the judge-every-answer
+    # default would mix labels of two rules, so it is refused and --prematch resumes it
     res = cli("belief", "run", "--items", folder / "items.jsonl", "--out", folder, *BELIEF_ARGS)
+    assert res.exit_code == 2 and "add --prematch to resume them" in res.stderr
+    res = cli("belief", "run", "--items", folder / "items.jsonl", "--out", folder, *BELIEF_ARGS, "--prematch")
     assert res.exit_code == 0, res.output
     res = cli("belief", "reask", folder, "--variant", "own", "--steps", "1")
     assert res.exit_code == 0, res.output
@@ -121,7 +127,7 @@ def test_belief_results_folder_is_migrated_and_replayed(cli, endpoint, tmp_path)
     assert q(folder, "SELECT count(*) FROM llm_calls WHERE tags IS NULL") == [(0,)]
     assert {k for (k,) in q(folder, "SELECT DISTINCT kind FROM belief_calls")} == {"say", "probe", "stance",
                                                                                    "reask-own"}
-    assert q(folder, "SELECT part, version FROM catalog_meta ORDER BY 1") == [("belief", 2), ("runs", 2)]
+    assert q(folder, "SELECT part, version FROM catalog_meta ORDER BY 1") == [("belief", 2), ("runs", RUNS_TABLES.version)]
 
 
 def test_a_newer_catalog_is_refused_with_one_line(cli, tmp_path):
@@ -143,7 +149,7 @@ def test_tables_belong_to_the_capability_that_registers_them(tmp_path):
     with Catalog(tmp_path / "plain") as cat:  # the runs layer alone: its own tables only
         cat.execute("INSERT INTO runs (run_id, command) VALUES ('r1', 'x')")
         tables = {t for (t,) in cat.execute("SELECT table_name FROM duckdb_tables()")}
-    assert tables == {"llm_calls", "runs", "catalog_meta"}
+    assert tables == {*RUNS_TABLES.tables, "catalog_meta"}  # llm_calls, runs, batch mode's, estimates
     with Catalog(tmp_path / "plain", read_only=True, tables=[BUILD_TABLES]) as cat:  # seen empty, not created
         assert cat.execute("SELECT count(*) FROM cases") == [(0,)]
     assert "cases" not in {t for (t,) in q(tmp_path / "plain", "SELECT table_name FROM duckdb_tables()")}

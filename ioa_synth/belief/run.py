@@ -12,6 +12,7 @@ a changed setup is refused once results are stored.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from typing import Any
 from rich.console import Console
 
 from ioa_synth import __version__
-from ioa_synth.belief.conversation import Calls, StudySettings, component_of, run_conversation
+from ioa_synth.belief.conversation import (LEGACY_LABELLING, Calls, StudySettings, component_of,
+                                          run_conversation)
 from ioa_synth.belief.items import Item, items_digest
+from ioa_synth.belief.progress import StudyWork
 from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
@@ -33,6 +36,7 @@ from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
 
 __all__ = ["CHECK_SETUP", "COMPONENTS", "PROBE_TEMPERATURE", "SETUP_VERSION", "RunJob", "SetupChanged",
@@ -40,7 +44,8 @@ __all__ = ["CHECK_SETUP", "COMPONENTS", "PROBE_TEMPERATURE", "SETUP_VERSION", "R
 
 COMPONENTS = ["agent", "belief_judge", "stance_judge"]
 #: Version of the study's setup description (``belief_setup_version`` in it, ``versions.setup`` in run.json).
-SETUP_VERSION = 1
+#: 2: the study settings name the labelling mode of private answers (``labelling``).
+SETUP_VERSION = 2
 #: Temperature of every private probe (run.json ``probe_temperature``).
 PROBE_TEMPERATURE = 0.0
 
@@ -67,16 +72,70 @@ def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
             "study": job.settings.as_dict(), "items": items_digest(job.all_items)}
 
 
+def expected_conversations(job: RunJob) -> dict[str, int]:
+    """``{"<source>|k=<k>": n}``: the conversations this invocation sets out to make (its
+    items after ``--limit``, per source, for each attacker count), read by ``belief report``
+    to tell a partial run from a finished one."""
+    per_source = Counter(it.source for it in job.items)
+    return {f"{source}|k={k}": n for source, n in sorted(per_source.items()) for k in job.settings.attackers}
+
+
 def _results_stored(catalog: Catalog) -> bool:
     stored = catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
     return bool(stored) or any((catalog.out_dir / "conversations").glob("*.json"))
 
 
-#: The setup check of a study run: a changed component with stored calls is refused, and so
-#: are changed study settings or items once any call or conversation is stored.
-CHECK_SETUP = SetupCheck(commands=("belief run", "belief reask"), component_of=component_of,
-                         protocol=lambda desc: {k: desc.get(k) for k in ("study", "items")},
-                         results_stored=_results_stored)
+def stored_labelling(parts: dict[str, Any]) -> str:
+    """The labelling mode of a stored setup description (:data:`LEGACY_LABELLING` for one
+    written before the mode was recorded)."""
+    study = parts.get("study") if isinstance(parts.get("study"), dict) else {}
+    return str(study.get("labelling", LEGACY_LABELLING))
+
+
+def study_protocol(parts: dict[str, Any]) -> dict[str, Any]:
+    """The part of a setup description that may not change once results are stored: the
+    study settings (a description without a labelling mode has the legacy one) and items."""
+    study = parts.get("study") if isinstance(parts.get("study"), dict) else {}
+    return {"study": {**study, "labelling": stored_labelling(parts)}, "items": parts.get("items")}
+
+
+#: How each labelling mode is named in a refusal, and the flag that selects it.
+_LABELLING_TEXT = {"judge": ("the belief judge labelled every private answer", "drop --prematch"),
+                   "prematch": ("private answers naming one answer were labelled by string match (--prematch; "
+                                "the only rule of results folders written before the judge labelled every answer)",
+                                "add --prematch")}
+
+
+def check_labelling(catalog: Catalog, desc: dict[str, Any]) -> None:
+    """Refuse to resume results labelled in another mode than this run's (labels of the two
+    modes must not mix in one study), saying how to resume them. (A folder without a
+    readable manifest is left to :data:`CHECK_SETUP`'s own refusal.)"""
+    out = catalog.out_dir
+    if not _results_stored(catalog):
+        return
+    try:
+        old = read_manifest(out).fingerprint_parts
+    except ManifestError:
+        return
+    was, now = stored_labelling(old), stored_labelling(desc)
+    if was != now:
+        text, flag = _LABELLING_TEXT.get(was, (f"labelling {was!r}", "match it"))
+        raise SetupChanged(f"{out} holds results where {text}; {flag} to resume them, or use a new --out "
+                           f"for a study labelled with {now!r}")
+
+
+#: A changed component with stored calls is refused, and so are changed study settings
+#: (the labelling mode among them) or items once any call or conversation is stored.
+_CHECK_PROTOCOL = SetupCheck(commands=("belief run", "belief reask"), component_of=component_of,
+                             protocol=study_protocol, results_stored=_results_stored)
+
+
+def CHECK_SETUP(catalog: Catalog, desc: dict[str, Any]) -> str:  # noqa: N802 - the check open_run is given
+    """The setup check of a study run: a labelling mode other than the stored results'
+    (:func:`check_labelling`, whose refusal names the flag that resumes them), then
+    :class:`~ioa_synth.runs.setup_check.SetupCheck`'s rules."""
+    check_labelling(catalog, desc)
+    return _CHECK_PROTOCOL(catalog, desc)
 
 
 
@@ -91,9 +150,10 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
     """
     catalog = Catalog(out, tables=[BELIEF_TABLES])  # with the view belief_calls
     try:
+        extra = {"probe_temperature": PROBE_TEMPERATURE, "expected_conversations": expected_conversations(job)}
         with open_run(catalog, "belief run", COMPONENTS, config, local_model, args, kind="belief",
                       describe=lambda eps: describe(eps, job), check=CHECK_SETUP, settings=job.settings.as_dict(),
-                      setup_version=SETUP_VERSION, manifest_extra={"probe_temperature": PROBE_TEMPERATURE}) as run:
+                      setup_version=SETUP_VERSION, manifest_extra=extra) as run:
             stats = _run_conversations(job, out, run, console)
             run.summary.update(stats)
         return stats
@@ -111,21 +171,26 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
         else:
             pending.append((it, k))
     recorder = run.recorder(replay_of=sorted({it.item_id for it, _ in pending}))  # counted on Ctrl-C
+    work = StudyWork(job.settings, [(f"{it.item_id}_k{k}", k) for it, k in pending],
+                     reused=lambda: recorder.reused_calls)
     progress = BuildProgress(console, total=len(pending), label="conversations",
-                             statuses=("done", "failed"))
+                             statuses=("done", "failed"), detail=work.describe)
     run.attach(progress)
     errors: list[str] = []
 
     def one(entry: tuple[Item, int]) -> str:
         item, k = entry
+        conv = f"{item.item_id}_k{k}"
         try:
-            record = run_conversation(calls, item, k, job.settings)
+            record = run_conversation(calls, item, k, job.settings, work.watch(conv))
         except StopRun:
             raise
         except LLMCallError as exc:
             errors.append(f"{item.item_id} k={k}: {exc}")
+            work.finished(conv, ok=False)
             return "failed"
         write_json_atomic(conversation_path(out, item.item_id, k), record)
+        work.finished(conv, ok=True)
         return "done"
 
     def done(entry: tuple[Item, int], status: str) -> None:
@@ -135,7 +200,7 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
     # conversations in flight: enough that the call pool always has ready calls
     slots = max(1, min(len(pending), 2 * job.workers + 2))
     with progress, worker_pool(job.workers, "belief-call") as pool:
-        calls = Calls(recorder, run.clients, pool)
+        calls = Calls(recorder, run.clients, pool, prematch=job.settings.labelling == "prematch")
         run.map(pending, one, done, workers=slots, unit="conversation", name="belief-conv")
     stats["errors"] = errors[:20]
     return stats

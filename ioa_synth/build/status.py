@@ -27,6 +27,8 @@ from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
 from ioa_synth.reports.output import NA, fmt
+from ioa_synth.reports.spend_table import spend_table
+from ioa_synth.runs.spend import spend_report
 from ioa_synth.text.plural import plural
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
@@ -144,13 +146,16 @@ def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 def status_report(catalog: Catalog) -> dict[str, Any]:
     """Machine-readable status: ``{"cells", "totals", "tokens", "pass_rates", "discards",
-    "ma_types", "judge_health", "type_mix", "imported"}`` (see the module docstring; ``imported``:
-    ``{split: cases}`` brought in by ``build import``, counted as accepted in ``cells``)."""
+    "ma_types", "judge_health", "type_mix", "imported", "spend"}`` (see the module docstring;
+    ``imported``: ``{split: cases}`` brought in by ``build import``, counted as accepted in
+    ``cells``; ``spend``: the estimate the build started from beside what was spent since,
+    or ``None``)."""
     cells = cell_counts(catalog)
     totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
     return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
             "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog),
-            "type_mix": type_mix_report(catalog), "imported": imported_counts(catalog)}
+            "type_mix": type_mix_report(catalog), "imported": imported_counts(catalog),
+            "spend": spend_report(catalog, lambda role: role)}
 
 
 def _count(value: int | None) -> str:
@@ -222,6 +227,10 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
             t.add_row(r["type"], str(r["count"]), _pct(r["share"]), _pct(r["paper_share"]))
         tables.append(t)
     tables += [type_mix_table(split, mix) for split, mix in report.get("type_mix", {}).items()]
+    spend = report.get("spend")
+    if spend:
+        tables.append(spend_table(spend["estimate"], spend["spent"],
+                                  f"Estimated (when the build started, {spend['estimated_at'][:19]}) and spent since"))
     return tables
 
 

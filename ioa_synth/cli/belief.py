@@ -19,6 +19,10 @@ belief_app = typer.Typer(help="The hidden belief collapse study: items, screenin
 items_app = typer.Typer(help="Import study items.", no_args_is_help=True)
 belief_app.add_typer(items_app, name="items")
 
+#: The paper's re-ask steps (§3); ``belief reask`` drops those past a shorter run.
+DEFAULT_REASK_STEPS = "1,4,8,16"
+
+
 def _int_list(option: str, text: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
@@ -84,6 +88,10 @@ def run(
     rounds: int = typer.Option(16, "--rounds", min=1, max=1000, help="Rounds per conversation"),
     memory: int = typer.Option(5, "--memory", min=1, help="Full rounds of history each agent sees"),
     seed: int = seed_option("Seed of the speaking schedule"),
+    prematch: bool = typer.Option(False, "--prematch",
+                                  help="Label a private answer naming only one of the item's answers by string "
+                                       "match, without the judge (for weak judges; a negated answer such as "
+                                       "'not Sydney' then counts as Sydney). Default: the judge labels every answer"),
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Model calls", default=8),
     limit: Optional[int] = limit_option("Use the first N items"),
@@ -96,7 +104,7 @@ def run(
     from rich.console import Console
 
     from ioa_synth.belief.conversation import StudySettings
-    from ioa_synth.belief.report import write_report
+    from ioa_synth.belief.report import partial_lines, write_report
     from ioa_synth.belief.run import RunJob, run_study
 
     ks = _int_list("--attackers", attackers)
@@ -112,7 +120,8 @@ def run(
     writable_out(out)
     cfg = config_or_fail(config)
     all_items = _load_items(items)
-    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed)
+    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed,
+                             labelling="prematch" if prematch else "judge")
     job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
                  workers=workers)
     args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
@@ -120,11 +129,13 @@ def run(
     console = Console(stderr=True)
     with llm_command_errors():
         stats = run_study(job, out, cfg, local_model, console, args)
-    write_report(out)
+    summary = write_report(out)
     console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
                   "already done; summary.json written", soft_wrap=True)
     for line in stats.get("errors", []):
         console.print(f"  {line}", soft_wrap=True, markup=False)
+    for line in partial_lines(summary) if summary else []:
+        console.print(line, soft_wrap=True, markup=False)
     if stats["failed"]:
         raise typer.Exit(1)
 
@@ -137,7 +148,8 @@ def report(
     """Write summary.json and curves.png (infection per step) and show the headline rates."""
     import json
 
-    from ioa_synth.belief.report import ReportError, summarize, summary_table
+    from ioa_synth.belief.plots import plot_curves
+    from ioa_synth.belief.report import ReportError, partial_lines, summarize, summary_table
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
@@ -148,8 +160,6 @@ def report(
         summary = summarize(results)
     except ReportError as exc:
         fail(str(exc))
-    from ioa_synth.belief.report import plot_curves
-
     paths = write_all_atomic({results / "summary.json": json_bytes(summary), results / "curves.png": plot_curves(summary)})
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
@@ -158,6 +168,8 @@ def report(
         console.print(summary_table(summary))
         for path in paths:
             console.print(f"wrote {path}", soft_wrap=True)
+    for line in partial_lines(summary):
+        typer.echo(line, err=True)
 
 
 @belief_app.command("screen")
@@ -210,21 +222,29 @@ def screen(
 def reask(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     variant: str = typer.Option(..., "--variant", help="own, anonymized or group"),
-    steps: str = typer.Option("1,4,8,16", "--steps", help="Probe steps to re-ask, comma-separated"),
+    steps: Optional[str] = typer.Option(None, "--steps", show_default=DEFAULT_REASK_STEPS,
+                                        help="Probe steps to re-ask, comma-separated (0 to the run's rounds); "
+                                             "the default drops steps past the run"),
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Calls"),
     local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
     probe must equal the stored one byte for byte."""
-    from ioa_synth.belief.reask import ProbeMismatch, run_reask
+    from ioa_synth.belief.reask import ProbeMismatch, StepsError, reask_steps, run_reask
     from ioa_synth.belief.report import ReportError, write_report
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
-    step_list = _int_list("--steps", steps)
+    step_list = _int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
+    try:
+        step_list, note = reask_steps(results, step_list, given=steps is not None)
+    except (ReportError, StepsError) as exc:
+        fail(str(exc))
+    if note:
+        typer.echo(note, err=True)
     cfg = config_or_fail(config)
     args = {"results": str(results), "variant": variant, "steps": step_list}
     try:

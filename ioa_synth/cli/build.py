@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import PANEL_BUILD, fail, llm_command_errors, lowered_workers, writable_out
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, out_dir_option,
                                    split_option, threshold_option, workers_option)
@@ -31,13 +32,15 @@ def build(
                                  "uniform, or a JSON file of shares per type"),
     dedup: bool = typer.Option(False, "--dedup", help="Discard an accepted case that nearly copies an earlier one"),
     threshold: float = threshold_option("Jaccard similarity of a near-copy (with --dedup)"),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
     To bring in released IoA-Suite records instead: ioa-synth build import RECORDS --split S --out DIR.
 
     Exit status: 0 every case accepted or discarded, 1 some case failed, 2 bad input or
-    a setup error, 130 interrupted.
+    a setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
     from ioa_synth.build.status import cell_counts, cell_table
@@ -45,6 +48,7 @@ def build(
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
     writable_out(out)
+    mode = batch_mode(["generator", "judge"], batch, batch_dir)
     from ioa_synth.protocol.planting import TypeMixError, load_type_mix
 
     try:
@@ -64,10 +68,19 @@ def build(
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
-            "dedup": threshold if dedup else None}
+            "dedup": threshold if dedup else None, "batch": mode is not None,
+            "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.build.estimate import estimate_of_plans
+
+        return estimate_of_plans(plans, plan, catalog, cfg, local_model, type_mix, mode is not None)
+
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
-                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce)
+                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
+                            batch=mode, estimate=(plan, estimate))
     from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.runs.catalog import Catalog
 

@@ -27,7 +27,7 @@ PANEL_SHARE = "Export and inspect"
 PANELS = (PANEL_SEEDS, PANEL_BUILD, PANEL_QUALITY, PANEL_EVALUATE, PANEL_TRAIN, PANEL_MEETINGS, PANEL_BELIEF,
           PANEL_COLLAB, PANEL_SHARE)
 #: Order of commands inside a panel (commands not named here follow, in registration order).
-COMMAND_ORDER = ("seeds", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
+COMMAND_ORDER = ("seeds", "estimate", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
                  "compare", "train", "meeting", "belief", "collab", "export", "sql")
 
 
@@ -172,6 +172,8 @@ def llm_command_errors() -> Iterator[None]:
       (fingerprint), an unusable endpoint: exit 2, quoting the server and naming the
       config key or variable;
     - the embedded model cannot start, or the disk is full (naming the file): exit 1;
+    - a ``--batch-dir`` wave waits for its output file: exit 75 with the line saying
+      which file to process and where its output goes;
     - Ctrl-C: exit 130 with how to resume (the process ends at once when calls were
       still running after the grace period; the journal keeps what was stored).
     """
@@ -182,9 +184,13 @@ def llm_command_errors() -> Iterator[None]:
     from ioa_synth.runs.folder_kinds import FolderKindMismatch
     from ioa_synth.runs.interrupt import RunInterrupted
     from ioa_synth.runs.run_rows import FingerprintMismatch
+    from ioa_synth.runs.waves import BatchWaiting
 
     try:
         yield
+    except BatchWaiting as exc:  # a --batch-dir wave waits for its output file: not an error
+        typer.echo(" ".join(str(exc).split()), err=True)
+        raise typer.Exit(75)
     except (SetupError, FingerprintMismatch, FolderKindMismatch, EndpointError, ConfigError) as exc:
         fail(str(exc), code=2)
     except (LocalModelError, StorageFull) as exc:

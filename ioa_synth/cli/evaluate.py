@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
 from ioa_synth.cli.options import access_option, config_option, limit_option, local_model_option, workers_option
@@ -29,11 +30,13 @@ def evaluate(
     questions_from: Optional[Path] = typer.Option(None, "--questions-from",
                                                   help="Reuse the questions of an earlier results folder (no prober call)"),
     local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
 ) -> None:
     """Run prober -> simulator -> validity filter on every case; re-running resumes.
 
     Exit status: 0 every requested case scored, 1 some case failed, 2 bad input or a
-    setup error, 130 interrupted.
+    setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from rich.console import Console
 
@@ -66,17 +69,19 @@ def evaluate(
         fail(str(exc))
     needed = [c for c in ("prober", "simulator", "validity_filter")
               if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")]
+    mode_of_batch = batch_mode(needed, batch, batch_dir)
     workers, announce = lowered_workers(needed, workers)  # said once the catalog is open
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)
     args = {"data": str(data), **settings.as_dict(), "limit": limit, "workers": workers,
             "config": str(config) if config else None, "local_model": local_model,
-            "questions_from": str(questions_from) if questions_from else None}
+            "questions_from": str(questions_from) if questions_from else None,
+            "batch": mode_of_batch is not None, "batch_dir": str(batch_dir) if batch_dir else None}
     console = Console(stderr=True)
     with llm_command_errors():
         summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args,
-                               on_start=announce)
+                               on_start=announce, batch=mode_of_batch)
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural
 

@@ -87,13 +87,14 @@ def score(
 
     from ioa_synth.cli.common import config_or_fail, llm_command_errors
     from ioa_synth.evaluate.inputs import InputError, load_cases
-    from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
+    from ioa_synth.train.cases import CaseIndex, UnknownCaseError
+    from ioa_synth.train.reward import RewardScorer
 
     check_out_folder(out)
     cfg = config_or_fail(config)
     try:
         cases = load_cases(data)
-        find_case({c.case_id: c for c in cases}, case_id, data)
+        CaseIndex(data, cases).find(case_id)
     except (InputError, UnknownCaseError) as exc:
         fail(str(exc))
     from ioa_synth.text.utf8 import decode_utf8

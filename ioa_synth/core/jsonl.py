@@ -1,5 +1,5 @@
-"""Reading JSONL files line by line with errors that name ``path:line``, and the one wording
-every command uses for input that is not JSON."""
+"""Reading JSONL files line by line with errors that name ``path:line``, a JSON file whole,
+and the one wording every command uses for input that is not JSON."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ manifest, :mod:`ioa_synth.runs.manifest`), ``records/``, ``summary.json`` (atomi
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +43,8 @@ from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.manifest import component_settings
 from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
+
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 
 __all__ = ["CHECK_SETUP", "COMPONENTS", "EVAL_SETUP_VERSION", "EvalJob", "SetupChanged", "component_of",
            "component_settings", "fingerprint_parts", "run_evaluate"]
@@ -120,10 +123,12 @@ CHECK_SETUP = SetupCheck(commands=("evaluate",), component_of=component_of, prot
 
 def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: int = 4, local_model: str | None = None,
                  console: Console | None = None, args: dict[str, Any] | None = None,
-                 on_start: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                 on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None) -> dict[str, Any]:
     """Evaluate ``job`` into ``out_dir``; return ``summary.json`` plus ``run`` =
     ``{"scored", "failed", "skipped", "tokens"}`` of this invocation. ``on_start()`` is
     called once the catalog is open (not in use by another run), before any endpoint is.
+    With ``batch`` the calls go out in waves of batches (:mod:`ioa_synth.runs.waves`);
+    the records are those a live run writes.
 
     When the run stops early (setup error, Ctrl-C) ``summary.json`` still describes the
     records written so far (``complete: false``) and the ``runs`` row says why it stopped.
@@ -146,7 +151,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
                       settings=job.settings.as_dict(), setup_version=EVAL_SETUP_VERSION,
                       manifest_extra=reused if job.stored_questions is not None else None) as run:
             run.summary |= {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
-            scheduler = _Scheduler(out_dir, job, run, workers, console)
+            scheduler = _Scheduler(out_dir, job, run, workers, console, batch)
             try:
                 scheduler.run()
             except BaseException:
@@ -168,8 +173,9 @@ class _Scheduler:
     """Keeps ``workers`` cases in flight (:meth:`RunContext.map`); each worker writes its
     case's record; the counts go to the run's summary."""
 
-    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console) -> None:
-        self.out_dir, self.job, self.run_ctx = out_dir, job, run
+    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console,
+                 batch: BatchMode | None = None) -> None:
+        self.out_dir, self.job, self.run_ctx, self.batch = out_dir, job, run, batch
         self.workers, self.console = max(1, workers), console
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
@@ -229,14 +235,18 @@ class _Scheduler:
             else:
                 todo.append(case)
         ids = [c.case_id for c in todo]
-        self.recorder = self.run_ctx.recorder(replay_of=ids)
+        waves = None
+        if self.batch is not None:
+            self.recorder, waves = start_batch(self.run_ctx, self.batch, ids, note=lambda text: progress.note(text))
+        else:
+            self.recorder = self.run_ctx.recorder(replay_of=ids)
         self.replay_tries = load_replay_tries(self.run_ctx.catalog, ids)
         self.progress = progress = eval_progress(self.console, len(todo))
         self.run_ctx.attach(progress)
         try:
             with progress:
-                self.run_ctx.map(todo, self._one, self._done, workers=self.workers, unit="case", name="eval",
-                                 on_submit=self._submitted)
+                map_in_waves(self.run_ctx, waves, deque(todo), self._one, self._done, workers=self.workers,
+                             unit="case", name="eval", on_submit=self._submitted)
         finally:
             self.run_ctx.catalog.flush()  # the records written behind the workers are on disk
 

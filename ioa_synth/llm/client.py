@@ -46,6 +46,7 @@ from ioa_synth.llm.on_wire import requests_sent
 from ioa_synth.llm.serving import STREAM_OPTIONS, stream_completion
 from ioa_synth.llm.transport import ChatPost
 from ioa_synth.llm.activity import CallActivity
+from ioa_synth.llm.batch_api import BatchSender
 from ioa_synth.text.plural import plural
 
 __all__ = ["CallCancelled", "CallRecord", "EMBEDDED_MAX_TOKENS", "EMBEDDED_TIMEOUT", "Endpoint", "LLMCallError",
@@ -81,6 +82,8 @@ class LLMClient:
         self.stop = stop or threading.Event()
         self.on_wait = on_wait or (lambda note: None)
         self.setup_error: SetupError | None = None
+        #: in batch mode, what answers requests instead of the endpoint (:mod:`ioa_synth.runs.batch`)
+        self.batch: BatchSender | None = None
         self.activity = CallActivity()
         self.policy = RetryPolicy(endpoint.component, endpoint.max_retries, endpoint.max_wait)
 
@@ -179,6 +182,8 @@ class LLMClient:
         pass ``max_wait``. On a server of limited parallelism (``endpoint.slots``) a try
         waits for a free slot first; its timeout and latency count from then."""
         component = self.endpoint.component
+        if self.batch is not None:  # answered by a batch line, or parked until a wave answers it
+            return self.batch.answer(self, payload, rec, on_call)
 
         def on_retry(exc: BaseException, delay: float, note: str) -> None:
             self.activity.retrying(component)

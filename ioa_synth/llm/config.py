@@ -96,6 +96,21 @@ class ComponentConfig(BaseModel):
     #: generator only: ``scaffold`` | ``protocol`` (ioa_synth.protocol.plan_modes); absent picks
     #: ``scaffold`` for the embedded model and ``protocol`` for a remote endpoint
     plan: Literal["scaffold", "protocol"] | None = None
+    #: USD per million tokens, for ``estimate`` and ``status`` (:mod:`ioa_synth.llm.prices`):
+    #: ``{"input", "output", "batch"}``; never sent, not part of the setup fingerprint
+    price_per_mtok: dict[str, Any] | None = None
+
+    @field_validator("price_per_mtok")
+    @classmethod
+    def _price(cls, v: Any) -> Any:
+        if v is not None:
+            from ioa_synth.llm.prices import PricesError, parse_price
+
+            try:
+                parse_price(v, "price_per_mtok")
+            except PricesError as exc:
+                raise ValueError(str(exc).removeprefix("price_per_mtok.")) from None
+        return v
 
     @field_validator("request_options")
     @classmethod

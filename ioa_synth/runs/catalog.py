@@ -40,6 +40,27 @@ CATALOG_FILE = "catalog.duckdb"
 READ_STATEMENTS = ("SELECT", "EXPLAIN")
 
 
+def run_read_query(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
+    """Run one user-given query on ``con`` (read-only, without external access):
+    ``(column names, rows)``; only :data:`READ_STATEMENTS` run.
+
+    Raises:
+        ValueError: ``sql`` is not exactly one statement (the message gives the count) or
+            not a query.
+        duckdb.Error: DuckDB refused or failed the statement.
+    """
+    statements = con.extract_statements(sql)
+    if len(statements) != 1:
+        raise ValueError(f"give exactly one SQL statement (got {len(statements)})")
+    kind = statements[0].type.name
+    if kind not in READ_STATEMENTS:
+        raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
+                         f"this is a {kind} statement")
+    cur = con.execute(sql)
+    columns = [d[0] for d in cur.description or []]
+    return columns, cur.fetchall() if columns else []
+
+
 class Catalog:
     """Thread-safe handle on ``DIR/catalog.duckdb``.
 
@@ -198,16 +219,7 @@ class Catalog:
         if not self.read_only or self._external_access:
             raise ValueError("read_query needs a catalog opened read_only without external access")
         with self._lock:
-            statements = self._con.extract_statements(sql)
-            if len(statements) != 1:
-                raise ValueError(f"give exactly one SQL statement (got {len(statements)})")
-            kind = statements[0].type.name
-            if kind not in READ_STATEMENTS:
-                raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
-                                 f"this is a {kind} statement")
-            cur = self._con.execute(sql)
-            columns = [d[0] for d in cur.description or []]
-            return columns, cur.fetchall() if columns else []
+            return run_read_query(self._con, sql)
 
     def insert(self, table: str, row: dict[str, Any]) -> None:
         """Insert one row given as a column -> value dict."""

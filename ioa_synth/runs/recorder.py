@@ -14,6 +14,7 @@ failed tries stored for its key).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import uuid
@@ -114,7 +115,8 @@ def call_row(base: dict[str, Any], rec: CallRecord) -> dict[str, Any]:
             "base_url": rec.base_url, "temperature": rec.temperature, "request_json": rec.request_json,
             "response_text": rec.response_text, "finish_reason": rec.finish_reason,
             "prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
-            "latency_ms": rec.latency_ms, "error": rec.error, "reply_field": rec.reply_field, "created_at": now_utc()}
+            "latency_ms": rec.latency_ms, "error": rec.error, "reply_field": rec.reply_field, "via": rec.via,
+            "created_at": now_utc()}
 
 
 @dataclass
@@ -167,7 +169,7 @@ class CallRecorder:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries
                 (the failed tries are stored).
         """
-        cached = self.replay.get(key)
+        cached = self._stored_reply(key)
         if cached is not None:
             try:
                 stored = parse(decode(cached))
@@ -183,7 +185,9 @@ class CallRecorder:
                 "template_sha256": prompt.template_sha256, "run_id": self.run_id}
 
         def store_failed(rec: CallRecord) -> None:
-            self.catalog.record([("llm_calls", call_row(base, rec))])
+            if rec.already_stored:  # a batch answer an earlier pass over the unit stored
+                return
+            self.catalog.record([("llm_calls", call_row(base, rec))] + self._stored_with(key, rec))
             self._bill(unit, rec)
             with self._lock:
                 failed[key] = failed.get(key, 0) + 1
@@ -191,21 +195,42 @@ class CallRecorder:
 
         failed = self._failed_tries()
         # a new attempt is a new draw; a re-run the same one, unless every earlier try failed
-        seed = call_seed(client.endpoint.seed, key, failed.get(key, 0))
+        seed = call_seed(client.endpoint.seed, key, self._failed_before(key, failed))
         extra: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
         if decode is not reply_json:  # (client wrappers that log calls take the default only)
             extra["decode"] = decode
-        value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
+        with self._making(key):
+            value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
+        if rec.already_stored:
+            return value, True
         self._bill(unit, rec, stored=True)
 
         def entries() -> list[Entry]:  # the call and what it produced: one journal write
             row = call_row(base, rec)
-            return [("llm_calls", row)] + (derive(row["call_id"], value) if derive is not None else [])
+            return [("llm_calls", row)] + (derive(row["call_id"], value) if derive is not None else []) + \
+                self._stored_with(key, rec)
 
         self.catalog.record_later(entries)  # made and written while the next request is on the wire
         with self._lock:
             self.replay[key] = rec.response_text or ""
         return value, True
+
+    # -- what a batch-mode recorder (ioa_synth.runs.batch_recorder) changes ------------
+    def _stored_reply(self, key: CallKey) -> str | None:
+        """The stored reply that answers ``key`` without a request, if any."""
+        return self.replay.get(key)
+
+    def _failed_before(self, key: CallKey, failed: dict[CallKey, int]) -> int:
+        """The failed tries of ``key`` its seed starts past (:func:`call_seed`)."""
+        return failed.get(key, 0)
+
+    def _making(self, key: CallKey) -> Any:
+        """Context held while the client makes the call ``key``."""
+        return contextlib.nullcontext()
+
+    def _stored_with(self, key: CallKey, rec: CallRecord) -> list[Entry]:
+        """Entries journaled with the ``llm_calls`` row of ``rec``."""
+        return []
 
     def _failed_tries(self) -> dict[CallKey, int]:
         """Stored failed tries per key (loaded from ``llm_calls`` at the first fresh call)."""

@@ -16,6 +16,12 @@ opens its catalog (``Catalog(out_dir, tables=[...])``). The runs layer owns:
   reply was read from (``content``, or ``reasoning_content``/``reasoning`` when
   ``content`` was empty).
 - ``runs``: one row per command run, with the setup fingerprint.
+- ``batches``: one row per batch of a ``--batch`` run (provider or ``--batch-dir`` file),
+  ``batch_lines`` the call each of its lines asks for, ``batch_results`` the answers as
+  they came back, ``batch_marks`` which answers a run has stored as calls (``stored``)
+  and which calls gave up (``closed``); ``llm_calls.via`` says how a call went (``live``
+  or ``batch``); see :mod:`ioa_synth.runs.batch`.
+- ``estimates``: the estimate each run of a new plan started from (:mod:`ioa_synth.runs.spend`).
 - ``catalog_meta``: the version of each table set in this catalog (``part``, ``version``,
   ``updated_at``). A catalog without it was written before versions were kept: every
   table set in it is at version 1.
@@ -76,7 +82,7 @@ LLM_CALLS_COLUMNS = """
     template_sha256 VARCHAR, request_json VARCHAR, response_text VARCHAR,
     finish_reason VARCHAR, prompt_tokens INTEGER, completion_tokens INTEGER,
     latency_ms DOUBLE, error VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
-    reply_field VARCHAR, tags JSON
+    reply_field VARCHAR, tags JSON, via VARCHAR DEFAULT 'live'
 """
 
 RUNS_COLUMNS = """
@@ -85,12 +91,41 @@ RUNS_COLUMNS = """
     finished_at TIMESTAMP, summary_json VARCHAR
 """
 
+#: Batch mode's tables (:mod:`ioa_synth.runs.batch`, :mod:`ioa_synth.runs.waves`).
+BATCH_COLUMNS = {
+    "batches": """
+        batch_id VARCHAR, endpoint VARCHAR, component VARCHAR, wave INTEGER, status VARCHAR,
+        input_file_id VARCHAR, output_file_id VARCHAR, error_file_id VARCHAR, n_requests INTEGER,
+        submitted_at TIMESTAMP, finished_at TIMESTAMP
+    """,
+    "batch_lines": """
+        custom_id VARCHAR, endpoint VARCHAR, batch_id VARCHAR, wave INTEGER, case_id VARCHAR, stage INTEGER,
+        role VARCHAR, attempt INTEGER, try_index INTEGER, send INTEGER, failed_before INTEGER, created_at TIMESTAMP
+    """,
+    "batch_results": """
+        custom_id VARCHAR, batch_id VARCHAR, status_code INTEGER, response_json VARCHAR, error VARCHAR,
+        error_json VARCHAR, received_at TIMESTAMP
+    """,
+    "batch_marks": """
+        custom_id VARCHAR, case_id VARCHAR, stage INTEGER, role VARCHAR, attempt INTEGER, mark VARCHAR,
+        created_at TIMESTAMP
+    """,
+}
+
+#: The estimate a run started from (:mod:`ioa_synth.runs.spend`).
+ESTIMATES_COLUMNS = ("run_id VARCHAR, command VARCHAR, created_at TIMESTAMP, plan_json VARCHAR, "
+                     "estimate_json VARCHAR")
+
 #: The runs layer's own tables. Version 2 added ``llm_calls.tags`` (and ``catalog_meta``);
-#: ``reply_field`` came in a 1.x release, so a version-1 catalog may lack it too.
+#: ``reply_field`` came in a 1.x release, so a version-1 catalog may lack it too. Version 3
+#: added ``llm_calls.via`` (a call made before it was a live one), batch mode's tables and
+#: ``estimates`` (tables are created when missing).
 RUNS_TABLES = TableSet(
-    part="runs", version=2, tables={"llm_calls": LLM_CALLS_COLUMNS, "runs": RUNS_COLUMNS},
+    part="runs", version=3,
+    tables={"llm_calls": LLM_CALLS_COLUMNS, "runs": RUNS_COLUMNS, **BATCH_COLUMNS, "estimates": ESTIMATES_COLUMNS},
     migrations=(Migration(2, ("ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS reply_field VARCHAR",
-                              "ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS tags JSON")),))
+                              "ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS tags JSON")),
+                Migration(3, ("ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS via VARCHAR DEFAULT 'live'",))))
 
 
 def dumps(obj: Any) -> str:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
-from ioa_synth.evaluate.inputs import EvalCase, load_cases
+from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import StoredQuestions
 from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.records import CaseCalls
@@ -50,11 +50,12 @@ from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.runs.recorder import load_replay_tries, now_utc
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.catalog_set import sibling_calls
 from ioa_synth.runs.context import open_run
 from ioa_synth.runs.folder_kinds import detect_folder
 from ioa_synth.runs.run_rows import FingerprintMismatch
 from ioa_synth.runs.setup_check import SetupCheck
-from ioa_synth.text.plural import plural
+from ioa_synth.train.cases import CaseIndex, Data, SplitMismatchError, UnknownCaseError  # noqa: F401 - raised here
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
 
 #: ``runs.command`` of a reward catalog.
@@ -71,23 +72,6 @@ REWARDS_COLUMNS = """
     a INTEGER, b INTEGER, c INTEGER, categories VARCHAR, mas_hit VARCHAR, error VARCHAR, run_id VARCHAR,
     created_at TIMESTAMP
 """
-
-
-class UnknownCaseError(LookupError):
-    """A ``case_id`` that is not a case of the reward's ``data`` folder (the message names it)."""
-
-
-def find_case(cases: dict[str, EvalCase], case_id: str, data: Path) -> EvalCase:
-    """The case ``case_id`` among ``cases`` (the cases of the folder ``data``).
-
-    Raises:
-        UnknownCaseError: no such case (the message names it and the folder).
-    """
-    try:
-        return cases[case_id]
-    except (KeyError, TypeError):
-        example = f", e.g. {next(iter(cases))!r}" if cases else ""
-        raise UnknownCaseError(f"case_id {case_id!r} is not a case of {data} ({plural(len(cases), 'case')}{example})") from None
 
 
 class RewardSetupError(FingerprintMismatch):
@@ -118,32 +102,35 @@ def _check_folder(catalog: Catalog, description: dict[str, Any]) -> str:
 
 
 class RewardScorer:
-    """Scores completions of the ``data`` split's cases, ``workers`` at once.
+    """Scores completions of the ``data`` splits' cases, ``workers`` at once.
 
     Args:
-        data: the built split the prompts came from (``DIR/<split>``, as given to
-            ``ioa-synth train prompts``); case ids are paths relative to it.
+        data: the built split folder(s) the prompts came from (``DIR/<split>``, as given to
+            ``ioa-synth train prompts``; a list such as ``[DIR/train, DIR/val]`` for a run
+            that also evaluates, or the build directory ``DIR`` for all its splits). Case
+            ids are paths relative to a split folder; a row is resolved by its ``split`` too
+            (:class:`~ioa_synth.train.cases.CaseIndex`).
         config: a ``--config`` file (path), a loaded :class:`ToolkitConfig` or ``None``;
             ``SIMULATOR_*``/``VALIDITY_FILTER_*``/``OPENAI_*`` env vars give the endpoints,
             none means the embedded model (``local_model``).
         out: the catalog folder (created; resumable).
         workers: completions scored at once by :meth:`score_many`.
         rollouts: simulator rollouts per participant (the paper's reward uses one).
-        cases: the cases of ``data`` when the caller has read them already
+        cases: the cases of ``data`` (one folder) when the caller has read them already
             (:func:`ioa_synth.evaluate.inputs.load_cases`).
 
     Raises:
-        ioa_synth.evaluate.inputs.InputError: ``data`` is not a folder of cases.
+        ioa_synth.evaluate.inputs.InputError: a folder of ``data`` is not a folder of cases.
         ConfigError: an unusable config file.
         FingerprintMismatch / RewardSetupError: ``out`` holds calls of another setup or command.
         EndpointError / SetupError / LocalModelError: an endpoint cannot be used.
     """
 
-    def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None,
+    def __init__(self, data: Data, config: str | Path | ToolkitConfig | None = None,
                  out: str | Path = "ioa-reward", workers: int = 32, local_model: str | None = None,
                  rollouts: int = 1, cases: list[EvalCase] | None = None) -> None:
-        self.data = Path(data)
-        self.cases = {c.case_id: c for c in (load_cases(self.data) if cases is None else cases)}
+        self.index = CaseIndex(data, cases)
+        self.data = self.index.folders
         cfg = config if isinstance(config, ToolkitConfig) else load_config(config)
         self.settings = EvalSettings(mode="mcq", rollouts=rollouts)
         out = Path(out)
@@ -152,7 +139,7 @@ class RewardScorer:
         self._closed = False
         try:
             self.catalog = self._stack.enter_context(Catalog(out, tables=[EVALUATE_TABLES]))
-            args = {"data": str(self.data), "config": str(config) if isinstance(config, (str, Path)) else None,
+            args = {"data": [str(f) for f in self.data], "config": str(config) if isinstance(config, (str, Path)) else None,
                     "workers": workers, "local_model": local_model, **self.settings.as_dict()}
             self.run = self._stack.enter_context(open_run(
                 self.catalog, COMMAND, list(COMPONENTS), cfg, local_model, args, describe=self._describe,
@@ -161,6 +148,9 @@ class RewardScorer:
             stored = [c for (c,) in self.catalog.execute("SELECT DISTINCT case_id FROM llm_calls WHERE error IS NULL")]
             self.recorder = self.run.recorder(replay_of=stored)
             self.replay_tries = load_replay_tries(self.catalog, stored)
+            for key, (text, tries) in sibling_calls(out).items():  # other processes' catalogs, when out is one of a set
+                if key not in self.recorder.replay:
+                    self.recorder.replay[key], self.replay_tries[key] = text or "", tries
             self._recorded = {k for (k,) in self.catalog.execute(f"SELECT DISTINCT completion_key FROM {REWARDS_TABLE}")}
         except BaseException:
             self._stack.close()
@@ -176,29 +166,31 @@ class RewardScorer:
         return {"fingerprint_version": REWARD_SETUP_VERSION, "settings": self.settings.as_dict(),
                 "components": {n: {**ep.identity(), "templates": templates} for n, ep in sorted(eps.items())}}
 
-    def case(self, case_id: str) -> EvalCase:
-        """The case ``case_id`` of ``data``.
+    def case(self, case_id: str, split: str | None = None) -> EvalCase:
+        """The case ``case_id`` of split ``split`` (``None``: the one split holding it).
 
         Raises:
-            UnknownCaseError: no such case (the message names it and the folder).
+            UnknownCaseError: no such case; SplitMismatchError (a subclass): a split the
+                reward holds no folder of, or a case id of several splits without a split.
         """
-        return find_case(self.cases, case_id, self.data)
+        return self.index.find(case_id, split)
 
-    def score(self, case_id: str, completion: Any) -> RewardResult:
-        """The reward of ``completion`` (a string or TRL's list of messages) for ``case_id``.
+    def score(self, case_id: str, completion: Any, split: str | None = None) -> RewardResult:
+        """The reward of ``completion`` (a string or TRL's list of messages) for ``case_id``
+        of ``split``.
 
         Raises:
-            UnknownCaseError: ``case_id`` is not a case of ``data``.
+            UnknownCaseError / SplitMismatchError: see :meth:`case`.
             ioa_synth.llm.client.StopRun: a setup error (HTTP 400/401/...) or :meth:`close`.
             RuntimeError: an internal error of the evaluation path (a bug, not a reward).
         """
         try:
-            return self._score(case_id, completion)
+            return self._score(case_id, completion, split)
         finally:
             self._write_rewards()
 
-    def _score(self, case_id: str, completion: Any) -> RewardResult:
-        case = self.case(case_id)
+    def _score(self, case_id: str, completion: Any, split: str | None = None) -> RewardResult:
+        case = self.case(case_id, split)
         text = completion_text(completion)
         try:
             questions = parse_questions(reply_json(text))
@@ -223,20 +215,22 @@ class RewardScorer:
         p, r, f1 = prf(m.a, m.c, len(m.mas_hit), m.num_mas)
         return self._store(key, RewardResult(case_id, f1, p, r, m.k, m.a, m.b, m.c, paid=paid), record)
 
-    def score_many(self, case_ids: Sequence[str], completions: Sequence[Any]) -> list[RewardResult]:
-        """Rewards of ``completions[i]`` for ``case_ids[i]``, scored ``workers`` at once, in order.
-        Every case id is checked before any call.
+    def score_many(self, case_ids: Sequence[str], completions: Sequence[Any],
+                   splits: Sequence[str | None] | None = None) -> list[RewardResult]:
+        """Rewards of ``completions[i]`` for ``case_ids[i]`` of ``splits[i]``, scored ``workers``
+        at once, in order. Every case is found before any call.
 
         Raises:
-            ValueError: the two lists differ in length.
-            UnknownCaseError, StopRun, RuntimeError: as :meth:`score`.
+            ValueError: the lists differ in length.
+            UnknownCaseError, SplitMismatchError, StopRun, RuntimeError: as :meth:`score`.
         """
-        if len(case_ids) != len(completions):
-            raise ValueError(f"{len(completions)} completions but {len(case_ids)} case ids")
-        for cid in case_ids:
-            self.case(cid)
+        splits = [None] * len(case_ids) if splits is None else list(splits)
+        if not len(case_ids) == len(completions) == len(splits):
+            raise ValueError(f"{len(completions)} completions but {len(case_ids)} case ids and {len(splits)} splits")
+        for cid, split in zip(case_ids, splits):
+            self.case(cid, split)
         try:
-            return list(self._pool.map(self._score, case_ids, completions))
+            return list(self._pool.map(self._score, case_ids, completions, splits))
         finally:
             self._write_rewards()
 
@@ -283,7 +277,8 @@ class RewardScorer:
 
 def rank_folder(out: str | Path) -> Path:
     """``out`` itself, or ``out/rank<RANK>`` when several processes train together
-    (``WORLD_SIZE`` > 1): a DuckDB catalog has one writer process."""
+    (``WORLD_SIZE`` > 1): a DuckDB catalog has one writer process. ``ioa-synth sql out``
+    reads the rank folders as one (:class:`~ioa_synth.runs.catalog_set.CatalogSet`)."""
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     return Path(out) / f"rank{os.environ.get('RANK', '0')}" if world > 1 else Path(out)
 
@@ -292,7 +287,9 @@ class IoAF1Reward(RewardScorer):
     """TRL reward function: ``GRPOTrainer(reward_funcs=[IoAF1Reward(data=..., out=...)])``.
 
     Called by TRL with ``prompts``, ``completions`` and the dataset's other columns as
-    keyword arguments, among them ``case_id`` (a column of ``ioa-synth train prompts``);
+    keyword arguments, among them ``case_id`` and ``split`` (columns of ``ioa-synth train
+    prompts``): the same call scores training batches and ``trainer.evaluate``'s val rows,
+    each against its own split's case (give ``data`` every split the trainer uses);
     returns one float per completion, ``None`` for a failed call. The batch is scored
     ``workers`` completions at once. With TRL's ``log_extra`` the per-completion P, R, K
     and |A|/|B|/|C| go to its completions table; with ``log_metric`` the share of
@@ -300,18 +297,19 @@ class IoAF1Reward(RewardScorer):
     each get a catalog of their own (:func:`rank_folder`).
     """
 
-    def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None, workers: int = 32,
+    def __init__(self, data: Data, config: str | Path | ToolkitConfig | None = None, workers: int = 32,
                  out: str | Path = "ioa-reward", local_model: str | None = None, rollouts: int = 1) -> None:
         super().__init__(data, config, rank_folder(out), workers, local_model, rollouts)
         self.__name__ = "ioa_f1"  # TRL names the reward's logged columns after it
 
     def __call__(self, prompts: Any = None, completions: Sequence[Any] | None = None,
-                 case_id: Sequence[str] | None = None, log_extra: Callable[[str, list], None] | None = None,
+                 case_id: Sequence[str] | None = None, split: Sequence[str] | None = None,
+                 log_extra: Callable[[str, list], None] | None = None,
                  log_metric: Callable[[str, float], None] | None = None, **kwargs: Any) -> list[float | None]:
         if completions is None or case_id is None:
             raise TypeError("IoAF1Reward needs completions and a case_id column in the training dataset "
                             "(written by 'ioa-synth train prompts')")
-        results = self.score_many(list(case_id), list(completions))
+        results = self.score_many(list(case_id), list(completions), None if split is None else list(split))
         if log_extra is not None:
             for name in ("precision", "recall", "k", "a", "b", "c"):
                 log_extra(f"ioa_{name}", [getattr(r, name) for r in results])

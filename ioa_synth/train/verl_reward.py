@@ -13,11 +13,17 @@ used there, and its reward-manager registry (``dapo, gdpo, naive, rate_limited, 
 no ``batch``. It starts ``reward.num_workers`` (default 8) reward worker processes, all with
 the same environment, configured by these variables (read when the first score is asked for):
 
-- ``IOA_REWARD_DATA`` (required): the built split the prompts came from (``DIR/train``);
+- ``IOA_REWARD_DATA`` (required): the built split folder(s) the prompts came from, joined
+  by ``os.pathsep`` (``DIR/train:DIR/val`` when verl also validates on ``val.parquet``), or
+  the build directory ``DIR`` for all its splits; a row is resolved by its
+  ``extra_info["split"]`` (:class:`ioa_synth.train.cases.CaseIndex`);
 - ``IOA_REWARD_CONFIG``: a ``--config`` JSON file (optional; endpoints come from
   ``SIMULATOR_*``/``VALIDITY_FILTER_*``/``OPENAI_*`` as for ``evaluate``);
-- ``IOA_REWARD_OUT``: the folder of the reward's catalogs (default ``ioa-reward``; a DuckDB
-  catalog has one writer process, so each worker process keeps its own under this folder);
+- ``IOA_REWARD_OUT``: the folder of the reward's catalogs (default ``ioa-reward``). A DuckDB
+  catalog has one writer process, so each worker process takes the first free
+  ``IOA_REWARD_OUT/worker<N>/`` (one a live process holds is skipped), replays the calls
+  every worker folder stored (:func:`ioa_synth.runs.catalog_set.sibling_calls`), and
+  ``ioa-synth sql IOA_REWARD_OUT "..."`` reads them all as one;
 - ``IOA_REWARD_WORKERS``: completions scored at once in a batch (default 32).
 
 ``compute_score(data_source, solution_str, ground_truth, extra_info)`` scores one completion:
@@ -34,29 +40,50 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Any, Sequence
 
+from ioa_synth.runs.catalog import CatalogLocked
 from ioa_synth.train.reward import RewardResult, RewardScorer
 
 _scorer: RewardScorer | None = None
 _lock = threading.Lock()
+#: Worker folders tried before giving up (verl starts ``reward.num_workers`` processes).
+MAX_WORKER_FOLDERS = 256
 
 
 class RewardEnvError(RuntimeError):
     """``IOA_REWARD_DATA`` is not set."""
 
 
+def open_worker_scorer(out: Path, **kwargs: Any) -> RewardScorer:
+    """A scorer on the first ``out/worker<N>`` no other live process holds.
+
+    Raises:
+        CatalogLocked: :data:`MAX_WORKER_FOLDERS` folders are all in use.
+    """
+    for n in range(MAX_WORKER_FOLDERS):
+        try:
+            return RewardScorer(out=out / f"worker{n}", **kwargs)
+        except CatalogLocked:
+            continue
+    raise CatalogLocked(f"{out}: worker0 to worker{MAX_WORKER_FOLDERS - 1} are all in use by other processes")
+
+
 def scorer() -> RewardScorer:
-    """The process's scorer, opened from the ``IOA_REWARD_*`` variables on first use."""
+    """The process's scorer, opened from the ``IOA_REWARD_*`` variables on first use, in a
+    worker folder of its own (:func:`open_worker_scorer`)."""
     global _scorer
     with _lock:
         if _scorer is None:
             data = os.environ.get("IOA_REWARD_DATA")
             if not data:
-                raise RewardEnvError("set IOA_REWARD_DATA to the built split the prompts came from (e.g. DIR/train)")
-            _scorer = RewardScorer(data, os.environ.get("IOA_REWARD_CONFIG") or None,
-                                   out=os.environ.get("IOA_REWARD_OUT") or "ioa-reward",
-                                   workers=int(os.environ.get("IOA_REWARD_WORKERS") or 32))
+                raise RewardEnvError("set IOA_REWARD_DATA to the built split folder(s) the prompts came from "
+                                     f"(e.g. DIR/train{os.pathsep}DIR/val)")
+            _scorer = open_worker_scorer(Path(os.environ.get("IOA_REWARD_OUT") or "ioa-reward"),
+                                         data=[d for d in data.split(os.pathsep) if d],
+                                         config=os.environ.get("IOA_REWARD_CONFIG") or None,
+                                         workers=int(os.environ.get("IOA_REWARD_WORKERS") or 32))
         return _scorer
 
 
@@ -64,6 +91,10 @@ def _case_id(ground_truth: Any, extra_info: Any) -> str:
     if isinstance(extra_info, dict) and extra_info.get("case_id"):
         return str(extra_info["case_id"])
     return str(ground_truth)
+
+
+def _split(extra_info: Any) -> str | None:
+    return str(extra_info["split"]) if isinstance(extra_info, dict) and extra_info.get("split") else None
 
 
 def _as_score(r: RewardResult) -> dict[str, float]:
@@ -76,15 +107,17 @@ def compute_score(data_source: str | None = None, solution_str: str | None = Non
                   solution_strs: Sequence[str] | None = None, ground_truths: Sequence[Any] | None = None,
                   extra_infos: Sequence[Any] | None = None, **kwargs: Any) -> dict[str, float] | list[dict[str, float]]:
     """The reward of one completion (``solution_str``; the case id is ``ground_truth`` or
-    ``extra_info["case_id"]``), or of a batch given with the plural keywords.
+    ``extra_info["case_id"]``, its split ``extra_info["split"]``), or of a batch given with
+    the plural keywords.
 
     Raises:
         RewardEnvError: ``IOA_REWARD_DATA`` is not set.
-        ioa_synth.train.reward.UnknownCaseError: a case id not in ``IOA_REWARD_DATA``.
+        ioa_synth.train.cases.UnknownCaseError: a case id not in ``IOA_REWARD_DATA``;
+            ``SplitMismatchError`` (a subclass): a split ``IOA_REWARD_DATA`` has no folder of.
     """
     if solution_strs is not None:
         infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
         truths = list(ground_truths) if ground_truths is not None else [None] * len(solution_strs)
         ids = [_case_id(g, e) for g, e in zip(truths, infos)]
-        return [_as_score(r) for r in scorer().score_many(ids, list(solution_strs))]
-    return _as_score(scorer().score(_case_id(ground_truth, extra_info), solution_str or ""))
+        return [_as_score(r) for r in scorer().score_many(ids, list(solution_strs), [_split(e) for e in infos])]
+    return _as_score(scorer().score(_case_id(ground_truth, extra_info), solution_str or "", _split(extra_info)))
