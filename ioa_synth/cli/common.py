@@ -22,12 +22,13 @@ PANEL_EVALUATE = "Evaluate probers"
 PANEL_TRAIN = "Train"
 PANEL_MEETINGS = "Live meetings"
 PANEL_BELIEF = "Belief study"
+PANEL_COLLAB = "Collaboration study"
 PANEL_SHARE = "Export and inspect"
 PANELS = (PANEL_SEEDS, PANEL_BUILD, PANEL_QUALITY, PANEL_EVALUATE, PANEL_TRAIN, PANEL_MEETINGS, PANEL_BELIEF,
-          PANEL_SHARE)
+          PANEL_COLLAB, PANEL_SHARE)
 #: Order of commands inside a panel (commands not named here follow, in registration order).
 COMMAND_ORDER = ("seeds", "estimate", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
-                 "compare", "train", "meeting", "belief", "export", "sql")
+                 "compare", "train", "meeting", "belief", "collab", "export", "sql")
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -49,6 +50,7 @@ def _kinds():
     registers its kinds when its package is imported)."""
     import ioa_synth.belief  # noqa: F401
     import ioa_synth.build  # noqa: F401
+    import ioa_synth.collab  # noqa: F401
     import ioa_synth.evaluate  # noqa: F401
     import ioa_synth.meetings  # noqa: F401
     import ioa_synth.train  # noqa: F401

@@ -122,7 +122,7 @@ def access_option() -> Any:
 
 def detector_option(required: bool = True) -> Any:
     """``--detector NAME=CONFIG`` (repeatable): a named prober configuration; parse each
-    with ``ioa_synth.meetings.probe.parse_detector``. Optional when ``required`` is false
+    with ``ioa_synth.evaluate.detectors.parse_detector``. Optional when ``required`` is false
     (the value is then an empty list)."""
     return typer.Option(... if required else [], "--detector",
                         help="NAME=CONFIG: a prober configuration (JSON config file with a \"prober\" block); "

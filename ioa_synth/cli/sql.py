@@ -16,9 +16,9 @@ from ioa_synth.cli.options import json_option
 
 
 #: Every kind of folder that holds a catalog.duckdb, for the help of DIR.
-FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate' or 'belief run' "
-           "results folder, a meeting session folder, the --out folder of 'train score' (ioa-reward), or the "
-           "<stem>.calls folder beside the items file of 'belief items import' or 'belief screen'; or a folder of "
+FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate', 'belief run' "
+           "or 'collab run' results folder, a meeting session folder, the --out folder of 'train score' "
+           "(ioa-reward), or the <stem>.calls folder beside the items file of 'belief items import' or 'belief screen'; or a folder of "
            "per-process catalogs (rank<N>/, worker<N>/: the training reward's), read as one")
 
 

@@ -14,48 +14,18 @@ from __future__ import annotations
 
 import os
 import random
-import re
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ioa_synth.evaluate.access import transcript_only_context
+from ioa_synth.evaluate.detectors import MAX_DETECTORS, Detector, env_prefix, parse_detector  # noqa: F401
 from ioa_synth.evaluate.probers import McqProber
 from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import template_sha256
 from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.meetings.tables import MEETING_TABLES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
-
-MAX_DETECTORS = 26
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
-
-
-@dataclass(frozen=True)
-class Detector:
-    """A detector: its ``name`` (shown only in the report), config file and loaded config."""
-
-    name: str
-    config_path: str
-    config: ToolkitConfig
-
-
-def parse_detector(spec: str, load: Callable[[Path], ToolkitConfig]) -> Detector:
-    """``NAME=CONFIG`` -> :class:`Detector` (``load`` reads the config file).
-
-    Raises:
-        ValueError: no ``=``, a bad name; whatever ``load`` raises for the file.
-    """
-    name, sep, path = spec.partition("=")
-    if not sep or not path:
-        raise ValueError(f"--detector {spec!r}: expected NAME=CONFIG (a config file with a \"prober\" block)")
-    if not _NAME.match(name):
-        raise ValueError(f"--detector {spec!r}: a name is 1-40 letters, digits, '.', '_' or '-'")
-    return Detector(name, path, load(Path(path)))
-
 
 def blind_labels(names: list[str], seed: int | str) -> dict[str, str]:
     """``{label: detector name}``: ``names`` shuffled by ``random.Random(seed)`` onto A, B, C ..."""
@@ -68,7 +38,7 @@ def blind_labels(names: list[str], seed: int | str) -> dict[str, str]:
 def detector_endpoint(name: str) -> Iterator[None]:
     """Point the ``prober`` component at ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY``
     while this detector runs, when they are set."""
-    env = "IOA_DETECTOR_" + re.sub(r"\W", "_", name).upper()
+    env = env_prefix(name)
     saved = {k: os.environ.get(k) for k in ("PROBER_BASE_URL", "PROBER_API_KEY")}
     try:
         for suffix in ("BASE_URL", "API_KEY"):

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.endpoints import open_endpoints
+from ioa_synth.llm.endpoints import EndpointSource, open_endpoints
 from ioa_synth.runs.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
@@ -179,7 +179,8 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
              describe: Describe = identity_description, check: Check | None = None,
              interruptible: bool = True, record: bool = True, kind: str | None = None,
              settings: dict[str, Any] | None = None, setup_version: int | str | None = None,
-             manifest_extra: dict[str, Any] | None = None) -> Iterator[RunContext]:
+             manifest_extra: dict[str, Any] | None = None,
+             sources: dict[str, EndpointSource] | None = None) -> Iterator[RunContext]:
     """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
 
     ``describe`` turns the opened endpoints into the fingerprinted setup description (the
@@ -190,6 +191,8 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     the default, checks nothing). With ``interruptible`` the run holds an
     :class:`InterruptGuard` whose ``stop`` event every client shares. With ``record``
     False the ``runs`` row waits for :meth:`RunContext.start` (none if never started).
+    ``sources`` opens further endpoints under names of their own
+    (:class:`~ioa_synth.llm.endpoints.EndpointSource`, e.g. one per detector).
 
     With ``kind`` (a registered folder kind, :mod:`ioa_synth.runs.folder_kinds`) the run
     owns the folder's manifest: a folder of another kind is refused before any endpoint
@@ -210,7 +213,7 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     if kind is not None:
         check_folder_kind(catalog.out_dir, kind, catalog=catalog)
     log_dir = catalog.out_dir / "logs"
-    with open_endpoints(components, config, local_model, log_dir=log_dir) as eps:
+    with open_endpoints(components, config, local_model, log_dir=log_dir, sources=sources) as eps:
         description = describe(eps)
         if check is not None:
             check(catalog, description)

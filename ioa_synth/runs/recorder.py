@@ -155,12 +155,15 @@ class CallRecorder:
 
     def call(self, client: LLMClient, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
              parse: Callable[[Any], T], derive: Derive | None = None,
-             temperature: float | None = None, tags: Tags | None = None) -> tuple[T, bool]:
+             temperature: float | None = None, tags: Tags | None = None,
+             decode: Callable[[str], Any] = reply_json) -> tuple[T, bool]:
         """Return ``(parse(reply), fresh)`` for the call ``key``: the stored reply when one
         parses (``fresh`` False, no request), else a new request through ``client``
         (``temperature``, when given, overrides the endpoint's for this call). ``tags``
         describe the call (stored as JSON in ``llm_calls.tags`` with every try; not part of
-        its identity: the key alone is replayed and seeds the request).
+        its identity: the key alone is replayed and seeds the request). ``decode`` turns the
+        reply text into what ``parse`` gets (default its JSON; a free-text reply passes
+        :func:`~ioa_synth.llm.replies.reply_text`).
 
         Raises:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries
@@ -169,7 +172,7 @@ class CallRecorder:
         cached = self._stored_reply(key)
         if cached is not None:
             try:
-                stored = parse(reply_json(cached))
+                stored = parse(decode(cached))
             except ValueError:
                 pass  # a stored reply the current parser rejects: ask again
             else:
@@ -193,7 +196,9 @@ class CallRecorder:
         failed = self._failed_tries()
         # a new attempt is a new draw; a re-run the same one, unless every earlier try failed
         seed = call_seed(client.endpoint.seed, key, self._failed_before(key, failed))
-        extra = {} if temperature is None else {"temperature": temperature}
+        extra: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
+        if decode is not reply_json:  # (client wrappers that log calls take the default only)
+            extra["decode"] = decode
         with self._making(key):
             value, rec = client.complete_json(prompt.messages, schema, name, parse, store_failed, seed=seed, **extra)
         if rec.already_stored:

@@ -146,6 +146,40 @@ class ProtocolResponder:
         return chat_reply(json.dumps(data), model=self.model)
 
 
+class ScriptedStudy:
+    """Base of a scripted study's responder (a dataclass with ``actions``, ``latency``,
+    ``counts`` and ``_lock`` fields): counts each request under its name
+    (:meth:`request_name`), sends the next scripted action of that name first (``"500"``,
+    ``"400"``: that HTTP error; ``"badjson"``: a reply that is not JSON; any other action is
+    passed to :meth:`answer`), and delays every reply by ``latency``."""
+
+    actions: dict[str, list[str]]
+    latency: float
+    counts: dict[str, int]
+    _lock: threading.Lock
+
+    def request_name(self, body: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def answer(self, name: str, body: dict[str, Any], action: str) -> Reply:
+        raise NotImplementedError
+
+    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        name = self.request_name(body)
+        with self._lock:
+            self.counts[name] += 1
+            queue = self.actions.get(name) or []
+            action = queue.pop(0) if queue else "ok"
+        if action in ("500", "400"):
+            reply = Reply(status=int(action), body={"error": {"message": f"scripted {action}"}})
+        elif action == "badjson":
+            reply = chat_reply('{"not": json')
+        else:
+            reply = self.answer(name, body, action)
+        reply.delay = self.latency
+        return reply
+
+
 class ScriptedServer:
     """OpenAI-compatible HTTP server on 127.0.0.1 (free port) in a background thread.
 
