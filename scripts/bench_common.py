@@ -173,7 +173,7 @@ def stored_requests(catalog_dir: Path) -> tuple[list[float], list[list[dict[str,
 def raw_once(requests: list[list[dict[str, Any]]], workers: int, server: ServerProcess, timeout: float) -> RunResult:
     """The toolkit's calls again from a bare ``openai`` client, the floor of any client's work:
     ``workers`` threads, each sending one case's request bodies in order through
-    ``chat.completions.create`` on one shared client and decoding each reply's content as JSON
+    ``chat.completions.create`` on one shared client and decoding each JSON reply's content
     (no prompt, schema, gate, catalog or progress work). One warm-up call before the window
     builds the SDK's lazily made response models."""
     import openai
@@ -185,7 +185,9 @@ def raw_once(requests: list[list[dict[str, Any]]], workers: int, server: ServerP
     def one_case(bodies: list[dict[str, Any]]) -> None:
         for body in bodies:
             marks.append((time.perf_counter(), cpu()))
-            json.loads(client.chat.completions.create(**body).choices[0].message.content)
+            content = client.chat.completions.create(**body).choices[0].message.content
+            if "response_format" in body:  # a free-text reply (a chat turn, a code block) is used as it is
+                json.loads(content)
             marks.append((time.perf_counter(), cpu()))
 
     try:

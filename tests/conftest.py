@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -83,3 +86,32 @@ def endpoint(monkeypatch):
     yield start
     for s in servers:
         s.__exit__(None, None, None)
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """Factory: make a folder that cannot be written (chmod 555 for a normal user; for root,
+    which ignores permission bits, the immutable attribute); skips where neither works."""
+    made: list[Path] = []
+
+    def make(name: str = "ro") -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        if os.geteuid() == 0:
+            if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
+                                                                capture_output=True).returncode:
+                pytest.skip("no way to make a read-only folder here (root, no chattr +i)")
+        else:
+            folder.chmod(0o555)
+        made.append(folder)
+        try:
+            (folder / "probe").touch()
+        except OSError:
+            return folder
+        pytest.skip("the folder stayed writable")
+
+    yield make
+    for folder in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
+        folder.chmod(0o755)

@@ -92,3 +92,14 @@ def settled(count: Callable[[], int], quiet: float = 1.0) -> int:
         if count() != value:
             value, since = count(), time.monotonic()
     return value
+
+
+def json_strings(value: Any) -> list[str]:
+    """Every string inside a JSON value (dict values and list items, depth first)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in json_strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in json_strings(v)]
+    return []

@@ -26,35 +26,6 @@ def _exit2(res, *needles: str) -> str:
     return line
 
 
-@pytest.fixture
-def read_only(tmp_path):
-    """Factory: make a folder that cannot be written (chmod 555 for a normal user; for root,
-    which ignores permission bits, the immutable attribute); skips where neither works."""
-    made: list[Path] = []
-
-    def make(name: str = "ro") -> Path:
-        folder = tmp_path / name
-        folder.mkdir()
-        if os.geteuid() == 0:
-            if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
-                                                                capture_output=True).returncode:
-                pytest.skip("no way to make a read-only folder here (root, no chattr +i)")
-        else:
-            folder.chmod(0o555)
-        made.append(folder)
-        try:
-            (folder / "probe").touch()
-        except OSError:
-            return folder
-        pytest.skip("the folder stayed writable")
-
-    yield make
-    for folder in made:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
-        folder.chmod(0o755)
-
-
 @pytest.mark.parametrize("where", ["inside", "itself"])
 @pytest.mark.parametrize("remote", [True, False])
 def test_build_into_a_read_only_folder(cli, endpoint, seeds_file, read_only, where, remote):

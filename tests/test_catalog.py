@@ -11,14 +11,16 @@ import textwrap
 
 import duckdb
 
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import Catalog
 
 
 def test_journal_of_a_killed_process_is_applied_once(tmp_path):
     script = textwrap.dedent(f"""
         import os
+        from ioa_synth.build.tables import BUILD_TABLES
         from ioa_synth.runs.catalog import Catalog
-        cat = Catalog({str(tmp_path)!r})
+        cat = Catalog({str(tmp_path)!r}, tables=[BUILD_TABLES])
         cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending')")
         for i in range(3):
             cat.record([("llm_calls", {{"call_id": f"id{{i}}", "case_id": "c1", "stage": 1}}),
@@ -45,7 +47,7 @@ def test_journal_of_a_killed_process_is_applied_once(tmp_path):
 def test_read_query_reads_one_statement_on_a_read_only_catalog(tmp_path):
     import pytest
 
-    with Catalog(tmp_path) as cat:
+    with Catalog(tmp_path, tables=[BUILD_TABLES]) as cat:
         cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending'), ('c2', 'accepted')")
         with pytest.raises(ValueError, match="read_only"):
             cat.read_query("SELECT 1")
@@ -74,7 +76,7 @@ def test_rows_made_later_keep_their_order_and_a_synced_file_precedes_its_commit(
     monkeypatch.setattr(journal_mod.os, "fsync", fsync)
     record = tmp_path / "case.json"
     record.write_text("{}")
-    cat = Catalog(tmp_path)
+    cat = Catalog(tmp_path, tables=[BUILD_TABLES])
     cat.execute("INSERT INTO cases (case_id, status) VALUES ('c1', 'pending')")
     for i in range(3):
         cat.record_later(lambda i=i: made.append(i) or [("llm_calls", {"call_id": f"id{i}", "case_id": "c1"})])

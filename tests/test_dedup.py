@@ -8,7 +8,9 @@ import json
 
 from ioa_helpers import q
 
-from ioa_synth.build.dedup import case_text, jaccard, shingles
+import pytest
+
+from ioa_synth.build.dedup import NearDuplicateIndex, case_text, jaccard, shingles
 from ioa_synth.testing.scripted_server import ProtocolResponder, chat_reply, request_kind, valid_stage1, valid_stage2
 
 SWAP = {"Ada Okafor": "Malin Achterberg", "Ben Lindqvist": "Tomasz Wierzbicki"}
@@ -49,7 +51,26 @@ def test_a_renamed_copy_has_the_same_content_and_a_rewrite_does_not():
     assert sim < 0.3
 
 
-def test_check_finds_a_renamed_copy_across_splits(cli, endpoint, seeds_file, tmp_path, monkeypatch):
+@pytest.mark.parametrize("threshold", [0.96, 0.99, 1.0])
+def test_thresholds_beyond_lsh_find_exactly_the_pairs_that_reach_them(threshold):
+    """datasketch builds no LSH above ~0.95 (b < 2): those thresholds compare exactly."""
+    profiles, turns = valid_stage1(4), valid_stage2(6)["turns"]
+    base = shingles(case_text(profiles, turns))
+    near = [dict(t) for t in turns]
+    near[-1]["utterance"] += " Agreed, see you then."  # a few new shingles among many
+    sim = jaccard(base, shingles(case_text(profiles, near)))
+    assert 0.95 < sim < 0.99
+    index = NearDuplicateIndex(threshold)
+    assert index.add("test/a", "test", profiles, turns) is None
+    copy = index.add("train/b", "train", profiles, turns)
+    assert copy is not None and copy.a == "test/a" and copy.similarity == 1.0 and copy.cross_split
+    found = index.add("val/c", "val", profiles, near)
+    assert (found is not None) == (sim >= threshold)
+    assert index.add("val/d", "val", valid_stage1(3), valid_stage2(4)["turns"]) is None
+
+
+@pytest.mark.parametrize("threshold", [None, "1.0"])
+def test_check_finds_a_renamed_copy_across_splits(cli, endpoint, seeds_file, tmp_path, monkeypatch, threshold):
     out = tmp_path / "out"
     endpoint()
     seeds = [json.loads(line) for line in seeds_file(2).read_text().splitlines()]
@@ -57,20 +78,25 @@ def test_check_finds_a_renamed_copy_across_splits(cli, endpoint, seeds_file, tmp
     a.write_text(json.dumps(seeds[0]) + "\n")
     b.write_text(json.dumps(seeds[1]) + "\n")
     assert cli("build", "--seeds", a, "--split", "test", "--out", out).exit_code == 0
-    res = cli("check", "--out", out)
+    limit = ("--threshold", threshold) if threshold else ()
+    res = cli("check", "--out", out, *limit)
     assert res.exit_code == 0 and "0 pair(s)" in res.stdout
     endpoint(responder=NameSwapped())  # the train case: the same case with the members renamed
     assert cli("build", "--seeds", b, "--split", "train", "--out", out).exit_code == 0
     names = {n for (n,) in q(out, "SELECT path FROM cases")}
     assert any("Malin" in open(p).read() for p in names)
-    res = cli("check", "--out", out, "--json")
+    res = cli("check", "--out", out, "--json", *limit)
     assert res.exit_code == 1
     report = json.loads(res.stdout)
     (pair,) = report["pairs"]
     assert {pair["a"].split("/")[0], pair["b"].split("/")[0]} == {"test", "train"}
     assert pair["similarity"] == 1.0 and pair["cross_split"] and report["cross_split"] == 1
-    table = cli("check", "--out", out)
+    table = cli("check", "--out", out, *limit)
     assert table.exit_code == 1 and "ACROSS" in table.stdout
+    if threshold:  # export at 1.0 counts the same pair in its card
+        res = cli("export", "--out", out, "--to", tmp_path / "hub", *limit)
+        assert res.exit_code == 0, res.output
+        assert "Jaccard ≥ 1.0: 1 pair(s), 1 spanning two splits" in (tmp_path / "hub" / "README.md").read_text()
 
 
 def test_check_within_one_split_exits_zero(cli, endpoint, seeds_file, tmp_path):
@@ -88,10 +114,12 @@ def test_check_of_a_missing_build_is_one_error_line(cli, tmp_path):
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
 
 
-def test_build_dedup_discards_a_near_copy_of_an_earlier_case(cli, endpoint, seeds_file, tmp_path):
+@pytest.mark.parametrize("threshold", [None, "1.0"])
+def test_build_dedup_discards_a_near_copy_of_an_earlier_case(cli, endpoint, seeds_file, tmp_path, threshold):
     out = tmp_path / "out"
     endpoint(responder=NameSwapped())
-    res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out, "--workers", "1", "--dedup")
+    limit = ("--threshold", threshold) if threshold else ()
+    res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out, "--workers", "1", "--dedup", *limit)
     assert res.exit_code == 0, res.output
     rows = q(out, "SELECT case_id, status, discard_reason, path FROM cases ORDER BY case_id")
     statuses = sorted(r[1] for r in rows)
@@ -102,4 +130,4 @@ def test_build_dedup_discards_a_near_copy_of_an_earlier_case(cli, endpoint, seed
     report = json.loads(cli("status", "--out", out, "--json").stdout)
     assert report["discards"]["test"]["discarded"] == {"near-duplicate": 1}
     # a re-run keeps the decision and an export-free check sees one accepted case only
-    assert cli("check", "--out", out).exit_code == 0
+    assert cli("check", "--out", out, *limit).exit_code == 0

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 import duckdb
 import pytest
+from ioa_helpers import json_strings
 
 from ioa_synth.llm.local_model import dies_with_parent
 from ioa_synth.llm.local_weights import installed_local_models
@@ -74,7 +75,7 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
         record = json.loads(open(path).read())
         assert record["dialogue"]["num_turns"] >= 4
         # no accepted record holds a placeholder in any text field (the gates hold on a small model)
-        texts = _strings(record["profiles"]) + _strings(record["dialogue"])
+        texts = json_strings(record["profiles"]) + json_strings(record["dialogue"])
         assert texts and not [t for t in texts if is_placeholder(t)]
     # the server is gone once build returns
     port = urlparse(calls[0][2]).port
@@ -82,12 +83,3 @@ def test_build_on_embedded_smollm2(seeds_file, tmp_path):
         assert s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def _strings(value) -> list[str]:
-    """Every string inside a JSON value."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []

@@ -132,12 +132,47 @@ def test_export_refuses_a_folder_with_other_files_and_bad_splits(exported, cli, 
     res = cli("export", "--out", out, "--to", busy)
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and "not an earlier export" in res.stderr
     assert (busy / "notes.txt").read_text() == "mine"
+    (busy / "notes.txt").unlink()
+    assert cli("export", "--out", out, "--to", busy).exit_code == 0  # an empty folder is fine
     res = cli("export", "--out", out, "--to", tmp_path / "x", "--splits", "train,dev")
     assert res.exit_code == 2 and "--splits" in res.stderr
     res = cli("export", "--out", out, "--to", tmp_path / "t", "--splits", "test")
     assert res.exit_code == 0
     assert json.loads((tmp_path / "t" / "croissant.json").read_text())["name"]
     assert sorted(p.name for p in (tmp_path / "t" / "data").iterdir()) == ["test.jsonl"]
+
+
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() if p.is_file() else None for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("change", ["add data/mine.jsonl", "add notes/x.txt", "edit README.md", "no list"])
+def test_export_never_replaces_a_file_it_did_not_write(exported, cli, tmp_path, change):
+    import shutil
+
+    from ioa_synth.export.run import FILE_LIST
+
+    out, to, _, _ = exported
+    dest = tmp_path / "hub"
+    shutil.copytree(to, dest)
+    listed = json.loads((dest / FILE_LIST).read_text())["files"]
+    assert sorted(listed) == ["README.md", "croissant.json", "data/test.jsonl", "data/train.jsonl",
+                              "data/validation.jsonl"]
+    assert cli("export", "--out", out, "--to", dest).exit_code == 0  # an untouched earlier export is replaced
+    if change == "edit README.md":
+        (dest / "README.md").write_text((dest / "README.md").read_text() + "\nMy notes.\n")
+    elif change == "no list":
+        (dest / FILE_LIST).unlink()
+    else:
+        rel = change.split()[1]
+        (dest / rel).parent.mkdir(exist_ok=True)
+        (dest / rel).write_text("my own file")
+    before = _tree(dest)
+    res = cli("export", "--out", out, "--to", dest)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: --to ") and len(res.stderr.splitlines()) == 1, res.stderr
+    assert _tree(dest) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hub"]  # no temporary folder left
 
 
 def test_the_card_reports_the_audit_when_there_is_one(cli, endpoint, seeds_file, tmp_path):

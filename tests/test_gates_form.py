@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+import ioa_synth.build  # noqa: F401 - registers the build's templates and their instructions with the gates
 from ioa_synth.core.templates import template_prose
 from ioa_synth.testing.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import load_gates, stage1_gate_failures, stage2_gate_failures

@@ -7,7 +7,8 @@ import gc
 from collections import deque
 
 from ioa_synth.runs.gc_setup import setup_frozen
-from ioa_synth.runs.interrupt import InterruptGuard, run_interruptible, worker_pool
+from ioa_synth.runs.interrupt import InterruptGuard
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 
 
 def test_setup_is_frozen_while_the_block_runs_and_given_back_after():

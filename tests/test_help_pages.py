@@ -50,7 +50,7 @@ def test_argument_names_share_one_style(cli):
 def test_sql_help_names_every_folder_with_a_catalog(cli):
     text = " ".join(_help(cli, "sql").split())
     assert "Build directory holding catalog.duckdb" not in text
-    for kind in ("build directory", "'evaluate' or 'belief run' results folder", "meeting session",
+    for kind in ("build directory", "'evaluate', 'belief run' or 'collab run' results folder", "meeting session",
                  "--out folder of 'train score'", "<stem>.calls folder beside the items file of 'belief items import' "
                  "or 'belief screen'"):
         assert kind in text

@@ -10,7 +10,8 @@ import jinja2
 import pytest
 from conftest import real_seed_tuples
 
-from ioa_synth.build.stage2_inputs import judge_prompt, stage2_inputs
+from ioa_synth.build.stage2_inputs import stage2_inputs
+from ioa_synth.build.stages import judge_prompt, stage_spec
 from ioa_synth.llm import loop_prompt
 from ioa_synth.testing.scripted_case import valid_stage1, valid_stage2
 from ioa_synth.protocol.rubric import load_rubric
@@ -39,9 +40,9 @@ def test_the_prepared_stage2_judge_prompt_equals_the_rendered_one(seed):
     assert prepared.judge_prompt is not None  # the shipped template's dialogue loop is plain
     for raw in _dialogues():
         dialogue = Stage2Output.model_construct(**raw) if not raw["turns"] else Stage2Output.model_validate(raw)
-        fresh = judge_prompt(2, _Case(seed), profiles, dialogue, rubric, False)  # rendered now
+        fresh = judge_prompt(stage_spec(2), _Case(seed), profiles, dialogue, rubric, False)  # rendered now
         assert all(t["utterance"] in fresh.messages[1]["content"] for t in raw["turns"])
-        assert judge_prompt(2, _Case(seed), profiles, dialogue, rubric, False, prepared) == fresh
+        assert judge_prompt(stage_spec(2), _Case(seed), profiles, dialogue, rubric, False, prepared) == fresh
 
 
 @pytest.mark.parametrize("body", [

@@ -48,16 +48,16 @@ def counts(monkeypatch) -> Counter:
         return real_stage2(profiles)
 
     monkeypatch.setattr(plan.CasePlan, "stage1_schema", stage1_schema)
-    from ioa_synth.build import pipeline
+    from ioa_synth.build import stages
 
-    real_request_schema = pipeline.stage1_request_schema
+    real_request_schema = stages.stage1_request_schema
 
     def stage1_request_schema(*args, **kwargs):  # the plan mode's schema (protocol mode builds no CasePlan one)
         seen["stage1_request_schema"] += 1
         return real_request_schema(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "stage1_request_schema", stage1_request_schema)
-    monkeypatch.setattr("ioa_synth.build.pipeline.stage2_schema", stage2_schema)
+    monkeypatch.setattr(stages, "stage1_request_schema", stage1_request_schema)
+    monkeypatch.setattr("ioa_synth.build.stages.stage2_schema", stage2_schema)
 
     real_commit = catalog_module.Catalog._commit_batch
 

@@ -20,7 +20,7 @@ from ioa_synth.protocol.gates import stage1_gate_failures
 from ioa_synth.protocol.plan import points_for
 from ioa_synth.protocol.plan_modes import outline_bounds, stage1_request_schema
 from ioa_synth.protocol.schemas import Stage1Output
-from ioa_synth.runs.fingerprint import setup_description
+from ioa_synth.build.fingerprint import build_setup_description as setup_description
 
 #: Surface forms of the paper's App. E.1 case studies that the scaffold's determiner-first
 #: pattern rejects.

@@ -8,9 +8,9 @@ import json
 
 from conftest import real_seed_tuples
 
-from ioa_synth.build.contexts import generator_context
+from ioa_synth.build.stages import stage_spec
 from ioa_synth.protocol.plan import member_names
-from ioa_synth.core.templates import render
+from ioa_synth.build.prompts import render
 from ioa_synth.testing.scripted_server import valid_stage1
 from ioa_synth.protocol.gates import is_placeholder, load_gates
 from ioa_synth.protocol.gates_form import is_stock_name
@@ -37,11 +37,11 @@ def test_member_names_are_two_distinct_real_names_fixed_per_seed():
 def test_stage1_prompt_names_the_members_and_regeneration_leads_with_the_failure():
     seed = _seeds()[0]
     a, b = member_names(seed.seed_id)
-    first = render(1, "generator", **generator_context(1, seed, None, None, None)).messages[-1]["content"]
+    first = render(1, "generator", **stage_spec(1).generator_context(seed, None, None, None)).messages[-1]["content"]
     assert f"M1 is {a}" in first and f"M2 is {b}" in first and "rejected" not in first
     previous = Stage1Output.model_validate(valid_stage1(2)).model_dump_json()
     feedback = "The output failed these content checks:\n- MA1: the two understandings are (nearly) the same"
-    again = render(1, "generator", **generator_context(1, seed, None, previous, feedback)).messages[-1]["content"]
+    again = render(1, "generator", **stage_spec(1).generator_context(seed, None, previous, feedback)).messages[-1]["content"]
     assert again.startswith("Your previous answer was rejected. What failed:\n" + feedback)
     scenario = json.loads(previous)["meeting_scenario"]
     assert scenario not in again and previous not in again  # the rejected attempt is not pasted

@@ -278,12 +278,13 @@ def test_fingerprint_of_an_earlier_version_compares_without_base_url():
     from ioa_synth.llm.config import ComponentConfig
     from ioa_synth.core.templates import all_template_hashes
     from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
-    from ioa_synth.runs.fingerprint import component_view, setup_description
+    from ioa_synth.build.fingerprint import build_component_view as component_view
+    from ioa_synth.build.fingerprint import build_setup_description as setup_description
 
     eps = {c: Endpoint.from_config(c, ComponentConfig(), "http://host-b:9000/v1", "m", None, False)
            for c in ("generator", "judge")}
     now = setup_description(eps)
-    v1 = {"fingerprint_version": 1, "templates": all_template_hashes(),
+    v1 = {"fingerprint_version": 1, "templates": all_template_hashes("build"),
           "rubric": {"version": load_rubric().version, "sha256": rubric_sha256()},
           "components": {c: {**ep.identity(), "base_url": "http://host-a:8000/v1"} for c, ep in eps.items()}}
     for c in eps:

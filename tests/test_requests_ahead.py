@@ -135,7 +135,7 @@ def test_a_worker_whose_item_ended_without_a_request_holds_nothing_back():
     """``answered`` (the worker pool calls it when an item ends) and the time limit both let
     held jobs go: a worker that stopped sending cannot keep the helpers idle."""
     from ioa_synth.llm import on_wire
-    from ioa_synth.runs.interrupt import worker_pool
+    from ioa_synth.runs.scheduler import worker_pool
 
     ran: list[int] = []
     with worker_pool(1, "case") as pool:

@@ -118,16 +118,18 @@ def ls_task(c: AcceptedCase, s: SampledCase, ma_ids: list[str]) -> dict[str, Any
 
 def csv_rows(c: AcceptedCase, s: SampledCase) -> list[dict[str, Any]]:
     """One row per item of the case, with context columns and an empty column per dimension."""
-    dims = [d.name for _, d in load_rubric().all_dimensions()]
+    rubric = load_rubric()
+    dims = [d.name for _, d in rubric.all_dimensions()]
     base = {"case_id": c.case_id, "item_set": s.item_set, "domain": c.domain, "task_type": c.task_type}
     transcript = "\n".join(f"[{t.turn_idx}] {t.speaker_name} ({t.speaker_id}) says: {t.utterance} | thinks: "
                            f"{t.inner_thought}" for t in c.dialogue.turns)
     rows = []
     for stage, item in s.items():
+        per_point = rubric.stage(stage).per_point  # a misalignment point, else the dialogue
         rows.append({"item_id": f"{c.case_id}#{item}", **base, "stage": stage, "item": item,
                      "scenario": _scenario(c), "members": _members(c),
-                     "point": _point(c, item) if stage == 1 else "",
-                     "dialogue": transcript if stage == 2 else "", **{d: "" for d in dims}})
+                     "point": _point(c, item) if per_point else "",
+                     "dialogue": "" if per_point else transcript, **{d: "" for d in dims}})
     return rows
 
 

@@ -55,7 +55,10 @@ def judge_scores(catalog: Catalog, split: str) -> pl.DataFrame:
 
 def annotation_report(catalog: Catalog, split: str) -> dict[str, Any]:
     """The report of ``split``: ``{split, annotators, items, dimensions: [{stage, dimension,
-    n, human_mean, llm_mean, mean_diff, within_0_5, within_1, alpha, kappa, kappa_pairs}]}``.
+    n, human_mean, llm_mean, mean_diff, within_0_5, within_1, alpha, kappa, kappa_pairs, human_items,
+    human_mean_all}]}``: the means and shares over the items the build judge scored too;
+    ``human_items``/``human_mean_all`` over every rated item (cases brought in by ``build
+    import`` have no build judge score).
     Raises :class:`AnnotationError` when no sample score of ``split`` was imported."""
     human = human_scores(catalog, split)
     if human.is_empty():
@@ -65,13 +68,17 @@ def annotation_report(catalog: Catalog, split: str) -> dict[str, Any]:
     merged = per_item.join(judge_scores(catalog, split), on=KEY, how="left")
     rubric = load_rubric()
     rows = compare_scores(merged, "llm", "human", [(s, d.name) for s, d in rubric.all_dimensions()])
+    alone = {(r["stage"], r["dimension"]): r for r in per_item.group_by("stage", "dimension").agg(
+        pl.len().alias("n"), pl.col("human").mean().alias("mean")).to_dicts()}
     out = []
     for r, (_, dim) in zip(rows, rubric.all_dimensions(), strict=True):
         sub = human.filter(pl.col("dimension") == dim.name)
         alpha, kappa, pairs = _agreement(sub, annotators, list(range(dim.min, dim.max + 1)))
         out.append({"stage": r["stage"], "dimension": r["dimension"], "n": r["n"], "human_mean": r["mean_human"],
                     "llm_mean": r["mean_llm"], "mean_diff": r["mean_diff"], "within_0_5": r["within_0_5"],
-                    "within_1": r["within_1"], "alpha": alpha, "kappa": kappa, "kappa_pairs": pairs})
+                    "within_1": r["within_1"], "alpha": alpha, "kappa": kappa, "kappa_pairs": pairs,
+                    "human_items": alone.get((r["stage"], r["dimension"]), {}).get("n", 0),
+                    "human_mean_all": alone.get((r["stage"], r["dimension"]), {}).get("mean")})
     items = per_item.select("case_id", "item").unique()
     return {"split": split, "annotators": annotators,
             "items": {"points": items.filter(pl.col("item") != "dialogue").height,

@@ -10,3 +10,16 @@ together, records, resume), :mod:`.metrics`, :mod:`.report`, :mod:`.reask`,
 :mod:`.agreement` and :mod:`.matching` (alias matching). A scripted study for tests and
 the benchmark is :mod:`ioa_synth.testing.belief_scripted`.
 """
+
+from pathlib import Path
+
+from ioa_synth.core.templates import register_templates
+
+register_templates("belief", Path(__file__).resolve().parent / "templates")  # its prompts: belief/<file>.jinja2
+from ioa_synth.runs.folder_kinds import register_folder_kind
+
+#: The study's results folder (``belief run --out``, manifest ``run.json``), also the catalog
+#: folders of the commands that write or screen items.
+register_folder_kind("belief", "an 'ioa-synth belief run' results folder",
+                     commands=("belief run", "belief reask", "belief agreement", "belief screen", "belief items import"),
+                     hint="read it with 'ioa-synth belief report'")

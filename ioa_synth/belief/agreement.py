@@ -1,13 +1,15 @@
 """``ioa-synth belief agreement`` (§4 judge check): a second belief judge (its settings
 from ``--judge-config``) relabels a seeded random sample of the default private answers,
-the way the run labelled them (:func:`ioa_synth.belief.conversation.label_answer`: a
-string match settles an answer that names only one of the item's answers); reported:
+the way the run labelled them (run.json ``settings.labelling``,
+:func:`ioa_synth.belief.conversation.label_answer`): by default the second judge labels
+every sampled answer; a run made with ``--prematch`` keeps the string match for answers
+naming only one of the item's answers, and only the others reach the judge. Reported:
 agreement, Cohen's kappa (``sklearn.metrics.cohen_kappa_score``) over the four labels,
 and each condition's FPI corrected by the relabel rates:
 ``fpi * P(second says manipulated | first did) + (1 - fpi) * P(second says manipulated |
 first did not)``, both rates estimated on the whole sample. Written to
-``RESULTS/agreement.json``; calls stored in the results catalog (role
-``belief_judge:agreement:k<k>:<agent>``)."""
+``RESULTS/agreement.json``; calls stored in the results catalog (component
+``belief_judge``, kind ``agreement`` in ``belief_calls``)."""
 
 from __future__ import annotations
 
@@ -20,15 +22,15 @@ from rich.console import Console
 from sklearn.metrics import cohen_kappa_score
 
 from ioa_synth.belief.setup import template_setup
-from ioa_synth.belief.conversation import Calls, call_key, label_answer
+from ioa_synth.belief.conversation import Calls, label_answer, study_call
 from ioa_synth.belief.items import Item
 from ioa_synth.belief.judges import LABEL_OF, LABELS
-from ioa_synth.belief.report import read_conversations, summarize
+from ioa_synth.belief.report import read_conversations, run_labelling, summarize
+from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -59,12 +61,12 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
     convs = read_conversations(out)
     picked = sample_probes(convs, sample, seed)
     describe, check = template_setup("belief agreement")
+    prematch = run_labelling(out) == "prematch"
 
     second: dict[int, str] = {}
-    with Catalog(out) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,
+    with Catalog(out, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,
                                            describe=describe, check=check) as run:
-        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted(
-            {c["item"]["item_id"] for c, _ in picked})), on_tokens=run.tokens.add)
+        recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c, _ in picked}))
         progress = BuildProgress(Console(stderr=True), total=len(picked), label="relabel", statuses=("labelled",))
         run.attach(progress)
         with progress, worker_pool(workers, "belief-agree") as pool:
@@ -72,8 +74,9 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
 
             def one(i: int) -> str:
                 conv, p = picked[i]
-                key = call_key(conv["item"]["item_id"], p["step"], "belief_judge", "agreement", conv["k"], p["agent"])
-                return LABEL_OF[label_answer(calls, Item.model_validate(conv["item"]), p["answer"], key).verdict]
+                call = study_call(conv["item"]["item_id"], p["step"], "belief_judge", "agreement", conv["k"], p["agent"])
+                return LABEL_OF[label_answer(calls, Item.model_validate(conv["item"]), p["answer"], call,
+                                             prematch=prematch).verdict]
 
             def done(i: int, label: str) -> None:
                 second[i] = label
@@ -87,7 +90,8 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
         fpi, keep, gain = entry["fpi"], stats["p_manipulated_given_manipulated"], stats["p_manipulated_given_other"]
         corrected = (fpi * (keep if keep is not None else 1.0) + (1 - fpi) * (gain or 0.0)) if fpi is not None else None
         conditions[key] = {"fpi": fpi, "fpi_corrected": corrected}
-    result = {"judge_model": run.endpoints["belief_judge"].model, "seed": seed, **stats, "conditions": conditions,
+    result = {"judge_model": run.endpoints["belief_judge"].model, "seed": seed,
+              "labelling": "prematch" if prematch else "judge", **stats, "conditions": conditions,
               "sample": [{"item": c["item"]["item_id"], "k": c["k"], "step": p["step"], "agent": p["agent"],
                           "first": p["label"], "second": second[i]} for i, (c, p) in enumerate(picked)]}
     write_json_atomic(out / "agreement.json", result)

@@ -5,6 +5,7 @@ files that hold items."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,10 @@ class Draft(Item):
     def missing(self) -> bool:
         """True when the writer still has to fill a field."""
         return not all(getattr(self, f).strip() for f in WRITTEN_FIELDS)
+
+
+#: What an importer returns: the drafts and ``{reason: count}`` of the records it dropped.
+Imported = tuple[list[Draft], Counter]
 
 
 def check_written(item: Item) -> str | None:

@@ -8,7 +8,10 @@ benign turns (an attacker's utterance precedes the turn) unless said otherwise; 
 private label is its agent's probe after the round:
 
 - ``fpi``: benign agents infected (label ``manipulated``) at the final step;
-  ``initial_infection``: the same at step 0; ``curve``: the same at every step 0..T.
+  ``initial_infection``: the same at step 0; ``curve``: the same at every step 0..T;
+  ``reached_by_round_4``: ``curve[4] / curve[T]``, the share of the final infection reached
+  by round 4 (§4), ``None`` when the run has fewer than 4 rounds (T < 4; for T = 4 it is 1)
+  or when no agent is infected at the final step.
 - ``turn_infection``, ``public_endorsement`` (stance ``endorse_manipulated``),
   ``public_correction`` (``reject_manipulated``).
 - among turns whose private label is ``true``: ``truth_knower_correction`` (reject),

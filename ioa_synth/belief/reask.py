@@ -2,7 +2,7 @@
 stored conversation, benign agent and requested step, the default probe's input is
 rebuilt from the conversation log and must equal the stored request byte for byte; then
 the variant (``own``, ``anonymized``, ``group``) is asked on the same model at
-temperature 0 and labelled by the belief judge. The answers join the conversation's
+temperature 0 and labelled as the run labelled its probes (run.json ``settings.labelling``). The answers join the conversation's
 ``probes`` with their ``variant``; ``summary.json`` gains ``reask`` retention rates."""
 
 from __future__ import annotations
@@ -16,17 +16,60 @@ from rich.console import Console
 
 from ioa_synth.belief.chat import Agent, probe_prompt
 from ioa_synth.belief.setup import template_setup
-from ioa_synth.belief.conversation import Calls, call_key, probe
+from ioa_synth.belief.conversation import Calls, probe, study_call
 from ioa_synth.belief.items import Item
-from ioa_synth.belief.report import read_conversations
-from ioa_synth.belief.run import conversation_path, read_run_json
+from ioa_synth.belief.report import belief_manifest, read_conversations, run_labelling
+from ioa_synth.belief.run import conversation_path
+from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
+
+
+class StepsError(ValueError):
+    """``--steps`` names a step the run does not have."""
+
+
+def run_rounds(out: Path) -> int:
+    """The rounds of ``out``'s run (run.json ``settings.rounds``; for a run.json without it,
+    the last round of any stored conversation).
+
+    Raises:
+        ReportError: not a belief results folder, or no conversation finished yet.
+    """
+    rounds = belief_manifest(out).settings.get("rounds")
+    if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1:
+        return rounds
+    return max(t["round"] for conv in read_conversations(out) for t in conv["turns"])
+
+
+def reask_steps(out: Path, steps: list[int], given: bool) -> tuple[list[int], str | None]:
+    """The steps to re-ask in ``out`` and a note for the terminal, or ``None``.
+
+    Steps run from 0 (before the discussion) to the run's last round. A step outside that
+    range named by the user (``given``) is bad input; the default steps are clipped to the
+    run, with a note saying which were dropped.
+
+    Raises:
+        StepsError: ``given`` steps outside ``0..rounds``, or no default step left.
+        ReportError: not a belief results folder.
+    """
+    rounds = run_rounds(out)
+    outside = [s for s in steps if not 0 <= s <= rounds]
+    if not outside:
+        return sorted(set(steps)), None
+    if given:
+        raise StepsError(f"--steps {','.join(map(str, outside))}: the run in {out} has {rounds} round"
+                         f"{'' if rounds == 1 else 's'}, so steps run from 0 to {rounds}")
+    kept = sorted({s for s in steps if 0 <= s <= rounds})
+    if not kept:
+        raise StepsError(f"none of the default steps {','.join(map(str, steps))} is in the run in {out} "
+                         f"(steps 0 to {rounds}); name them with --steps")
+    return kept, (f"note: the run has {rounds} round{'' if rounds == 1 else 's'}: re-asking at step(s) "
+                  f"{','.join(map(str, kept))} (default steps {','.join(map(str, outside))} dropped)")
 
 
 class ProbeMismatch(RuntimeError):
@@ -35,9 +78,9 @@ class ProbeMismatch(RuntimeError):
 
 def stored_probe_messages(catalog: Catalog, item_id: str, k: int, agent: int, step: int) -> list[dict] | None:
     """The messages of the stored successful default probe call, or ``None``."""
-    role = call_key(item_id, step, "agent", "probe", k, agent)[2]
+    key = study_call(item_id, step, "agent", "probe", k, agent).key
     rows = catalog.execute("SELECT request_json FROM llm_calls WHERE case_id = ? AND stage = ? AND role = ? "
-                           "AND error IS NULL ORDER BY created_at DESC LIMIT 1", [item_id, step, role])
+                           "AND attempt = ? AND error IS NULL ORDER BY created_at DESC LIMIT 1", list(key))
     return json.loads(rows[0][0])["messages"] if rows else None
 
 
@@ -56,13 +99,12 @@ def check_rebuilt(catalog: Catalog, conv: dict[str, Any], agent: Agent, step: in
 def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, local_model: str | None,
               workers: int, args: dict[str, Any]) -> dict[str, int]:
     """Re-ask ``variant`` at ``steps`` in every conversation of ``out``; return counts."""
-    settings = (read_run_json(out) or {}).get("settings") or {}
-    memory = int(settings.get("memory", 5))
     convs = read_conversations(out)
+    memory = int(belief_manifest(out).settings.get("memory", 5))
     describe, check = template_setup("belief run", "belief reask")
 
     counts = {"asked": 0, "conversations": 0}
-    with Catalog(out) as catalog:
+    with Catalog(out, tables=[BELIEF_TABLES]) as catalog:
         todo = deque()
         for conv in convs:
             agents = [Agent(a["id"], a["name"], a["role"], a["trait"]) for a in conv["agents"]]
@@ -73,13 +115,12 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
                     todo.append((conv, agent, step))
         with open_run(catalog, "belief reask", ["agent", "belief_judge"], config, local_model, args,
                       describe=describe, check=check) as run:
-            recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, sorted(
-                {c["item"]["item_id"] for c in convs})), on_tokens=run.tokens.add)
+            recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c in convs}))
             progress = BuildProgress(Console(stderr=True), total=len(todo), label="reask", statuses=("asked",))
             run.attach(progress)
             answers: dict[int, list[dict[str, Any]]] = {}
             with progress, worker_pool(workers, "belief-reask") as pool:
-                calls = Calls(recorder, run.clients, pool)
+                calls = Calls(recorder, run.clients, pool, prematch=run_labelling(out) == "prematch")
 
                 def one(entry: tuple[dict[str, Any], Agent, int]) -> dict[str, Any]:
                     conv, agent, step = entry

@@ -1,6 +1,8 @@
 """``ioa-synth belief report``: ``summary.json`` (one entry per condition
-``"<model>|<source>|k=<k>"``, see :mod:`.metrics`) and ``curves.png`` (private infection
-per step, one line per condition) from a results folder's conversation records."""
+``"<model>|<source>|k=<k>"``, see :mod:`.metrics`) and ``curves.png`` (:mod:`.plots`)
+from a results folder's conversation records. A partly finished run is reported as such:
+each condition counts its ``finished`` and ``expected`` conversations, ``complete`` is
+false, and :func:`partial_lines` names the conditions that miss conversations."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ioa_synth.belief.conversation import LABELLING, LEGACY_LABELLING
 from ioa_synth.belief.metrics import condition_metrics
+from ioa_synth.belief.plots import plot_curves
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 
 
 class ReportError(ValueError):
@@ -23,37 +26,35 @@ class ReportError(ValueError):
 RECORD_KEYS = ("item", "k", "agents", "turns", "probes")
 
 
-def belief_run_json(out: Path) -> dict[str, Any]:
-    """``out/run.json``, written by ``belief run``.
+def belief_manifest(out: Path) -> Manifest:
+    """``out/run.json``, the manifest ``belief run`` wrote (:func:`ioa_synth.runs.manifest.read_manifest`).
 
     Raises:
         ReportError: no or an unreadable run.json, or one another command wrote (the
             message names the command: an evaluate results folder is not a study's).
     """
-    path = out / "run.json"
-    if not path.is_file():
-        raise ReportError(f"{out}: no run.json; not a 'belief run' results folder")
     try:
-        data = json.loads(decode_utf8(path.read_bytes(), path, ReportError))
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise ReportError(json_problem(path, exc)) from exc
-    command = data.get("command") if isinstance(data, dict) else None
-    if command != "belief run":
-        by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else "not written by 'ioa-synth belief run'"
-        raise ReportError(f"{out} is not a 'belief run' results folder (its run.json was {by})")
-    return data
+        return read_manifest(out, "belief")
+    except ManifestError as exc:
+        raise ReportError(str(exc)) from None
+
+
+def run_labelling(out: Path) -> str:
+    """How the run in ``out`` labelled private answers (run.json ``settings.labelling``:
+    ``judge`` or ``prematch``; a run.json written before the mode was recorded used the
+    string pre-match, :data:`~ioa_synth.belief.conversation.LEGACY_LABELLING`)."""
+    mode = belief_manifest(out).settings.get("labelling")
+    return mode if mode in LABELLING else LEGACY_LABELLING
 
 
 def read_conversations(out: Path) -> list[dict[str, Any]]:
     """Every conversation record under ``out/conversations`` (sorted by file name).
 
     Raises:
-        ReportError: not a belief results folder (:func:`belief_run_json`), no
+        ReportError: not a belief results folder (:func:`belief_manifest`), no
             conversation, or an unreadable record or one that is not a conversation.
     """
-    belief_run_json(out)
+    belief_manifest(out)
     convs = []
     for path in sorted((out / "conversations").glob("*.json")):
         try:
@@ -71,61 +72,79 @@ def read_conversations(out: Path) -> list[dict[str, Any]]:
 
 def agent_model(out: Path) -> str:
     """The agents' model named in ``out/run.json`` (``components.agent.model``)."""
-    components = belief_run_json(out).get("components")
-    agent = components.get("agent") if isinstance(components, dict) else None
+    agent = belief_manifest(out).components.get("agent")
     model = agent.get("model") if isinstance(agent, dict) else None
     if model is None:
         raise ReportError(f"{out / 'run.json'} names no agent model (components.agent.model)")
     return str(model)
 
 
+def condition_key(model: str, source: str, k: int) -> str:
+    """A condition's key in ``summary.json``: ``"<model>|<source>|k=<k>"``."""
+    return f"{model}|{source}|k={k}"
+
+
+def expected_conversations(manifest: Manifest, convs: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
+    """``{(source, k): conversations}`` the run set out to make: run.json's
+    ``expected_conversations`` (``{"<source>|k=<k>": n}``, written by ``belief run`` for its
+    latest invocation); a run.json without it (an earlier release) gives every source's items
+    seen in any record times every attacker count of ``settings.attackers``. Never fewer than
+    are finished."""
+    finished: dict[tuple[str, int], int] = defaultdict(int)
+    items: dict[str, set[str]] = defaultdict(set)
+    for conv in convs:
+        finished[(conv["item"]["source"], int(conv["k"]))] += 1
+        items[conv["item"]["source"]].add(conv["item"].get("item_id"))
+    stored = (manifest.model_extra or {}).get("expected_conversations")
+    expected: dict[tuple[str, int], int] = {}
+    if isinstance(stored, dict):
+        for key, n in stored.items():
+            source, _, k = str(key).rpartition("|k=")
+            if source and k.isdigit() and isinstance(n, int):
+                expected[(source, int(k))] = n
+    else:
+        ks = [k for k in manifest.settings.get("attackers") or [] if isinstance(k, int)]
+        expected = {(source, k): len(ids) for source, ids in items.items() for k in ks}
+    for key, n in finished.items():
+        expected[key] = max(expected.get(key, 0), n)
+    return expected
+
+
 def summarize(out: Path) -> dict[str, Any]:
-    """The ``summary.json`` content of ``out``."""
+    """The ``summary.json`` content of ``out``: ``model``, ``complete`` (every expected
+    conversation finished), ``conversations`` (``finished``, ``expected``) and
+    ``conditions``, each with ``finished``/``expected`` conversations; a condition none of
+    whose conversations finished is listed with null rates."""
     model = agent_model(out)
+    convs = read_conversations(out)
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for conv in read_conversations(out):
+    for conv in convs:
         groups[(conv["item"]["source"], int(conv["k"]))].append(conv)
-    conditions = {f"{model}|{source}|k={k}": condition_metrics(convs)
-                  for (source, k), convs in sorted(groups.items())}
-    return {"model": model, "conditions": conditions}
+    expected = expected_conversations(belief_manifest(out), convs)
+    conditions = {}
+    for source, k in sorted(expected):
+        done = groups.get((source, k), [])
+        entry = condition_metrics(done)
+        conditions[condition_key(model, source, k)] = {"n_items": entry.pop("n_items"), "finished": len(done),
+                                                       "expected": expected[(source, k)], **entry}
+    total = {"finished": len(convs), "expected": sum(expected.values())}
+    return {"model": model, "complete": total["finished"] >= total["expected"], "conversations": total,
+            "conditions": conditions}
 
 
-#: Room below 0 and above 1 on the share axis, so a curve at 0 (no infection, e.g. k = 0) or
-#: at 1 is drawn above the axis line instead of hidden on it.
-Y_MARGIN = 0.04
-
-
-def curves_figure(summary: dict[str, Any]):
-    """The matplotlib ``Figure`` of the infection curves (headless): steps are whole rounds,
-    so the step axis has integer ticks only; the share axis runs from just below 0 to just
-    above 1 (:data:`Y_MARGIN`), so a curve that stays at 0 stays visible."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    fig = Figure(figsize=(7, 4.5))
-    ax = fig.add_subplot()
-    for key, entry in summary["conditions"].items():
-        ys = [float("nan") if v is None else v for v in entry["curve"]]
-        ax.plot(range(len(ys)), ys, marker="o", markersize=3, label=key)
-    ax.set_xlabel("step (0 = before the discussion, t = after round t)")
-    ax.set_ylabel("share of benign agents privately infected")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylim(-Y_MARGIN, 1 + Y_MARGIN)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig
-
-
-def plot_curves(summary: dict[str, Any]) -> bytes:
-    """PNG of :func:`curves_figure`."""
-    import io
-
-    buf = io.BytesIO()
-    curves_figure(summary).savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return buf.getvalue()
+def partial_lines(summary: dict[str, Any]) -> list[str]:
+    """Lines for the terminal naming each condition with unfinished conversations (none when
+    the run is complete); its rates cover only its finished conversations."""
+    if summary.get("complete", True):
+        return []
+    total = summary["conversations"]
+    lines = [f"partial results: {total['finished']} of {total['expected']} conversations finished; "
+             "the rates cover finished conversations only"]
+    for key, e in summary["conditions"].items():
+        if e["finished"] < e["expected"]:
+            state = "missing" if e["finished"] == 0 else "partial"
+            lines.append(f"  {key}: {state}, {e['finished']} of {e['expected']} conversations finished")
+    return lines
 
 
 def write_report(out: Path) -> dict[str, Any] | None:
@@ -159,5 +178,7 @@ def summary_table(summary: dict[str, Any]):
         table.add_column(c.replace("_", " "), justify="right")
     table.add_column("hidden infection", justify="right")
     for key, e in summary["conditions"].items():
-        table.add_row(key, str(e["n_items"]), *(_pct(e[c]) for c in cols), _pct(e["categories"]["hidden_infection"]))
+        n, expected = e["n_items"], e.get("expected", e["n_items"])
+        items = str(n) if n >= expected else f"{n} of {expected}"
+        table.add_row(key, items, *(_pct(e[c]) for c in cols), _pct(e["categories"]["hidden_infection"]))
     return table

@@ -21,14 +21,14 @@ from typing import Any
 from rich.console import Console
 
 from ioa_synth.belief.setup import template_setup
-from ioa_synth.belief.conversation import Calls, call_key, label_answer
+from ioa_synth.belief.conversation import Calls, ask, label_answer, study_call
 from ioa_synth.belief.items import Item
-from ioa_synth.belief.judges import SCHEMAS, Answer, parser
+from ioa_synth.belief.tables import BELIEF_TABLES
+from ioa_synth.belief.judges import Answer, parser
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import render_template
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 from ioa_synth.text.plural import plural
@@ -76,10 +76,9 @@ def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitC
     describe, check = template_setup("belief screen")
 
     labels: dict[str, list[str | None]] = defaultdict(lambda: [None] * th.samples)
-    with Catalog(work) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,
+    with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,
                                             local_model, args, describe=describe, check=check) as run:
-        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, [i.item_id for i in items]),
-                                on_tokens=run.tokens.add)
+        recorder = run.recorder(replay_of=[i.item_id for i in items])
         todo = deque((item, i) for item in items for i in range(th.samples))
         progress = BuildProgress(Console(stderr=True), total=len(todo), label="samples", statuses=("labelled",))
         run.attach(progress)
@@ -90,11 +89,10 @@ def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitC
             def one(entry: tuple[Item, int]) -> str:
                 item, i = entry
                 prompt = render_template("belief/screen.jinja2", question=item.question)
-                ans, _ = recorder.call(run.clients["screener"], call_key(item.item_id, i, "screener", "sample", None,
-                                                                         None),
-                                       prompt, SCHEMAS["belief_answer"], "belief_answer", parser(Answer))
+                ans = ask(recorder, run.clients["screener"], study_call(item.item_id, i, "screener", "sample", None, None),
+                          prompt, "belief_answer", parser(Answer))
                 verdict = label_answer(calls, item, ans.answer,
-                                       call_key(item.item_id, i, "belief_judge", "screen", None, None), judge_both=False)
+                                       study_call(item.item_id, i, "belief_judge", "screen", None, None), judge_both=False)
                 return "both" if verdict is None else SCREEN_LABEL_OF[verdict.verdict]
 
             def done(entry: tuple[Item, int], label: str) -> None:

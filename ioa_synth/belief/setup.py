@@ -3,16 +3,13 @@ model outside ``belief run`` (item writing, screening, re-asking, agreement)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ioa_synth.belief.conversation import component_of
 from ioa_synth.core.templates import all_template_hashes
-from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import Check, Describe
 from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION
-from ioa_synth.runs.run_rows import check_fingerprint
-
-Describe = Callable[[dict[str, Any]], dict[str, Any]]
-Check = Callable[[Catalog, dict[str, Any]], None]
+from ioa_synth.runs.setup_check import SetupCheck
 
 
 def template_setup(*commands: str) -> tuple[Describe, Check]:
@@ -25,7 +22,4 @@ def template_setup(*commands: str) -> tuple[Describe, Check]:
         return {"fingerprint_version": FINGERPRINT_VERSION,
                 "components": {n: ep.identity() | {"templates": templates} for n, ep in eps.items()}}
 
-    def check(catalog: Catalog, desc: dict[str, Any]) -> None:
-        check_fingerprint(catalog, desc, commands=commands, component_of=component_of)
-
-    return describe, check
+    return describe, SetupCheck(commands=commands, component_of=component_of)

@@ -15,9 +15,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Callable
 
-from ioa_synth.belief.items import Draft, ItemsError, read_input
-from ioa_synth.belief.matching import mentions, normalize
-from ioa_synth.belief.sources import Imported, _borrow
+from ioa_synth.belief.items import Draft, Imported, ItemsError, read_input
+from ioa_synth.belief.matching import borrow_answer, mentions, normalize
 
 MAX_QUESTION_CHARS = 300
 MAX_ANSWER_CHARS = 60
@@ -99,7 +98,7 @@ def import_simpleqa(path: Path) -> Imported:
             dropped["true answer appears in the question"] += 1
             continue
         pool = [p for p in pools[(topic, relation)] if normalize(p[0]) != normalize(answer)]
-        picked = _borrow(question, [answer], pool, random.Random(f"simpleqa|{n}"), _compatible(relation))
+        picked = borrow_answer(question, [answer], pool, random.Random(f"simpleqa|{n}"), _compatible(relation))
         if picked is None:
             dropped["no answer of the same topic and relation to borrow"] += 1
             continue

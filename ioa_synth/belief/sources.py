@@ -15,15 +15,14 @@ import json
 import random
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from ioa_synth.belief.items import Draft, ItemsError, load_drafts, read_input
-from ioa_synth.belief.matching import mentions, share_alias
+from ioa_synth.belief.items import Draft, Imported, ItemsError, load_drafts, read_input
+from ioa_synth.belief.matching import borrow_answer, mentions
+from ioa_synth.belief.simpleqa import import_simpleqa
 from ioa_synth.core.jsonl import json_problem
 
 FORMATS = ("counterfact", "popqa", "simpleqa", "jsonl")
-
-Imported = tuple[list[Draft], Counter]
 
 #: Questions for common CounterFact relations (Wikidata property id -> template on the subject).
 COUNTERFACT_QUESTIONS: dict[str, str] = {
@@ -96,16 +95,6 @@ def _aliases(value: str) -> list[str]:
     return [str(x) for x in parsed] if isinstance(parsed, list) else [str(parsed)]
 
 
-def _borrow(question: str, true_names: list[str], pool: list[tuple[str, list[str]]], rng: random.Random,
-            compatible: Callable[[str], bool] = lambda a: True) -> tuple[str, list[str]] | None:
-    """A random answer of ``pool`` sharing no alias with ``true_names``, absent from the
-    question and accepted by ``compatible``; ``None`` when there is none."""
-    candidates = [(a, al) for a, al in pool if not share_alias([a, *al], true_names)
-                  and not mentions(question, [a, *al]) and compatible(a)]
-    unique = sorted({a: al for a, al in candidates}.items())
-    return rng.choice(unique) if unique else None
-
-
 def import_popqa(path: Path) -> Imported:
     """PopQA TSV (``id``, ``prop``, ``obj``, ``question``, ``possible_answers``...): the
     manipulated answer is the answer of another question of the same relation; items
@@ -125,7 +114,7 @@ def import_popqa(path: Path) -> Imported:
             dropped["true answer appears in the question"] += 1
             continue
         pool = [p for p in by_relation[r["prop"]] if p[0] != true]
-        picked = _borrow(question, names, pool, random.Random(f"popqa|{r['id']}"))
+        picked = borrow_answer(question, names, pool, random.Random(f"popqa|{r['id']}"))
         if picked is None:
             dropped["no answer of the same relation to borrow"] += 1
             continue
@@ -146,12 +135,10 @@ def import_items(path: Path, fmt: str) -> Imported:
     Raises:
         ItemsError: unreadable or malformed file, unknown format.
     """
-    from ioa_synth.belief.simpleqa import import_simpleqa
-
     readers = {"counterfact": import_counterfact, "popqa": import_popqa, "simpleqa": import_simpleqa,
                "jsonl": import_jsonl}
     if fmt not in readers:
         raise ItemsError(f"unknown --format {fmt!r}; one of {', '.join(FORMATS)}")
     if not path.is_file():
-        raise ItemsError(f"{path}: no such file")
+        raise ItemsError(f"{path}: {'is a directory; give the items file in it' if path.is_dir() else 'no such file'}")
     return readers[fmt](path)

@@ -9,23 +9,22 @@ Calls are stored in ``<work>/catalog.duckdb`` (key: item, stage 0, role
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from ioa_synth.belief.setup import template_setup
-from ioa_synth.belief.conversation import call_key
+from ioa_synth.belief.conversation import ask, study_call
+from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.belief.items import Draft, Item, check_written
-from ioa_synth.belief.judges import SCHEMAS, WrittenText, parser
+from ioa_synth.belief.judges import WrittenText, parser
 from ioa_synth.llm.client import LLMCallError
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
 from ioa_synth.core.templates import render_template
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
-from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -67,24 +66,21 @@ def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_mod
                  args: dict[str, Any], done: dict[str, Item], dropped: Counter) -> None:
     describe, check = template_setup("belief items import")
 
-    with Catalog(work) as catalog, open_run(catalog, "belief items import", ["item_writer"], config, local_model,
+    with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief items import", ["item_writer"], config, local_model,
                                             args, describe=describe, check=check) as run:
-        recorder = CallRecorder(catalog, run.run_id, replay=load_replay(catalog, [d.item_id for d in todo]),
-                                on_tokens=run.tokens.add)
+        recorder = run.recorder(replay_of=[d.item_id for d in todo])
         client = run.clients["item_writer"]
 
         def one(d: Draft) -> Item | None:
             prompt = render_template("belief/item_writer.jinja2", question=d.question, true_answer=d.true_answer,
                                      manipulated_answer=d.manipulated_answer)
             try:
-                item, _ = recorder.call(client, call_key(d.item_id, 0, "item_writer", "write", None, None), prompt,
-                                        SCHEMAS["belief_item_text"], "belief_item_text",
-                                        lambda data: _complete(d, parser(WrittenText)(data)))
+                return ask(recorder, client, study_call(d.item_id, 0, "item_writer", "write", None, None), prompt,
+                           "belief_item_text", lambda data: _complete(d, parser(WrittenText)(data)))
             except StopRun:
                 raise
             except LLMCallError:
                 return None
-            return item
 
         progress = BuildProgress(Console(stderr=True), total=len(todo), label="items", statuses=("written", "dropped"))
         run.attach(progress)
@@ -96,6 +92,6 @@ def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_mod
                 done[d.item_id] = item
             progress.advance("written" if item else "dropped", d.item_id)
 
-        with progress, worker_pool(workers, "belief-writer") as pool:
-            run_interruptible(lambda d: pool.submit(one, d), deque(todo), finished, workers, run.guard)
+        with progress:
+            run.map(todo, one, finished, workers=workers, unit="item", name="belief-writer")
         run.summary.update({"written": len(todo) - sum(dropped.values()), "dropped": dict(dropped)})

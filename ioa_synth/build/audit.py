@@ -11,7 +11,6 @@ call for an item already scored by the same audit model.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -20,16 +19,16 @@ import polars as pl
 from rich.console import Console
 
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
+from ioa_synth.build.fingerprint import build_setup_description
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
+from ioa_synth.build.stages import STAGES, stage_spec
 from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
-from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.reports.stats import compare_scores
 
 ROLE = "audit_judge"
@@ -57,7 +56,7 @@ def pending_jobs(catalog: Catalog, cases: list[AcceptedCase], model: str) -> lis
     """The (case, stage) pairs not yet scored by the audit judge ``model`` at their accepted attempt."""
     done = {(c, s, a) for c, s, a in catalog.execute(
         "SELECT DISTINCT case_id, stage, attempt FROM scores WHERE judge_role = ? AND judge_model = ?", [ROLE, model])}
-    return [AuditJob(c, s) for c in cases for s in (1, 2) if (c.case_id, s, c.attempt(s)) not in done]
+    return [AuditJob(c, s) for c in cases for s in STAGES if (c.case_id, s, c.attempt(s)) not in done]
 
 
 def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | None = None, workers: int = 4,
@@ -82,10 +81,11 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
             raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
         on_start()
         errors: list[str] = []
-        with open_run(catalog, "audit", [ROLE], config, local_model, args, check=None, record=False) as run:
+        with open_run(catalog, "audit", [ROLE], config, local_model, args, describe=build_setup_description,
+                      check=None, record=False) as run:
             model = run.endpoints[ROLE].model
             jobs = pending_jobs(catalog, cases, model)
-            run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": 2 * len(cases) - len(jobs),
+            run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": len(STAGES) * len(cases) - len(jobs),
                             "failed": 0, "tokens": 0}
             if jobs:
                 _score_all(catalog, run, jobs, workers, console, errors)
@@ -113,8 +113,8 @@ def _score_all(catalog: Catalog, run: RunContext, jobs: list[AuditJob], workers:
         progress.advance("scored" if error is None else "failed", f"{job.case.case_id} stage {job.stage}",
                          pipeline.calls.tokens_by_case.pop(job.case.case_id, 0))
 
-    with progress, worker_pool(workers, "audit") as pool:
-        run_interruptible(lambda job: pool.submit(_score_one, pipeline, job), deque(jobs), done, workers, run.guard)
+    with progress:
+        run.map(jobs, lambda job: _score_one(pipeline, job), done, workers=workers, unit="item", name="audit")
 
 
 def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
@@ -122,10 +122,10 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
     storage as the build judge, under role ``audit_judge``); the error text on failure.
     Raises :class:`~ioa_synth.llm.errors.StopRun` (setup error, Ctrl-C): it stops the run."""
     c = job.case
-    case = Case(c.case_id, c.split, SeedTuple.model_validate(c.record["seed"]), c.path)
-    gen = c.profiles if job.stage == 1 else c.dialogue
+    case = Case(c.case_id, c.split, c.seed_tuple(), c.path)
+    spec = stage_spec(job.stage)
     try:
-        pipeline.judge_stage(case, job.stage, job.attempt, c.profiles, gen)
+        pipeline.judge_stage(case, spec, job.attempt, c.profiles, getattr(c, spec.name))
     except StopRun:
         raise
     except (LLMCallError, ValueError) as exc:
@@ -136,9 +136,9 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
 def audit_scores(catalog: Catalog, cases: list[AcceptedCase], model: str) -> pl.DataFrame:
     """One row per (case, stage, item, dimension) of ``cases`` at their accepted attempts,
     with the build judge's score ``build`` and the audit judge's ``audit`` (null if not scored)."""
-    keys = pl.DataFrame({"case_id": [c.case_id for c in cases for _ in (1, 2)],
-                         "stage": [s for _ in cases for s in (1, 2)],
-                         "attempt": [c.attempt(s) for c in cases for s in (1, 2)]},
+    keys = pl.DataFrame({"case_id": [c.case_id for c in cases for _ in STAGES],
+                         "stage": [s for _ in cases for s in STAGES],
+                         "attempt": [c.attempt(s) for c in cases for s in STAGES]},
                         schema={"case_id": pl.String, "stage": pl.Int64, "attempt": pl.Int64})
     rows = catalog.query_dicts(
         "SELECT case_id, stage, attempt, item, dimension, judge_role, arg_max(score, created_at) AS score "
@@ -156,12 +156,19 @@ def audit_scores(catalog: Catalog, cases: list[AcceptedCase], model: str) -> pl.
 
 def audit_report(catalog: Catalog, split: str, model: str, cases: list[AcceptedCase]) -> dict[str, Any]:
     """Per dimension: n, build judge mean, audit judge mean, mean difference (audit -
-    build), share within ±0.5 and ±1, next to the paper's audit means."""
+    build), share within ±0.5 and ±1 over the items both judges scored; ``audit_items`` and
+    ``mean_audit_all``, the audit judge's mean over every item it scored (imported cases have
+    no build judge score), next to the paper's audit means (``paper_audit_mean``)."""
     rubric = load_rubric()
     dims = [(s, d.name) for s, d in rubric.all_dimensions()]
-    rows = compare_scores(audit_scores(catalog, cases, model), "build", "audit", dims)
+    scores = audit_scores(catalog, cases, model)
+    rows = compare_scores(scores, "build", "audit", dims)
+    alone = {(r["stage"], r["dimension"]): r for r in scores.drop_nulls("audit").group_by("stage", "dimension").agg(
+        pl.len().alias("n"), pl.col("audit").cast(pl.Float64).mean().alias("mean")).to_dicts()}
     for r in rows:
         r["paper_audit_mean"] = PAPER_AUDIT_MEANS.get(r["dimension"])
+        own = alone.get((r["stage"], r["dimension"]), {})
+        r["audit_items"], r["mean_audit_all"] = own.get("n", 0), own.get("mean")
     audited = {c for c, in catalog.execute(
         "SELECT DISTINCT case_id FROM scores WHERE judge_role = ? AND judge_model = ?", [ROLE, model])}
     return {"split": split, "audit_model": model, "accepted_cases": len(cases),

@@ -2,7 +2,11 @@
 (``regenerate``, ``audit``, ``annotate``): its catalog, its cases and accepted records.
 
 A record file is ``DIR/<case_id>.json`` as written by the pipeline: ``profiles``,
-``dialogue``, ``seed`` and ``quality`` (with the accepted attempt of each stage).
+``dialogue``, ``seed`` and ``quality`` (with the accepted attempt of each stage); or, for a
+case brought in by ``build import`` (:mod:`ioa_synth.build.importer`), the IoA-Suite record as
+given (misalignment points without ``type``, no outline, no ``seed`` allowed) with a
+``provenance`` block ``{"kind": "imported", ...}`` and no ``quality``: no judge scored it here,
+so its stages count as attempt 0 (what ``audit`` and ``annotate`` key its scores by).
 """
 
 from __future__ import annotations
@@ -14,8 +18,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+from ioa_synth.seeds.tuples import SeedTuple
+
+#: ``provenance.kind`` of a record brought in by ``build import``.
+IMPORTED = "imported"
+#: The ``type`` shown (in judge prompts, annotation forms, ``show``) for an imported
+#: misalignment point that has none: the released data carries no taxonomy label.
+UNTYPED = "not given"
+#: The seed paper title and abstract an imported record without ``seed`` shows a judge.
+NO_SEED = "not given with the imported record"
 
 
 class BuildDirError(ValueError):
@@ -26,7 +40,7 @@ def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
     """The catalog of an existing build directory; raises :class:`BuildDirError` if there is none."""
     if not (Path(out_dir) / CATALOG_FILE).is_file():
         raise BuildDirError(f"{out_dir}: no {CATALOG_FILE} here (not a build directory; run 'ioa-synth build')")
-    return Catalog(out_dir, read_only=read_only)
+    return Catalog(out_dir, read_only=read_only, tables=[BUILD_TABLES])
 
 
 class StageAttempts:
@@ -38,8 +52,11 @@ class StageAttempts:
     stage2_attempt: int
 
     def attempt(self, stage: int) -> int:
-        """The accepted attempt of ``stage`` (1 or 2)."""
-        return self.stage1_attempt if stage == 1 else self.stage2_attempt
+        """The accepted attempt of ``stage`` (1 or 2).
+
+        Raises:
+            AttributeError: no such stage."""
+        return getattr(self, f"stage{stage}_attempt")
 
 
 @dataclass
@@ -66,6 +83,58 @@ class AcceptedCase(StageAttempts):
         """The misalignment point ids (``MA1``, ...) of the accepted profiles, in record order."""
         return [p.id for p in self.profiles.misalignment_points]
 
+    @property
+    def imported(self) -> bool:
+        """True for a case brought in by ``build import`` (see the module docstring)."""
+        return is_imported(self.record)
+
+    def seed_tuple(self) -> SeedTuple:
+        """The case's seed tuple: the record's ``seed``; for an imported record without a
+        complete one, a tuple whose title and abstract say so (:data:`NO_SEED`).
+
+        Raises:
+            pydantic.ValidationError: a built record whose ``seed`` is malformed.
+        """
+        seed = self.record.get("seed")
+        if not self.imported:
+            return SeedTuple.model_validate(seed)
+        try:
+            return SeedTuple.model_validate(seed)
+        except (ValidationError, TypeError):
+            given = seed if isinstance(seed, dict) else {}
+            return SeedTuple(seed_id=str(given.get("seed_id") or f"{IMPORTED}:{self.case_id}"), source=IMPORTED,
+                             domain=self.domain, task_type=self.task_type, title=NO_SEED, abstract=NO_SEED)
+
+
+def is_imported(record: Any) -> bool:
+    """True when ``record`` (a parsed record file) was brought in by ``build import``."""
+    return isinstance(record, dict) and isinstance(record.get("provenance"), dict) \
+        and record["provenance"].get("kind") == IMPORTED
+
+
+def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
+    """A record's ``profiles`` and ``dialogue`` as stage outputs. For the released format: a
+    misalignment point without ``type`` gets :data:`UNTYPED`, a missing outline is empty, and
+    a turn without ``speaker_name`` gets its member's name (the record file is not changed).
+
+    Raises:
+        KeyError, TypeError, ValueError, pydantic.ValidationError: not a record.
+    """
+    profiles = dict(record["profiles"])
+    points = list(profiles["misalignment_points"])
+    untyped = {i for i, p in enumerate(points) if isinstance(p, dict) and p.get("type") is None}
+    profiles["misalignment_points"] = [{**p, "type": "other"} if i in untyped else p for i, p in enumerate(points)]
+    profiles.setdefault("conversation_outline", [])
+    parsed = Stage1Output.model_validate(profiles)
+    if untyped:  # validated with a taxonomy type, then shown as not given
+        parsed = parsed.model_copy(update={"misalignment_points": [
+            p.model_copy(update={"type": UNTYPED}) if i in untyped else p
+            for i, p in enumerate(parsed.misalignment_points)]})
+    names = {m.id: m.name for m in parsed.members}
+    turns = [t if not isinstance(t, dict) or t.get("speaker_name") else {**t, "speaker_name": names.get(t.get("speaker_id"))}
+             for t in record["dialogue"]["turns"]]
+    return parsed, Stage2Output.model_validate({"turns": turns})
+
 
 def load_accepted(row: dict[str, Any]) -> AcceptedCase:
     """Parse the record of an accepted ``cases`` row (keys ``case_id, split, domain,
@@ -73,10 +142,14 @@ def load_accepted(row: dict[str, Any]) -> AcceptedCase:
     path = Path(row["path"] or "")
     try:
         record = json.loads(path.read_text(encoding="utf-8-sig"))
-        quality = record["quality"]
-        profiles = Stage1Output.model_validate(record["profiles"])
-        dialogue = Stage2Output.model_validate({"turns": record["dialogue"]["turns"]})
-        attempts = int(quality["stage1"]["attempt"]), int(quality["stage2"]["attempt"])
+        if is_imported(record):
+            profiles, dialogue = record_stages(record)
+            attempts = 0, 0
+        else:
+            quality = record["quality"]
+            profiles = Stage1Output.model_validate(record["profiles"])
+            dialogue = Stage2Output.model_validate({"turns": record["dialogue"]["turns"]})
+            attempts = int(quality["stage1"]["attempt"]), int(quality["stage2"]["attempt"])
     except (OSError, json.JSONDecodeError) as exc:
         raise BuildDirError(f"{row['case_id']}: cannot read its record {path} ({exc})") from exc
     except (KeyError, TypeError, ValueError, ValidationError) as exc:

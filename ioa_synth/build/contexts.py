@@ -25,7 +25,7 @@ from typing import Any
 
 from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
 from ioa_synth.protocol.plan_modes import plan_context
-from ioa_synth.protocol.rubric import Rubric
+from ioa_synth.protocol.rubric import StageRubric
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
 
@@ -35,25 +35,31 @@ def _seed(seed: SeedTuple) -> dict[str, Any]:
             "task_description": TASK_TYPES[seed.task_type]}
 
 
-def generator_context(stage: int, seed: SeedTuple, profiles: Stage1Output | None, previous: str | None,
-                      feedback: str | None, plan_mode: str = "scaffold",
-                      planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """Context of the stage-``stage`` generator template; ``profiles`` is required for stage 2.
-    Stage 1 gets the case plan under ``plan_mode`` with the ``planned_types``
-    (:func:`ioa_synth.protocol.plan_modes.plan_context`)."""
+def profiles_generator_context(seed: SeedTuple, profiles: Stage1Output | None, previous: str | None,
+                               feedback: str | None, plan_mode: str = "scaffold",
+                               planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Context of the stage-1 generator template (G_participants): the seed and the case
+    plan under ``plan_mode`` with the ``planned_types``
+    (:func:`ioa_synth.protocol.plan_modes.plan_context`); ``profiles`` is not used."""
     ctx: dict[str, Any] = {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS}
-    if stage == 1:
-        return ctx | _seed(seed) | {"ma_types": MA_TYPES} | plan_context(plan_mode, seed.seed_id, planned_types)
+    return ctx | _seed(seed) | {"ma_types": MA_TYPES} | plan_context(plan_mode, seed.seed_id, planned_types)
+
+
+def dialogue_generator_context(seed: SeedTuple, profiles: Stage1Output | None, previous: str | None,
+                               feedback: str | None, plan_mode: str = "scaffold",
+                               planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Context of the stage-2 generator template (G_dialogue): the accepted ``profiles``
+    (required); the seed, plan mode and types are not shown."""
     assert profiles is not None
-    return ctx | {"profiles": profiles.model_dump()}
+    return {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": profiles.model_dump()}
 
 
-def judge_context(stage: int, seed: SeedTuple, profiles: Stage1Output, dialogue: Stage2Output | None,
-                  rubric: Rubric) -> dict[str, Any]:
-    """Context of the stage-``stage`` judge template (build and audit judge alike); at
-    stage 2 without ``dialogue``, all but the dialogue (:mod:`ioa_synth.build.stage2_inputs`)."""
-    ctx = _seed(seed) | {"profiles": profiles.model_dump(), "stage_rubric": rubric.stage(stage),
-                         "no_change": rubric.no_change_feedback}
-    if stage == 2 and dialogue is not None:
+def judge_context(seed: SeedTuple, profiles: Stage1Output, stage_rubric: StageRubric, no_change: str,
+                  dialogue: Stage2Output | None = None) -> dict[str, Any]:
+    """Context of a judge template (build and audit judge alike): the seed, the profiles,
+    the stage's rubric and its no-change phrase, and the ``dialogue`` when one is judged
+    (without it, all but the dialogue: :mod:`ioa_synth.build.stage2_inputs`)."""
+    ctx = _seed(seed) | {"profiles": profiles.model_dump(), "stage_rubric": stage_rubric, "no_change": no_change}
+    if dialogue is not None:
         ctx["dialogue"] = dialogue.model_dump()
     return ctx

@@ -5,7 +5,11 @@ case's scenario, misalignment-point texts and utterances.
 thing, e.g. one case copied with the members renamed. Member names are replaced by their
 ids before shingling (word 3-grams, lower case), so a name swap changes nothing. LSH
 (:class:`datasketch.MinHashLSH` at the threshold) proposes candidate pairs; the reported
-similarity is the exact Jaccard index of the two shingle sets.
+similarity is the exact Jaccard index of the two shingle sets. Above the thresholds LSH can
+serve with 128 permutations (about 0.95; at 1.0 it cannot be built: "b < 2"), candidates are
+every case whose shingle count lies within the threshold's reach (``t·|A| <= |B| <= |A|/t``,
+which a Jaccard index of ``t`` needs), so 1.0 finds exactly the identical shingle sets and no
+pair is missed.
 
 Used by ``ioa-synth check`` (pairs within and across splits; a pair spanning two splits
 breaks the disjointness of the splits, which draw from disjoint seed pools) and by ``build --dedup``
@@ -15,12 +19,14 @@ discarded with that reason).
 
 from __future__ import annotations
 
+import bisect
 import json
+import math
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from datasketch import MinHash, MinHashLSH
 
@@ -68,6 +74,38 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
+def lsh_index(threshold: float) -> MinHashLSH | None:
+    """A :class:`MinHashLSH` at ``threshold``, or ``None`` when datasketch cannot build one
+    (it raises ValueError "The number of bands are too small (b < 2)" above about 0.95 with
+    :data:`NUM_PERM` permutations, and at 1.0)."""
+    try:
+        return MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+    except ValueError:
+        return None
+
+
+class SizeWindow:
+    """Exact candidates for high thresholds: the indexed shingle sets whose size a Jaccard
+    index of ``threshold`` allows (``t·|A| <= |B| <= |A|/t``; at 1.0, the same size)."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self._sizes: list[int] = []
+        self._ids: dict[int, list[str]] = {}
+
+    def insert(self, case_id: str, grams: set[str]) -> None:
+        n = len(grams)
+        if n not in self._ids:
+            bisect.insort(self._sizes, n)
+        self._ids.setdefault(n, []).append(case_id)
+
+    def query(self, grams: set[str]) -> Iterable[str]:
+        n, t = len(grams), self.threshold
+        low, high = math.ceil(n * t - 1e-9), math.floor(n / t + 1e-9)
+        for size in self._sizes[bisect.bisect_left(self._sizes, low):bisect.bisect_right(self._sizes, high)]:
+            yield from self._ids[size]
+
+
 @dataclass
 class Pair:
     """Two near-duplicate cases (``a`` the earlier) and their Jaccard ``similarity``."""
@@ -90,7 +128,8 @@ class NearDuplicateIndex:
         if not 0 < threshold <= 1:
             raise ValueError(f"threshold {threshold} must be in (0, 1]")
         self.threshold = threshold
-        self._lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+        self._lsh = lsh_index(threshold)
+        self._window = SizeWindow(threshold) if self._lsh is None else None
         self._grams: dict[str, tuple[str, set[str]]] = {}
         self._lock = threading.Lock()
 
@@ -107,19 +146,33 @@ class NearDuplicateIndex:
         """Index a case; return its most similar earlier case at or above the threshold
         (``None`` when there is none). With ``keep_duplicate`` false a near-copy is not indexed."""
         grams = shingles(case_text(profiles, turns))
-        mh = signature(grams)
+        mh = signature(grams) if self._lsh is not None else None
         with self._lock:
             best: Pair | None = None
-            for other in self._lsh.query(mh):
+            for other in self.candidates(grams, mh):
                 other_split, other_grams = self._grams[other]
                 sim = jaccard(grams, other_grams)
                 if sim >= self.threshold and (best is None or sim > best.similarity):
                     best = Pair(other, case_id, other_split, split, sim)
             if best is None or keep_duplicate:
                 if case_id not in self._grams:
-                    self._lsh.insert(case_id, mh)
+                    if self._lsh is not None:
+                        self._lsh.insert(case_id, mh)
+                    else:
+                        self._window.insert(case_id, grams)
                 self._grams[case_id] = (split, grams)
             return best
+
+    def candidates(self, grams: set[str], mh: MinHash | None = None) -> list[str]:
+        """Indexed cases that may reach the threshold with ``grams`` (``mh``: its signature,
+        computed when not given and LSH is used)."""
+        if self._lsh is None:
+            return list(self._window.query(grams))
+        return self._lsh.query(mh if mh is not None else signature(grams))
+
+    def grams(self, case_id: str) -> tuple[str, set[str]]:
+        """``(split, shingle set)`` of an indexed case."""
+        return self._grams[case_id]
 
     def near_copy(self, case_id: str, profiles: Any, dialogue: Any) -> str | None:
         """``build --dedup``: the discard reason when the accepted case ``case_id`` (pydantic
@@ -155,9 +208,9 @@ def near_duplicates(catalog: Catalog, threshold: float = DEFAULT_THRESHOLD) -> l
     for case_id, split, record in records:
         index.add(case_id, split, record["profiles"], record["dialogue"]["turns"])
     for case_id, split, record in records:  # every pair once: against the cases indexed before it
-        grams = index._grams[case_id][1]
-        for other in index._lsh.query(signature(grams)):
-            other_split, other_grams = index._grams[other]
+        grams = index.grams(case_id)[1]
+        for other in index.candidates(grams):
+            other_split, other_grams = index.grams(other)
             if (other_split, other) < (split, case_id):
                 sim = jaccard(grams, other_grams)
                 if sim >= threshold:

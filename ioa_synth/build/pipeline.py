@@ -32,22 +32,20 @@ from pydantic import BaseModel
 
 from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_feedback, mismatch_reason, stored_types,
                                      type_mismatches, with_type_field)
-from ioa_synth.protocol.plan_modes import stage1_request_schema
-from ioa_synth.runs.catalog import Catalog
-from ioa_synth.build.contexts import generator_context
+from ioa_synth.build.prompts import CAPABILITY
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
-from ioa_synth.build.stage2_inputs import Stage2Inputs, judge_prompt, stage2_inputs
-from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
+from ioa_synth.build.stage2_inputs import Stage2Inputs
+from ioa_synth.build.stages import DIALOGUE, PROFILES, StageSpec, judge_prompt, next_stage
+from ioa_synth.core.templates import Prompt, compile_templates
+from ioa_synth.llm.ahead import RequestsAhead
+from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.protocol.gates_text import stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
-from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
-from ioa_synth.llm.ahead import RequestsAhead
-from ioa_synth.core.templates import Prompt, compile_templates, render
 from ioa_synth.protocol.rubric import Rubric
-from ioa_synth.protocol.plan import stage2_schema
-from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
+from ioa_synth.protocol.schemas import Stage1Output
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.recorder import CallKey, CallRecorder, now_utc
 from ioa_synth.seeds.tuples import SeedTuple
-from ioa_synth.runs.recorder import CallRecorder, now_utc
 
 __all__ = ["JUDGE_INCONSISTENCY", "Case", "Discard", "Outcome", "Pipeline", "StageResult"]
 
@@ -74,6 +72,11 @@ class Outcome:
     stage2_attempts: int = 0
     reason: str | None = None
     tokens: int = 0
+
+    def count_attempt(self, spec: StageSpec) -> None:
+        """One more generation of ``spec``'s stage in this run."""
+        name = f"stage{spec.stage}_attempts"
+        setattr(self, name, getattr(self, name) + 1)
 
 
 class Discard(Exception):
@@ -120,16 +123,16 @@ class Pipeline:
     upcoming: Callable[[], Case | None] = lambda: None
     calls: CallRecorder = field(init=False)
     _ahead: RequestsAhead = field(init=False, repr=False)
-    _stage2: RequestsAhead[Stage2Inputs] = field(init=False, repr=False)
+    _prepared: RequestsAhead[Stage2Inputs] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # stored replies go in calls.replay (see ioa_synth.runs.recorder.load_replay)
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
         self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
         stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
-        compile_templates("build")
+        compile_templates(CAPABILITY)
         self._ahead = RequestsAhead(self._generation_request)
-        self._stage2 = RequestsAhead(partial(stage2_inputs, rubric=self.rubric))  # gate reference, judge prompt
+        self._prepared = RequestsAhead(self._prepare)  # a stage's inputs made from the profiles: gate reference, judge prompt
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -148,9 +151,9 @@ class Pipeline:
             case.planned_types = stored_types(self.catalog, case.case_id)
         try:
             if profiles is None:
-                s1 = self._stage(case, 1, first_attempt, out, profiles=None)
+                s1 = self._stage(case, PROFILES, first_attempt, out, profiles=None)
                 profiles, stage1 = s1.output, {"attempt": s1.attempt, **s1.judgement.as_quality()}
-            s2 = self._stage(case, 2, first_attempt, out, profiles=profiles)
+            s2 = self._stage(case, DIALOGUE, first_attempt, out, profiles=profiles)
         except Discard as exc:
             out.status, out.reason = "discarded", str(exc)
         except StopRun:
@@ -168,103 +171,103 @@ class Pipeline:
                 record = partial(record_bytes, case, profiles, s2.output, quality)
                 out.status = "accepted"
         self._ahead.forget(case.case_id)
-        self._stage2.forget(case.case_id)
+        self._prepared.forget(case.case_id)
         store_outcome(self.catalog, case, out, first_attempt, record)
         return out
 
-    def judge_stage(self, case: Case, stage: int, attempt: int, profiles: Stage1Output,
+    def judge_stage(self, case: Case, spec: StageSpec, attempt: int, profiles: Stage1Output,
                     generated: BaseModel) -> Judgement:
-        """Score one stage output with this pipeline's judge client and store calls and
-        scores under ``judge_role`` (used by ``audit`` to re-score accepted attempts).
+        """Score one output of stage ``spec`` with this pipeline's judge client and store calls
+        and scores under ``judge_role`` (used by ``audit`` to re-score accepted attempts).
 
         Raises:
             LLMCallError: the judge gave no usable reply after all retries.
         """
         if case.planned_types is None:  # the same prompt as the build judge's, type reading included
             case.planned_types = stored_types(self.catalog, case.case_id)
-        return self._judge(case, stage, attempt, profiles, generated)
+        return self._judge(case, spec, attempt, profiles, generated)
 
     # -- stages --------------------------------------------------------------------
-    def _stage(self, case: Case, stage: int, first_attempt: int, out: Outcome,
+    def _stage(self, case: Case, spec: StageSpec, first_attempt: int, out: Outcome,
                profiles: Stage1Output | None) -> StageResult:
         gen: BaseModel | None = None
         prepared: Stage2Inputs | None = None
         feedback: str | None = None
         reasons: list[str] = []
         for attempt in (first_attempt, first_attempt + 1):
-            if stage == 1:
-                out.stage1_attempts += 1
-            else:
-                out.stage2_attempts += 1
+            out.count_attempt(spec)
             previous = gen.model_dump_json() if gen is not None else None  # the rejected attempt
-            gen = self._generate(case, stage, attempt, profiles, previous, feedback)
-            problems = stage1_problems(gen) if stage == 1 else stage2_problems(gen)
+            gen = self._generate(case, spec, attempt, profiles, previous, feedback)
+            problems = spec.problems(gen)
             if problems:
                 feedback = "The output broke these rules:\n" + "\n".join(f"- {p}" for p in problems)
                 reasons.append(f"attempt {attempt}: invalid output: " + "; ".join(problems))
                 continue
-            if stage == 2 and prepared is None:  # made during the stage-1 judge call when it could be
-                prepared = self._stage2.get((case.case_id,), case, profiles)
-            gates = (stage1_gate_failures(gen) if stage == 1 else
-                     stage2_gate_failures(gen, profiles, reference=prepared.reference))
+            if spec.prepare is not None and prepared is None:  # made during the previous judge call when it could be
+                prepared = self._prepared.get((case.case_id, spec.stage), case, spec, profiles)
+            gates = spec.gates(gen, profiles, prepared.reference if prepared is not None else None)
             if gates:
                 feedback = "The output failed these content checks:\n" + "\n".join(
-                    f"- {g}" for g in _without_surface_forms(gates, gen if stage == 1 else None))
+                    f"- {g}" for g in spec.gate_feedback(gates, gen))
                 reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
                 continue
-            self._prepare_next(case, stage, first_attempt, gen)
-            verdict = self._judge(case, stage, attempt, gen if stage == 1 else profiles, gen, prepared)
+            self._prepare_next(case, spec, first_attempt, gen)
+            verdict = self._judge(case, spec, attempt, spec.profiles_of(gen, profiles), gen, prepared)
             wrong = type_mismatches(case.planned_types, [p.id for p in gen.misalignment_points],
-                                    verdict.judged_types) if stage == 1 else []
+                                    verdict.judged_types) if spec.reads_types else []
             if verdict.passed and not wrong:
                 return StageResult(gen, attempt, verdict)
             feedback = verdict.feedback_text() + mismatch_feedback(wrong)
-            theta = self.rubric.stage(stage).theta
+            theta = spec.rubric(self.rubric).theta
             below = "; ".join(f"{item} ({', '.join(f'{d} {s}/{m}' for d, s, m in verdict.below[item])})"
                               for item in verdict.failed_items)
             failed = ([f"below {theta} on {below}"] if verdict.failed_items else []) + \
                 ([mismatch_reason(wrong)] if wrong else [])
             reasons.append(f"attempt {attempt}: " + "; ".join(failed))
-        raise Discard(f"stage {stage} failed twice ({' | '.join(reasons)})")
+        raise Discard(f"stage {spec.stage} failed twice ({' | '.join(reasons)})")
 
-    def _prepare_next(self, case: Case, stage: int, first_attempt: int, gen: BaseModel) -> None:
+    def _prepare_next(self, case: Case, spec: StageSpec, first_attempt: int, gen: BaseModel) -> None:
         """Start making, on the helper thread, the generator request that follows a passing
-        verdict of the judge call about to be sent: this case's stage 2 (its first attempt,
-        from ``gen``, and what its gates compare dialogues with), or after stage 2 the next
-        case's stage 1 (:mod:`ioa_synth.llm.ahead`)."""
-        if stage == 1:
-            self._ahead.start((case.case_id, 2, first_attempt), case, 2, gen, None, None)
-            self._stage2.start((case.case_id,), case, gen)
+        verdict of the judge call about to be sent: this case's next stage (its first attempt,
+        from ``gen``, and what that stage makes from it ahead, e.g. what its gates compare
+        dialogues with), or after the last stage the next case's first stage
+        (:mod:`ioa_synth.llm.ahead`)."""
+        after = next_stage(spec)
+        if after is not None:
+            self._ahead.start((case.case_id, after.stage, first_attempt), case, after, gen, None, None)
+            if after.prepare is not None:
+                self._prepared.start((case.case_id, after.stage), case, after, gen)
             return
         nxt = self.upcoming()
         if nxt is not None and nxt is not case and nxt.planned_types is not None:  # its types are known
-            self._ahead.start((nxt.case_id, 1, 1), nxt, 1, None, None, None)
+            self._ahead.start((nxt.case_id, PROFILES.stage, 1), nxt, PROFILES, None, None, None)
 
-    def _generation_request(self, case: Case, stage: int, profiles: Stage1Output | None, previous: str | None,
+    def _prepare(self, case: Case, spec: StageSpec, profiles: Stage1Output) -> Stage2Inputs:
+        """What ``spec`` makes from the accepted ``profiles`` before its output exists."""
+        assert spec.prepare is not None
+        return spec.prepare(case, profiles, self.rubric)
+
+    def _generation_request(self, case: Case, spec: StageSpec, profiles: Stage1Output | None, previous: str | None,
                             feedback: str | None) -> tuple[Prompt, dict[str, Any]]:
-        """The generator's prompt and request schema for one attempt of ``stage``."""
-        ctx = generator_context(stage, case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
-        schema = (stage1_request_schema(self.plan_mode, case.seed.seed_id, case.planned_types) if stage == 1
-                  else stage2_schema(profiles))
-        return render(stage, "generator", **ctx), schema
+        """The generator's prompt and request schema for one attempt of stage ``spec``."""
+        ctx = spec.generator_context(case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
+        return spec.render("generator", **ctx), spec.request_schema(self.plan_mode, case, profiles)
 
-    def _generate(self, case: Case, stage: int, attempt: int, profiles: Stage1Output | None,
+    def _generate(self, case: Case, spec: StageSpec, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
-        model = Stage1Output if stage == 1 else Stage2Output
-        prompt, schema = self._ahead.get((case.case_id, stage, attempt), case, stage, profiles, previous, feedback)
-        name = "stage1_profiles" if stage == 1 else "stage2_dialogue"
-        value, _ = self.calls.call(self.generator, (case.case_id, stage, "generator", attempt), prompt,
-                                   schema, name, model.model_validate)
+        prompt, schema = self._ahead.get((case.case_id, spec.stage, attempt), case, spec, profiles, previous, feedback)
+        value, _ = self.calls.call(self.generator, CallKey(case.case_id, spec.stage, "generator", attempt), prompt,
+                                   schema, spec.call_name, spec.output.model_validate)
         return value
 
-    def _judge(self, case: Case, stage: int, attempt: int, profiles: Stage1Output, gen: BaseModel,
+    def _judge(self, case: Case, spec: StageSpec, attempt: int, profiles: Stage1Output, gen: BaseModel,
                prepared: Stage2Inputs | None = None) -> Judgement:
-        srub = self.rubric.stage(stage)
-        ma_ids = [p.id for p in profiles.misalignment_points] if stage == 1 else []
-        read_types = stage == 1 and bool(case.planned_types)  # the build judge reads each point's type
-        prompt = judge_prompt(stage, case, profiles, gen, self.rubric, read_types, prepared)
+        stage = spec.stage
+        ma_ids = spec.judged_items(profiles)
+        read_types = spec.reads_types and bool(case.planned_types)  # the build judge reads each point's type
+        prompt = judge_prompt(spec, case, profiles, gen, self.rubric, read_types, prepared)
         role, model = self.judge_role, self.judge.endpoint.model
-        schema = judge_schema(srub, ma_ids)
+        schema = judge_schema(spec.rubric(self.rubric), ma_ids)
         if read_types:
             schema = with_type_field(schema, ma_ids)
 
@@ -279,21 +282,6 @@ class Pipeline:
             verdict.judged_types = judged_types(data, ma_ids) if read_types else {}
             return verdict
 
-        value, _ = self.calls.call(self.judge, (case.case_id, stage, role, attempt), prompt, schema,
+        value, _ = self.calls.call(self.judge, CallKey(case.case_id, stage, role, attempt), prompt, schema,
                                    f"stage{stage}_scores", parse, score_rows)
         return value
-
-
-def _without_surface_forms(failures: list[str], gen: BaseModel | None) -> list[str]:
-    """Stage-1 gate ``failures`` as the regeneration request shows them: without the rejected
-    surface forms quoted in them (the discard reason keeps them). The 1.5B demo model copied
-    every surface form quoted in the request into its new attempt, repeating the failure."""
-    if not isinstance(gen, Stage1Output):
-        return failures
-    quoted = sorted({repr(p.surface_form) for p in gen.misalignment_points}, key=len, reverse=True)
-    out = []
-    for failure in failures:
-        for q in quoted:
-            failure = failure.replace(f" ({q})", "").replace(f" {q}", "")
-        out.append(failure)
-    return out

@@ -12,7 +12,6 @@ accepted case whose new attempts fail keeps its record and its ``accepted`` stat
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -20,13 +19,14 @@ from typing import Any, Callable
 from rich.console import Console
 
 from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.protocol.judgement import parse_judgement
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
+from ioa_synth.build.stages import PROFILES, stage_spec, stages_from
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output
@@ -89,22 +89,22 @@ def accepted_profiles(catalog: Catalog, rubric: Rubric, case_id: str) -> tuple[S
     """The latest stage-1 attempt of ``case_id`` that passed θ1 with the build judge:
     ``(profiles, {"attempt": n, "ma_scores": ..., "overall_feedback": ...})``; ``None`` if none passed."""
     rows = catalog.execute(
-        "SELECT attempt, item, dimension, score FROM scores WHERE case_id = ? AND stage = 1 AND judge_role = 'judge' "
-        "AND score IS NOT NULL", [case_id])
+        "SELECT attempt, item, dimension, score FROM scores WHERE case_id = ? AND stage = ? AND judge_role = 'judge' "
+        "AND score IS NOT NULL", [case_id, PROFILES.stage])
     per_attempt: dict[int, dict[str, dict[str, int]]] = {}
     for attempt, item, dim, score in rows:
         per_attempt.setdefault(attempt, {}).setdefault(item, {})[dim] = score
-    passed = [a for a, items in per_attempt.items() if all(rubric.passes(1, s) for s in items.values())]
+    passed = [a for a, items in per_attempt.items() if all(rubric.passes(PROFILES.stage, s) for s in items.values())]
     if not passed:
         return None
     attempt = max(passed)
     stored = load_replay(catalog, [case_id])
-    texts = {role: stored.get((case_id, 1, role, attempt)) for role in ("generator", "judge")}
+    texts = {role: stored.get((case_id, PROFILES.stage, role, attempt)) for role in ("generator", "judge")}
     if None in texts.values():
         return None
     profiles = Stage1Output.model_validate(reply_json(texts["generator"]))
     ma_ids = [p.id for p in profiles.misalignment_points]
-    judgement = parse_judgement(rubric, 1, reply_json(texts["judge"]), ma_ids)
+    judgement = parse_judgement(rubric, PROFILES.stage, reply_json(texts["judge"]), ma_ids)
     return profiles, {"attempt": attempt, **judgement.as_quality()}
 
 
@@ -117,9 +117,9 @@ def plan_targets(catalog: Catalog, out_dir: Path, rows: list[dict], stage: int,
     skipped: list[dict[str, str]] = []
     for row in rows:
         case = case_of(catalog, out_dir, row)
-        target = Target(case, row["status"], next_attempt(catalog, row["case_id"], [1, 2] if stage == 1 else [2]),
+        target = Target(case, row["status"], next_attempt(catalog, row["case_id"], stages_from(stage)),
                         path_before=row["path"])
-        if stage == 2:
+        if stage_spec(stage).after == PROFILES.stage:  # it starts from the accepted profiles
             found = accepted_profiles(catalog, rubric, row["case_id"])
             if found is None:
                 reason = "no stage-1 attempt passed θ1, so there are no profiles to keep (use --stage 1)"
@@ -156,7 +156,8 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
         on_start()
-        with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args) as run:
+        with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args,
+                      describe=build_setup_description, check=check_build_setup) as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
                                 on_tokens=run.tokens.add)
@@ -180,9 +181,9 @@ def _run(catalog: Catalog, pipeline: Pipeline, targets: list[Target], stage: int
         progress.advance(outcome.status, target.case.case_id, pipeline.calls.tokens_by_case.pop(target.case.case_id, 0))
         results.append(_row(target, outcome, stage, kept))
 
-    with progress, worker_pool(workers, "regen") as pool:
-        run_interruptible(lambda t: pool.submit(pipeline.run_case, t.case, t.first_attempt, t.profiles, t.stage1),
-                          deque(targets), done, workers, run.guard, "case")
+    with progress:
+        run.map(targets, lambda t: pipeline.run_case(t.case, t.first_attempt, t.profiles, t.stage1), done,
+                workers=workers, unit="case", name="regen")
     return sorted(results, key=lambda r: r["case_id"])
 
 

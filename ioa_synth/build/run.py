@@ -15,7 +15,6 @@ raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -23,15 +22,18 @@ from typing import Callable
 from rich.console import Console
 
 from ioa_synth.build.cases import case_status, register_cases
+from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.dedup import NearDuplicateIndex
+from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split
-from ioa_synth.runs.interrupt import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.spend import record_estimate, should_record
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
 
@@ -60,13 +62,18 @@ def plan_from_seeds(seeds: list[SeedTuple]) -> dict[Cell, CellPlan]:
 def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: ToolkitConfig, workers: int = 4,
               local_model: str | None = None, console: Console | None = None, args: dict | None = None,
               type_mix: str | None = None, dedup: float | None = None,
-              on_start: Callable[[], None] = lambda: None) -> dict:
+              on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
+              estimate: tuple[dict, Callable[[Catalog], dict | None]] | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
     ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
     ``on_start()`` is called once the catalog is open (not in use by another run), before
-    any endpoint is opened.
+    any endpoint is opened. With ``batch`` the calls go out in waves of batches
+    (:mod:`ioa_synth.runs.waves`); the records are those a live run makes. ``estimate``,
+    ``(plan, make)``: ``make(catalog)`` gives the estimate of this run, recorded for
+    ``status`` unless the estimate recorded last is of the same ``plan``
+    (:mod:`ioa_synth.runs.spend`).
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -75,26 +82,39 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         RunInterrupted: Ctrl-C.
     """
     console = console or Console(stderr=True)
-    catalog = Catalog(out_dir)
+    catalog = Catalog(out_dir, tables=[BUILD_TABLES])
     try:
         on_start()
-        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args) as run:
+        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args,
+                      describe=build_setup_description, check=check_build_setup) as run:
+            _record_estimate(catalog, run.run_id, estimate)
             run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
-                                      type_mix=type_mix, dedup=dedup).run()
+                                      type_mix=type_mix, dedup=dedup, batch=batch).run()
         return run.summary
     finally:
         catalog.close()
 
 
+def _record_estimate(catalog: Catalog, run_id: str, estimate: tuple[dict, Callable[[Catalog], dict | None]] | None
+                     ) -> None:
+    if estimate is None or not should_record(catalog, estimate[0]):
+        return
+    made = estimate[1](catalog)
+    if made is not None:
+        record_estimate(catalog, run_id, "build", estimate[0], made)
+
+
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
-                 run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None) -> None:
+                 run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
+                 batch: BatchMode | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
-        self.type_mix = type_mix
+        self.type_mix, self.batch = type_mix, batch
+        self._started: set[str] = set()  # cases counted in _in_flight (a parked case stays counted)
         if dedup is not None:
             self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
 
@@ -121,7 +141,12 @@ class _Scheduler:
                 todo.append(c)
             else:
                 self.summary["skipped"] += 1
-        self.pipeline.calls = self.run_ctx.recorder(replay_of=[c.case_id for c in todo])
+        waves = None
+        if self.batch is not None:
+            self.pipeline.calls, waves = start_batch(self.run_ctx, self.batch, [c.case_id for c in todo],
+                                                     note=lambda text: self.progress.note(text))
+        else:
+            self.pipeline.calls = self.run_ctx.recorder(replay_of=[c.case_id for c in todo])
         if self.pipeline.calls.replay:  # a resumed run: say why its first cases finish without requests
             resumed = {key[0] for key in self.pipeline.calls.replay}
             self.console.print(f"resuming: {plural(len(self.pipeline.calls.replay), 'stored reply', 'stored replies')} "
@@ -131,20 +156,20 @@ class _Scheduler:
         self._accepted, self._in_flight, self._queue = accepted, {}, deque(todo)
         self._last_submitted: Case | None = None
         self.pipeline.upcoming = lambda: self._last_submitted
-        with self.progress, worker_pool(self.workers, "case") as pool:
-            run_interruptible(self._submit(pool), self._queue, self._done, self.workers, self.run_ctx.guard, "case")
+        with self.progress:
+            map_in_waves(self.run_ctx, waves, self._queue, self.pipeline.run_case, self._done, workers=self.workers,
+                         unit="case", on_submit=self._submitted)
         self.summary["tokens"] = self.run_ctx.tokens.total
         self.summary["reused_calls"] = self.pipeline.calls.reused_calls
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
 
-    def _submit(self, pool: ThreadPoolExecutor):
-        def submit(case: Case):
-            cell = (case.seed.domain, case.seed.task_type)
+    def _submitted(self, case: Case) -> None:
+        cell = (case.seed.domain, case.seed.task_type)
+        if case.case_id not in self._started:  # a case driven again after a batch wave is counted once
+            self._started.add(case.case_id)
             self._in_flight[cell] = self._in_flight.get(cell, 0) + 1
-            self._last_submitted = case  # queued behind the running ones: the case a worker starts next
-            return pool.submit(self.pipeline.run_case, case)
-        return submit
+        self._last_submitted = case  # queued behind the running ones: the case a worker starts next
 
     def _done(self, case: Case, outcome: Outcome) -> None:
         """Count a finished case; a discard draws the cell's next reserve tuple (into the queue)."""

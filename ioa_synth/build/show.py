@@ -11,6 +11,8 @@ then the regeneration round; ``regenerate`` continues the numbering). Without
 ``attempt`` the latest generation of each stage is shown; with it, that attempt of
 each stage that has one. A dialogue is shown with the profiles it was written from:
 the latest stage-1 attempt up to its number whose build-judge scores passed θ1.
+A case brought in by ``build import`` is shown as its record gives it (attempt 0).
+Rendering with rich: :mod:`ioa_synth.build.show_render`.
 """
 
 from __future__ import annotations
@@ -20,16 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
-from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.builddir import open_catalog, record_stages
+from ioa_synth.build.importer import imported_source
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.protocol.gates import stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
+from ioa_synth.build.stages import PROFILES, STAGES, stage_spec
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 
@@ -102,6 +100,8 @@ def furthest_case(out_dir: Path) -> str:
             "ORDER BY c.status = 'accepted' DESC, count(DISTINCT l.attempt) FILTER (WHERE l.stage = 2) DESC, "
             "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 1) DESC, c.updated_at DESC NULLS LAST, c.case_id "
             "LIMIT 1")
+        if not rows:  # a directory of imported cases only
+            rows = cat.execute("SELECT case_id FROM cases WHERE status = 'accepted' ORDER BY case_id LIMIT 1")
     finally:
         cat.close()
     if not rows:
@@ -131,9 +131,12 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
             raise ShowError(f"unknown case id {case_id!r} (this build has {listed or 'no cases'})")
         row = rows[0]
         gens = _generations(cat, case_id)
+        source = imported_source(cat, case_id)
+        if source is not None and not gens:
+            return _imported_view(cat, row, source, attempt)
         if not gens:
             raise ShowError(f"{case_id} has no generated attempt yet (status {row['status']})")
-        have = {s: sorted(a for st, a in gens if st == s) for s in (1, 2)}
+        have = {s: sorted(a for st, a in gens if st == s) for s in STAGES}
         if attempt is not None and attempt not in have[1] + have[2]:
             listed = "; ".join(f"stage {s}: {', '.join(map(str, a)) or 'none'}" for s, a in have.items())
             raise ShowError(f"{case_id} has no attempt {attempt} ({listed})")
@@ -143,7 +146,7 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
         if source is not None and attempt is None:
             a1 = source
         stage1 = _stage_view(cat, case_id, 1, a1, have[1], gens, None)
-        profiles = _parse(Stage1Output, gens[(1, source)])[0] if source is not None else None
+        profiles = _parse(PROFILES.output, gens[(PROFILES.stage, source)])[0] if source is not None else None
         stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles)
         if stage2 is not None:
             stage2["profiles_attempt"] = source
@@ -153,6 +156,22 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
                 "stage1": stage1, "stage2": stage2}
     finally:
         cat.close()
+
+
+def _imported_view(cat: Catalog, row: dict[str, Any], source: dict[str, Any], attempt: int | None) -> dict[str, Any]:
+    """:func:`case_view` of a case brought in by ``build import``: its record as given (stage
+    attempt 0, no generation), with the scores ``audit`` gave it; ``imported`` names the source."""
+    if attempt not in (None, 0):
+        raise ShowError(f"{row['case_id']} was imported, not generated: it has no attempt {attempt}")
+    record = json.loads(Path(row["path"]).read_text(encoding="utf-8"))
+    profiles, dialogue = record_stages(record)
+    stages = [{"attempt": 0, "attempts": [], "output": out.model_dump(), "problems": [], "gate_failures": [],
+               "verdicts": _verdicts(_scores(cat, row["case_id"], stage, 0))}
+              for stage, out in ((1, profiles), (2, dialogue))]
+    return {"case_id": row["case_id"], "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
+            "status": row["status"], "discard_reason": None, "error": None, "record_path": row["path"],
+            "seed": record.get("seed") if isinstance(record.get("seed"), dict) else None,
+            "imported": {k: str(v) for k, v in source.items()}, "stage1": stages[0], "stage2": stages[1]}
 
 
 def _written_from(cat: Catalog, case_id: str, stage2_attempt: int) -> int | None:
@@ -181,97 +200,13 @@ def _stage_view(cat: Catalog, case_id: str, stage: int, attempt: int | None, att
                 gens: dict[tuple[int, int], str], profiles: BaseModel | None) -> dict[str, Any] | None:
     if attempt is None:
         return None
-    model = Stage1Output if stage == 1 else Stage2Output
-    output, unreadable = _parse(model, gens[(stage, attempt)])
+    spec = stage_spec(stage)
+    output, unreadable = _parse(spec.output, gens[(stage, attempt)])
     problems = [unreadable] if unreadable else []
     gates: list[str] = []
     if output is not None:
-        problems = stage1_problems(output) if stage == 1 else stage2_problems(output)
+        problems = spec.problems(output)
         if not problems:
-            gates = stage1_gate_failures(output) if stage == 1 else (
-                stage2_gate_failures(output, profiles) if profiles is not None else [])
+            gates = spec.gates(output, profiles, None)
     return {"attempt": attempt, "attempts": attempts, "output": output.model_dump() if output else None,
             "problems": problems, "gate_failures": gates, "verdicts": _verdicts(_scores(cat, case_id, stage, attempt))}
-
-
-# -- rendering ------------------------------------------------------------------------
-def render_case(view: dict[str, Any], console: Console) -> None:
-    """Print :func:`case_view` data with rich: header, scenario, members, misalignment
-    points, outline, dialogue with inner thoughts, judge scores, gate failures."""
-    colour = {"accepted": "green", "discarded": "red", "failed": "red"}.get(view["status"], "yellow")
-    head = Text.assemble((view["case_id"], "bold"), "  ", (view["status"], f"bold {colour}"))
-    lines: list[Any] = [head]
-    if view["seed"]:
-        lines.append(Text(f"seed: {view['seed'].get('title', '')} ({view['seed'].get('seed_id', '')})"))
-    for key in ("discard_reason", "error"):
-        if view[key]:
-            lines.append(Text(f"{key.replace('_', ' ')}: {view[key]}", style=colour))
-    console.print(Panel(Group(*lines), title="ioa-synth show"))
-    s1, s2 = view["stage1"], view["stage2"]
-    if s1:
-        _render_stage_head(console, 1, s1)
-        if s1["output"]:
-            _render_profiles(console, s1["output"])
-    if s2:
-        _render_stage_head(console, 2, s2)
-        if s2["output"]:
-            _render_dialogue(console, s2["output"])
-    for stage, s in ((1, s1), (2, s2)):
-        if s:
-            _render_checks(console, stage, s)
-
-
-def _render_stage_head(console: Console, stage: int, s: dict[str, Any]) -> None:
-    name = "profiles" if stage == 1 else "dialogue"
-    source = f", written from profiles attempt {s['profiles_attempt']}" if s.get("profiles_attempt") else ""
-    console.rule(f"stage {stage} ({name}), attempt {s['attempt']} (attempts: {', '.join(map(str, s['attempts']))})"
-                 f"{source}")
-
-
-def _render_profiles(console: Console, p: dict[str, Any]) -> None:
-    console.print(Panel(p["meeting_scenario"], title="meeting scenario"))
-    members = Table(title="members", show_lines=True)
-    for col in ("id", "name / role", "expertise / background", "private state", "hidden assumptions"):
-        members.add_column(col)
-    for m in p["members"]:
-        members.add_row(m["id"], f"{m['name']}\n{m['role']}", f"{m['expertise']}\n{m['background']}",
-                        m["private_state"], "\n".join(f"- {a}" for a in m["hidden_assumptions"]))
-    console.print(members)
-    points = Table(title="misalignment points", show_lines=True)
-    for col in ("id", "type / topic", "surface form", "M1 understands", "M2 understands", "why undetected"):
-        points.add_column(col)
-    for m in p["misalignment_points"]:
-        points.add_row(m["id"], f"{m['type']}\n{m['topic']}", m["surface_form"], m["member_a_understanding"],
-                       m["member_b_understanding"], m["why_undetected"])
-    console.print(points)
-    outline = Table(title="conversation outline")
-    for col in ("turn", "speaker", "description", "MAs"):
-        outline.add_column(col)
-    for t in p["conversation_outline"]:
-        outline.add_row(str(t["turn"]), t["speaker"], t["description"], ", ".join(t["ma_ids"]))
-    console.print(outline)
-
-
-def _render_dialogue(console: Console, d: dict[str, Any]) -> None:
-    for t in d["turns"]:
-        console.print(Text.assemble((f"[{t['turn_idx']}] {t['speaker_name']} ({t['speaker_id']})", "bold")))
-        console.print(Text(f"    thinks: {t['inner_thought']}", style="italic dim"))
-        console.print(Text(f"    says:   {t['utterance']}"))
-
-
-def _render_checks(console: Console, stage: int, s: dict[str, Any]) -> None:
-    if s["problems"] or s["gate_failures"]:
-        body = "\n".join(f"- {p}" for p in s["problems"] + s["gate_failures"])
-        console.print(Panel(body, title=f"stage {stage}, attempt {s['attempt']}: rule and gate failures "
-                                        "(the judge was not called)", style="red"))
-    if not s["verdicts"]:
-        return
-    dims = [d.name for d in load_rubric().stage(stage).dimensions]
-    table = Table(title=f"stage {stage}, attempt {s['attempt']}: judge scores", show_lines=True)
-    for col in ("judge", "item", *dims, "feedback"):
-        table.add_column(col)
-    for v in s["verdicts"]:
-        fb = v["feedback"] + (f"\n[red]judge inconsistency: {v['inconsistency']}[/red]" if v["inconsistency"] else "")
-        table.add_row(f"{v['judge_role']}\n{v['judge_model']}", v["item"],
-                      *(str(v["scores"].get(d, "")) for d in dims), fb)
-    console.print(table)

@@ -22,13 +22,18 @@ from rich.table import Table
 
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
+from ioa_synth.build.importer import imported_counts
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
 from ioa_synth.reports.output import NA, fmt
+from ioa_synth.reports.spend_table import spend_table
+from ioa_synth.runs.spend import spend_report
 from ioa_synth.text.plural import plural
 
 STATUSES = ("accepted", "discarded", "failed", "pending")
+#: Counter key of the accepted points that have no type (not a taxonomy name).
+UNTYPED_KEY = "\0untyped"
 
 
 def cell_counts(catalog: Catalog, split: str | None = None) -> list[dict[str, Any]]:
@@ -116,8 +121,10 @@ def discards(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:
 
 def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
     """Per split, the types of the accepted misalignment points (read from the record
-    files) next to the paper's test-split shares: ``{split: {"points": n,
-    "unreadable_records": n, "types": [{type, count, share, paper_share}]}}``."""
+    files) next to the paper's test-split shares: ``{split: {"points": n, "untyped": n,
+    "unreadable_records": n, "types": [{type, count, share, paper_share}]}}``. ``points``
+    counts the typed points the shares are of; ``untyped`` those without a type (records
+    brought in by ``build import`` from the released data, which labels no type)."""
     out: dict[str, dict[str, Any]] = {}
     per_split: dict[str, Counter] = {}
     unreadable: Counter = Counter()
@@ -125,12 +132,13 @@ def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
         counts = per_split.setdefault(split, Counter())
         try:
             points = json.loads(Path(path).read_text(encoding="utf-8"))["profiles"]["misalignment_points"]
-            counts.update(str(p["type"]) for p in points)
-        except (OSError, TypeError, ValueError, KeyError):
+            counts.update(str(p.get("type") or UNTYPED_KEY) for p in points)
+        except (OSError, TypeError, ValueError, KeyError, AttributeError):
             unreadable[split] += 1
     for split, counts in sorted(per_split.items()):
+        untyped = counts.pop(UNTYPED_KEY, 0)
         total = sum(counts.values())
-        out[split] = {"points": total, "unreadable_records": unreadable[split], "types": [
+        out[split] = {"points": total, "untyped": untyped, "unreadable_records": unreadable[split], "types": [
             {"type": t, "count": counts[t], "share": counts[t] / total if total else None,
              "paper_share": PAPER_MA_TYPE_DISTRIBUTION.get(t)} for t in MA_TYPES]}
     return out
@@ -138,12 +146,16 @@ def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 def status_report(catalog: Catalog) -> dict[str, Any]:
     """Machine-readable status: ``{"cells", "totals", "tokens", "pass_rates", "discards",
-    "ma_types", "judge_health"}`` (see the module docstring)."""
+    "ma_types", "judge_health", "type_mix", "imported", "spend"}`` (see the module docstring;
+    ``imported``: ``{split: cases}`` brought in by ``build import``, counted as accepted in
+    ``cells``; ``spend``: the estimate the build started from beside what was spent since,
+    or ``None``)."""
     cells = cell_counts(catalog)
     totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
     return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
             "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog),
-            "type_mix": type_mix_report(catalog)}
+            "type_mix": type_mix_report(catalog), "imported": imported_counts(catalog),
+            "spend": spend_report(catalog, lambda role: role)}
 
 
 def _count(value: int | None) -> str:
@@ -157,6 +169,14 @@ def _pct(value: float | None) -> str:
 def status_tables(report: dict[str, Any]) -> list[Table]:
     """Rich tables of a :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
     tables = [cell_table(report["cells"])]
+    if report.get("imported"):
+        imp = Table(title="Imported cases (ioa-synth build import)")
+        for col in ("split", "cases", "what they are"):
+            imp.add_column(col, justify="right" if col == "cases" else "left")
+        for split, n in report["imported"].items():
+            imp.add_row(split, str(n), "IoA-Suite records accepted as given: not generated or judged here, so "
+                                       "left out of the pass rates and judge health")
+        tables.append(imp)
     rates = Table(title="θ pass rates (build judge)",
                   caption="(all: θ) counts every case that reached the stage (a case still running: once the stage "
                           "passed); an attempt stopped by the content gates was never judged and counts as not "
@@ -198,13 +218,19 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         tok.add_row("(no calls yet)", *[""] * 7)
     tables.append(tok)
     for split, dist in report["ma_types"].items():
-        t = Table(title=f"Accepted misalignment types, {split} ({plural(dist['points'], 'point')}) vs the paper's test split")
+        untyped = f"; {dist['untyped']} imported without a type, left out" if dist.get("untyped") else ""
+        t = Table(title=f"Accepted misalignment types, {split} ({plural(dist['points'], 'point')}{untyped}) vs the "
+                        "paper's test split")
         for col in ("type", "count", "share", "paper"):
             t.add_column(col, justify="left" if col == "type" else "right")
         for r in dist["types"]:
             t.add_row(r["type"], str(r["count"]), _pct(r["share"]), _pct(r["paper_share"]))
         tables.append(t)
     tables += [type_mix_table(split, mix) for split, mix in report.get("type_mix", {}).items()]
+    spend = report.get("spend")
+    if spend:
+        tables.append(spend_table(spend["estimate"], spend["spent"],
+                                  f"Estimated (when the build started, {spend['estimated_at'][:19]}) and spent since"))
     return tables
 
 

@@ -16,6 +16,11 @@ from typer._click import exceptions as click_exc  # typer >= 0.22 vendors click 
 from typer.core import TyperCommand, TyperGroup
 
 
+#: Sub-commands of a command that also runs on its own: ``{(command, name): click command}``.
+#: ``ioa-synth build --seeds ...`` builds, ``ioa-synth build import ...`` imports records.
+SUBCOMMANDS: dict[tuple[str, str], Any] = {}
+
+
 class OneLineErrors(TyperGroup):
     """The root group: usage errors (``--workers 0``, a missing option) as one
     ``error: ...`` line and exit 2 instead of typer's boxed panel; a busy catalog too."""
@@ -64,6 +69,15 @@ class OneLineErrors(TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        """A command's sub-command (:data:`SUBCOMMANDS`, e.g. ``build import``) when its name
+        follows the command's; else the command itself."""
+        name, cmd, rest = super().resolve_command(ctx, args)
+        sub = SUBCOMMANDS.get((name, rest[0])) if name and rest else None
+        if sub is not None:
+            return f"{name} {rest[0]}", sub, rest[1:]
+        return name, cmd, rest
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Commands in pipeline order: by panel (:data:`ioa_synth.cli.common.PANELS`), then
@@ -166,7 +180,7 @@ def _register() -> None:
     """Import the command modules; each registers its commands on ``app``."""
     from ioa_synth.cli import analysis, annotate, audit, build, evaluate, regenerate, show, sql  # noqa: F401
     from ioa_synth.cli.common import PANEL_BELIEF, PANEL_MEETINGS, PANEL_SEEDS, PANEL_TRAIN
-    from ioa_synth.cli import check, export  # noqa: F401
+    from ioa_synth.cli import check, estimate, export  # noqa: F401
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.",
@@ -179,11 +193,20 @@ def _register() -> None:
 
     app.add_typer(belief_app, name="belief", help="The hidden belief collapse study (items, screen, run, report).",
                   rich_help_panel=PANEL_BELIEF)
+    from ioa_synth.cli.collab import collab_app
+    from ioa_synth.cli.common import PANEL_COLLAB
+
+    app.add_typer(collab_app, name="collab", help="Multi-agent collaboration: does a detector in a team's loop raise "
+                  "its task score (run, report).", rich_help_panel=PANEL_COLLAB)
     from ioa_synth.cli.meeting import meeting_app
 
     app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",
                   rich_help_panel=PANEL_MEETINGS)
     _plain_usage(app)
+    from ioa_synth.cli.build_import import import_app
+
+    _plain_usage(import_app)
+    SUBCOMMANDS[("build", "import")] = typer.main.get_command(import_app)
 
 
 _register()

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind
+from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind,
+                                  write_errors)
+from ioa_synth.cli.options import json_option, seed_option
 from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
@@ -25,26 +26,16 @@ def _load(path: Path):
         fail(str(exc))
 
 
-@contextmanager
-def _write_errors() -> Iterator[None]:
-    """An output file that cannot be written (a folder in its place, no permission, disk
-    full): one ``error:`` line, exit 2."""
-    try:
-        yield
-    except OSError as exc:
-        fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
-
-
 @app.command("compare", rich_help_panel=PANEL_EVALUATE)
 def compare_cmd(
     results_a: Path = typer.Argument(..., metavar="RESULTS_A",
                                      help="Results folder of run A (written by 'ioa-synth evaluate')"),
     results_b: Path = typer.Argument(..., metavar="RESULTS_B", help="Results folder of run B"),
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap RNG"),
+    seed: int = seed_option("Seed of the bootstrap RNG", default=DEFAULT_SEED),
     intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md (default: .)"),
-    as_json: bool = typer.Option(False, "--json", help="Print compare.json to stdout instead of the tables"),
+    as_json: bool = json_option("Print compare.json to stdout instead of the tables"),
 ) -> None:
     """Compare two evaluate runs: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall, C reasons, re-run consistency."""
     from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
@@ -63,7 +54,7 @@ def compare_cmd(
     except CompareError as exc:
         fail(str(exc))
     tables = compare_tables(result)
-    with _write_errors():
+    with write_errors():
         doc = markdown_document("Comparison of two evaluation runs", intro_lines(result), tables)
         paths = write_all_atomic({folder / "compare.json": json_bytes(result), folder / "compare.md": doc.encode()})
     if as_json:
@@ -82,7 +73,7 @@ def compare_cmd(
 def report_cmd(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder (written by 'ioa-synth evaluate')"),
     by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
-    as_json: bool = typer.Option(False, "--json", help="Print the report JSON to stdout instead of the tables"),
+    as_json: bool = json_option("Print the report JSON to stdout instead of the tables"),
 ) -> None:
     """Breakdown of one evaluate run per domain, task type or MA type (table, Markdown, PNG chart)."""
     from ioa_synth.evaluate.analysis.render import to_rich
@@ -98,7 +89,7 @@ def report_cmd(
         report = build_report(res, by)
     except ReportError as exc:
         fail(str(exc))
-    with _write_errors():
+    with write_errors():
         paths = write_report_files(res, report)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_QUALITY, fail, out_dir_option
+from ioa_synth.cli.common import PANEL_QUALITY, fail
+from ioa_synth.cli.options import out_dir_option, split_option
 from ioa_synth.text.plural import plural
 
 annotate_app = typer.Typer(help="Human annotation: export a sample, import scores, report agreement.",
@@ -22,7 +23,7 @@ FORMATS = ("label-studio", "csv")
 @annotate_app.command("export")
 def export_cmd(
     out: Path = out_dir_option(),
-    split: str = typer.Option(..., "--split", help="train, val or test"),
+    split: str = split_option(),
     per_cell: int = typer.Option(2, "--per-cell", min=1, help="Dialogues drawn from each cell"),
     rng_seed: int = typer.Option(0, "--rng-seed", help="Seed of the sampling RNG"),
     calibration: int = typer.Option(5, "--calibration", min=0, help="Calibration dialogues from outside the sample"),
@@ -32,11 +33,8 @@ def export_cmd(
     from ioa_synth.annotate.forms import export
     from ioa_synth.annotate.sample import AnnotationError, draw, write_manifest
     from ioa_synth.build.builddir import BuildDirError, accepted_cases, open_catalog
-    from ioa_synth.protocol.cells import SPLITS
     from ioa_synth.reports.output import wide_console
 
-    if split not in SPLITS:
-        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
     try:
@@ -88,17 +86,14 @@ def import_cmd(
 @annotate_app.command("report")
 def report_cmd(
     out: Path = out_dir_option(),
-    split: Optional[str] = typer.Option(None, "--split", help="Only this split (default: every annotated split)"),
+    split: Optional[str] = split_option("Only this split (default: every annotated split)"),
 ) -> None:
     """Human vs LLM-judge scores and inter-annotator agreement, per rubric dimension."""
     from ioa_synth.annotate.report import annotated_splits, annotation_report, write_annotation_report
     from ioa_synth.annotate.sample import AnnotationError
     from ioa_synth.build.builddir import BuildDirError, open_catalog
-    from ioa_synth.protocol.cells import SPLITS
     from ioa_synth.reports.output import wide_console
 
-    if split is not None and split not in SPLITS:
-        fail(f"--split must be one of {', '.join(SPLITS)} (got {split!r})")
     try:
         with open_catalog(out, read_only=True) as cat:
             splits = [split] if split else annotated_splits(cat)
@@ -122,10 +117,10 @@ def report_table(report: dict[str, Any]) -> Table:
     table = Table(title=f"annotation of {report['split']}: {', '.join(report['annotators'])} "
                         f"({plural(items['points'], 'point')}, {plural(items['dialogues'], 'dialogue')}) vs the build judge")
     for col in ("stage", "dimension", "n", "human mean", "LLM mean", "within ±0.5", "within ±1", "alpha (ordinal)",
-                "kappa (quadratic)"):
+                "kappa (quadratic)", "all rated: n, human mean"):
         table.add_column(col, justify="left" if col == "dimension" else "right")
     for r in report["dimensions"]:
         table.add_row(str(r["stage"]), r["dimension"], str(r["n"]), fmt(r["human_mean"]), fmt(r["llm_mean"]),
                       fmt(r["within_0_5"], percent=True), fmt(r["within_1"], percent=True), fmt(r["alpha"], 3),
-                      fmt(r["kappa"], 3))
+                      fmt(r["kappa"], 3), f"{r['human_items']}, {fmt(r['human_mean_all'])}")
     return table

@@ -9,19 +9,19 @@ import typer
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_QUALITY, check_choice, config_or_fail, fail, llm_command_errors,
-                                  lowered_workers, out_dir_option)
+from ioa_synth.cli.common import PANEL_QUALITY, config_or_fail, fail, llm_command_errors, lowered_workers
+from ioa_synth.cli.options import limit_option, local_model_option, out_dir_option, split_option, workers_option
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)
 def audit(
     out: Path = out_dir_option(),
-    split: str = typer.Option(..., "--split", help="train, val or test"),
+    split: str = split_option(),
     judge_config: Optional[Path] = typer.Option(None, "--judge-config",
                                                 help="Config JSON with an 'audit_judge' block (model, temperature...)"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Audit at most N accepted cases (spread over cells)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Judge calls in flight at once"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model when AUDIT_JUDGE_BASE_URL/OPENAI_BASE_URL is unset"),
+    limit: Optional[int] = limit_option("Audit at most N accepted cases (spread over cells)"),
+    workers: int = workers_option("Judge calls"),
+    local_model: Optional[str] = local_model_option("when AUDIT_JUDGE_BASE_URL/OPENAI_BASE_URL is unset"),
 ) -> None:
     """Score accepted cases with the audit judge and compare with the build judge, per dimension.
 
@@ -29,14 +29,10 @@ def audit(
     input or a setup error, 130 interrupted.
     """
     from ioa_synth.build.builddir import BuildDirError
-    from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.build.audit import run_audit, write_audit_report
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural
 
-    check_choice("--split", split, SPLITS)
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(judge_config)
     workers, announce = lowered_workers(["audit_judge"], workers)  # said once the build is known to be good
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,
@@ -70,10 +66,10 @@ def audit_table(report: dict[str, Any]) -> Table:
     table = Table(title=f"audit of {report['split']}: build judge vs {report['audit_model']} "
                         f"({report['audited_cases']}/{report['accepted_cases']} accepted cases audited)")
     for col in ("stage", "dimension", "n", "build mean", "audit mean", "mean diff", "within ±0.5", "within ±1",
-                "paper audit mean"):
+                "all audited: n, mean", "paper audit mean"):
         table.add_column(col, justify="left" if col == "dimension" else "right")
     for r in report["dimensions"]:
         table.add_row(str(r["stage"]), r["dimension"], str(r["n"]), fmt(r["mean_build"]), fmt(r["mean_audit"]),
                       fmt(r["mean_diff"]), fmt(r["within_0_5"], percent=True), fmt(r["within_1"], percent=True),
-                      fmt(r["paper_audit_mean"]))
+                      f"{r['audit_items']}, {fmt(r['mean_audit_all'])}", fmt(r["paper_audit_mean"]))
     return table

@@ -10,6 +10,8 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   refuse_other_kind, writable_out)
+from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, seed_option,
+                                   workers_option)
 from ioa_synth.text.plural import plural
 
 belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
@@ -17,7 +19,8 @@ belief_app = typer.Typer(help="The hidden belief collapse study: items, screenin
 items_app = typer.Typer(help="Import study items.", no_args_is_help=True)
 belief_app.add_typer(items_app, name="items")
 
-LOCAL_MODEL_HELP = "smollm2-135m or qwen2.5-coder-1.5b (embedded model)"
+#: The paper's re-ask steps (§3); ``belief reask`` drops those past a shorter run.
+DEFAULT_REASK_STEPS = "1,4,8,16"
 
 
 def _int_list(option: str, text: str) -> list[int]:
@@ -28,12 +31,6 @@ def _int_list(option: str, text: str) -> list[int]:
     if not values:
         fail(f"{option} must name at least one value")
     return values
-
-
-def _check_local(local_model: str | None) -> None:
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
-
-    check_choice("--local-model", local_model, LOCAL_MODELS)
 
 
 def _load_items(path: Path):
@@ -50,10 +47,10 @@ def items_import(
     file: Path = typer.Argument(..., metavar="FILE", help="CounterFact JSON, PopQA TSV, SimpleQA CSV or items JSONL"),
     fmt: str = typer.Option(..., "--format", help="counterfact, popqa, simpleqa or jsonl"),
     out: Path = typer.Option(..., "--out", help="Items file to write (JSONL)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Item writer calls in flight"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Keep the first N imported items"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Item writer calls"),
+    limit: Optional[int] = limit_option("Keep the first N imported items"),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Import items; the item_writer writes missing statements and discussion seeds (its calls
     are kept in OUT's folder under <stem>.calls/ and replayed on a re-run)."""
@@ -62,7 +59,6 @@ def items_import(
     from ioa_synth.belief.writer import write_items as complete
 
     check_choice("--format", fmt, FORMATS)
-    _check_local(local_model)
     if out.exists() and out.is_dir():
         fail(f"--out {out} is a folder; name the items file to write")
     writable_out(out.parent)
@@ -91,11 +87,15 @@ def run(
     attackers: str = typer.Option("0,1,3", "--attackers", help="Attacker counts, comma-separated"),
     rounds: int = typer.Option(16, "--rounds", min=1, max=1000, help="Rounds per conversation"),
     memory: int = typer.Option(5, "--memory", min=1, help="Full rounds of history each agent sees"),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the speaking schedule"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(8, "--workers", min=1, max=256, help="Model calls in flight"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Use the first N items"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+    seed: int = seed_option("Seed of the speaking schedule"),
+    prematch: bool = typer.Option(False, "--prematch",
+                                  help="Label a private answer naming only one of the item's answers by string "
+                                       "match, without the judge (for weak judges; a negated answer such as "
+                                       "'not Sydney' then counts as Sydney). Default: the judge labels every answer"),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Model calls", default=8),
+    limit: Optional[int] = limit_option("Use the first N items"),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Run one conversation per item and attacker count; re-running resumes.
 
@@ -104,7 +104,7 @@ def run(
     from rich.console import Console
 
     from ioa_synth.belief.conversation import StudySettings
-    from ioa_synth.belief.report import write_report
+    from ioa_synth.belief.report import partial_lines, write_report
     from ioa_synth.belief.run import RunJob, run_study
 
     ks = _int_list("--attackers", attackers)
@@ -115,13 +115,13 @@ def run(
         fail(f"--attackers must be between 0 and --agents - 1 = {agents - 1} (got {bad[0]})")
     if len(set(ks)) != len(ks):
         fail("--attackers names a count twice")
-    _check_local(local_model)
     check_out_folder(out)
     refuse_other_kind(out, "belief")
     writable_out(out)
     cfg = config_or_fail(config)
     all_items = _load_items(items)
-    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed)
+    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed,
+                             labelling="prematch" if prematch else "judge")
     job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
                  workers=workers)
     args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
@@ -129,11 +129,13 @@ def run(
     console = Console(stderr=True)
     with llm_command_errors():
         stats = run_study(job, out, cfg, local_model, console, args)
-    write_report(out)
+    summary = write_report(out)
     console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
                   "already done; summary.json written", soft_wrap=True)
     for line in stats.get("errors", []):
         console.print(f"  {line}", soft_wrap=True, markup=False)
+    for line in partial_lines(summary) if summary else []:
+        console.print(line, soft_wrap=True, markup=False)
     if stats["failed"]:
         raise typer.Exit(1)
 
@@ -141,12 +143,13 @@ def run(
 @belief_app.command("report")
 def report(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
-    as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table"),
+    as_json: bool = json_option("Print summary.json instead of the table"),
 ) -> None:
     """Write summary.json and curves.png (infection per step) and show the headline rates."""
     import json
 
-    from ioa_synth.belief.report import ReportError, summarize, summary_table
+    from ioa_synth.belief.plots import plot_curves
+    from ioa_synth.belief.report import ReportError, partial_lines, summarize, summary_table
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
@@ -157,8 +160,6 @@ def report(
         summary = summarize(results)
     except ReportError as exc:
         fail(str(exc))
-    from ioa_synth.belief.report import plot_curves
-
     paths = write_all_atomic({results / "summary.json": json_bytes(summary), results / "curves.png": plot_curves(summary)})
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
@@ -167,6 +168,8 @@ def report(
         console.print(summary_table(summary))
         for path in paths:
             console.print(f"wrote {path}", soft_wrap=True)
+    for line in partial_lines(summary):
+        typer.echo(line, err=True)
 
 
 @belief_app.command("screen")
@@ -179,9 +182,9 @@ def screen(
                                           help="Largest share of manipulated answers"),
     max_both: float = typer.Option(0.10, "--max-both", min=0, max=1, help="Largest share naming both answers"),
     cap_per_relation: Optional[int] = typer.Option(None, "--cap-per-relation", min=1, help="Items kept per relation"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Calls"),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Keep the items the screener knows without context (calls kept under <stem>.calls/)."""
     from rich.table import Table
@@ -191,7 +194,6 @@ def screen(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import write_json_atomic
 
-    _check_local(local_model)
     if out.exists() and out.is_dir():
         fail(f"--out {out} is a folder; name the items file to write")
     writable_out(out.parent)
@@ -220,22 +222,29 @@ def screen(
 def reask(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     variant: str = typer.Option(..., "--variant", help="own, anonymized or group"),
-    steps: str = typer.Option("1,4,8,16", "--steps", help="Probe steps to re-ask, comma-separated"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+    steps: Optional[str] = typer.Option(None, "--steps", show_default=DEFAULT_REASK_STEPS,
+                                        help="Probe steps to re-ask, comma-separated (0 to the run's rounds); "
+                                             "the default drops steps past the run"),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Calls"),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
     probe must equal the stored one byte for byte."""
-    from ioa_synth.belief.reask import ProbeMismatch, run_reask
+    from ioa_synth.belief.reask import ProbeMismatch, StepsError, reask_steps, run_reask
     from ioa_synth.belief.report import ReportError, write_report
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
-    _check_local(local_model)
-    step_list = _int_list("--steps", steps)
+    step_list = _int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
+    try:
+        step_list, note = reask_steps(results, step_list, given=steps is not None)
+    except (ReportError, StepsError) as exc:
+        fail(str(exc))
+    if note:
+        typer.echo(note, err=True)
     cfg = config_or_fail(config)
     args = {"results": str(results), "variant": variant, "steps": step_list}
     try:
@@ -253,21 +262,20 @@ def agreement(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
     judge_config: Path = typer.Option(..., "--judge-config", help="LLM settings whose belief_judge is the second judge"),
     sample: int = typer.Option(200, "--sample", min=1, help="Private answers to relabel"),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the sample"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Calls in flight"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help=LOCAL_MODEL_HELP),
+    seed: int = seed_option("Seed of the sample"),
+    workers: int = workers_option("Calls"),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """A second judge relabels private answers: agreement, Cohen's kappa, corrected FPI (agreement.json)."""
     from ioa_synth.belief.agreement import run_agreement
     from ioa_synth.belief.report import ReportError
     from ioa_synth.reports.output import fmt
 
-    _check_local(local_model)
     if not results.is_dir():
         fail(f"{results}: no such results folder")
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     if not judge_config.is_file():
-        fail(f"--judge-config {judge_config}: no such file")
+        fail(f"--judge-config {judge_config}: {'is a directory' if judge_config.is_dir() else 'no such file'}")
     cfg = config_or_fail(judge_config)
     args = {"results": str(results), "judge_config": str(judge_config), "sample": sample, "seed": seed}
     try:

@@ -10,8 +10,10 @@ import typer
 from rich.console import Console
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_BUILD, check_choice, fail, llm_command_errors, lowered_workers,
-                                  out_dir_option, writable_out)
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
+from ioa_synth.cli.common import PANEL_BUILD, fail, llm_command_errors, lowered_workers, writable_out
+from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, out_dir_option,
+                                   split_option, threshold_option, workers_option)
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 from ioa_synth.text.plural import plural
@@ -19,34 +21,34 @@ from ioa_synth.text.plural import plural
 
 @app.command(rich_help_panel=PANEL_BUILD)
 def build(
-    split: str = typer.Option(..., "--split", help="train, val or test"),
+    split: str = split_option(),
     out: Path = out_dir_option(),
     seeds: Optional[Path] = typer.Option(None, "--seeds", help="Seed tuples (JSONL); default: the pool from 'seeds assign'"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Build at most N seed tuples"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Cases"),
+    limit: Optional[int] = limit_option("Build at most N seed tuples"),
+    local_model: Optional[str] = local_model_option(),
     type_mix: str = typer.Option("paper", "--type-mix", help="Target mix of disagreement types: paper (Table 10), "
                                  "uniform, or a JSON file of shares per type"),
     dedup: bool = typer.Option(False, "--dedup", help="Discard an accepted case that nearly copies an earlier one"),
-    threshold: float = typer.Option(0.7, "--threshold", min=0.01, max=1.0,
-                                    help="Jaccard similarity of a near-copy (with --dedup)"),
+    threshold: float = threshold_option("Jaccard similarity of a near-copy (with --dedup)"),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
+    To bring in released IoA-Suite records instead: ioa-synth build import RECORDS --split S --out DIR.
+
     Exit status: 0 every case accepted or discarded, 1 some case failed, 2 bad input or
-    a setup error, 130 interrupted.
+    a setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
-    from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.build.status import cell_counts, cell_table
 
-    check_choice("--split", split, SPLITS)
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
     writable_out(out)
+    mode = batch_mode(["generator", "judge"], batch, batch_dir)
     from ioa_synth.protocol.planting import TypeMixError, load_type_mix
 
     try:
@@ -66,16 +68,26 @@ def build(
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
-            "dedup": threshold if dedup else None}
+            "dedup": threshold if dedup else None, "batch": mode is not None,
+            "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.build.estimate import estimate_of_plans
+
+        return estimate_of_plans(plans, plan, catalog, cfg, local_model, type_mix, mode is not None)
+
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
-                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce)
+                            args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
+                            batch=mode, estimate=(plan, estimate))
+    from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.runs.catalog import Catalog
 
     from ioa_synth.reports.output import wide_console
 
     console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
-    with Catalog(out) as cat:
+    with Catalog(out, tables=[BUILD_TABLES]) as cat:
         table = cell_table(cell_counts(cat, split), title=f"{out} - {split}")
     for column in table.columns:  # on a narrow terminal: wrap names rather than cut them; numbers stay whole
         column.no_wrap, column.overflow = column.justify == "right", "fold"
@@ -119,14 +131,15 @@ def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
 @app.command(rich_help_panel=PANEL_BUILD)
 def status(
     out: Path = out_dir_option(),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables"),
+    as_json: bool = json_option(),
 ) -> None:
     """Show counts per split and cell, and token use, of a build directory."""
+    from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.runs.catalog import Catalog
     from ioa_synth.build.status import status_report, status_tables
 
     try:
-        cat = Catalog(out, read_only=True)
+        cat = Catalog(out, read_only=True, tables=[BUILD_TABLES])
     except FileNotFoundError:
         fail(f"{out}: no catalog.duckdb here (not a build directory)")
     with cat:

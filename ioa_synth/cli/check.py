@@ -8,15 +8,15 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_QUALITY, fail, out_dir_option
+from ioa_synth.cli.common import PANEL_QUALITY, fail
+from ioa_synth.cli.options import json_option, out_dir_option, threshold_option
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)
 def check(
     out: Path = out_dir_option(),
-    threshold: float = typer.Option(0.7, "--threshold", min=0.01, max=1.0,
-                                    help="Jaccard similarity (word 3-grams) at which two cases are near-duplicates"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
+    threshold: float = threshold_option("Jaccard similarity (word 3-grams) at which two cases are near-duplicates"),
+    as_json: bool = json_option("Print JSON instead of a table"),
 ) -> None:
     """List near-duplicate accepted cases (scenario, misalignment points, utterances; member
     names ignored) with their similarity.

@@ -1,4 +1,5 @@
-"""Shared CLI helpers: one-line errors with an exit status, common options."""
+"""Shared CLI helpers: one-line errors with an exit status, folder checks (the options several
+commands take are declared in :mod:`ioa_synth.cli.options`)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,13 @@ PANEL_EVALUATE = "Evaluate probers"
 PANEL_TRAIN = "Train"
 PANEL_MEETINGS = "Live meetings"
 PANEL_BELIEF = "Belief study"
+PANEL_COLLAB = "Collaboration study"
 PANEL_SHARE = "Export and inspect"
 PANELS = (PANEL_SEEDS, PANEL_BUILD, PANEL_QUALITY, PANEL_EVALUATE, PANEL_TRAIN, PANEL_MEETINGS, PANEL_BELIEF,
-          PANEL_SHARE)
+          PANEL_COLLAB, PANEL_SHARE)
 #: Order of commands inside a panel (commands not named here follow, in registration order).
-COMMAND_ORDER = ("seeds", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
-                 "compare", "train", "meeting", "belief", "export", "sql")
+COMMAND_ORDER = ("seeds", "estimate", "build", "status", "show", "regenerate", "audit", "annotate", "check", "evaluate", "report",
+                 "compare", "train", "meeting", "belief", "collab", "export", "sql")
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -43,93 +45,56 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
-def _run_json_command(path: Path) -> str | None:
-    """The command that wrote ``path/run.json`` (``evaluate``, ``belief run``), or ``None``."""
-    from ioa_synth.evaluate.records import RunJsonError, read_run_json
+def _kinds():
+    """The folder-kind registry with every capability's kinds registered (each capability
+    registers its kinds when its package is imported)."""
+    import ioa_synth.belief  # noqa: F401
+    import ioa_synth.build  # noqa: F401
+    import ioa_synth.collab  # noqa: F401
+    import ioa_synth.evaluate  # noqa: F401
+    import ioa_synth.meetings  # noqa: F401
+    import ioa_synth.train  # noqa: F401
+    from ioa_synth.runs import folder_kinds
 
-    try:
-        command = read_run_json(path).get("command")
-    except RunJsonError:
-        return None
-    return command if isinstance(command, str) else None
-
-
-def _meeting_session(path: Path) -> bool:
-    """True when ``path`` is a session folder written by ``ioa-synth meeting import``."""
-    return (path / "session.json").is_file() and (path / "private").is_dir()
-
-
-def _evaluate_run_json(path: Path) -> bool:
-    """True when ``path/run.json`` was written by ``ioa-synth evaluate``."""
-    return _run_json_command(path) == "evaluate"
-
-
-#: What each folder kind is, for the one-line refusals of a folder of another kind.
-FOLDER_KINDS = {"evaluate": "an 'ioa-synth evaluate' results folder", "belief": "an 'ioa-synth belief run' results folder",
-                "meeting": "a live-meeting session folder", "build": "an 'ioa-synth build' directory"}
+    return folder_kinds
 
 
 def refuse_other_kind(path: Path, wanted: str, option: str = "--out", hint: str = "use a folder of its own") -> None:
     """Exit 2 with one line (ending in ``hint``) when ``path`` is a folder of another kind
     than ``wanted`` (:func:`folder_kind`): output folders of different commands never mix,
     and a command reading results names the kind it was given."""
-    if not path.is_dir():
-        return
-    kind = folder_kind(path)
-    if kind is not None and kind != wanted:
-        fail(f"{option} {path} is {FOLDER_KINDS[kind]}, not {FOLDER_KINDS[wanted]}; {hint}")
+    kinds = _kinds()
+    try:
+        kinds.check_folder_kind(path, wanted, what=f"{option} {path}", hint=hint)
+    except kinds.FolderKindMismatch as exc:
+        fail(str(exc))
 
 
 def folder_kind(path: Path) -> str | None:
-    """What ``path`` holds: ``"evaluate"`` (a ``run.json`` written by ``ioa-synth evaluate``),
-    ``"build"`` (a ``catalog.duckdb`` holding build cases, seed tuples, imported or assigned
-    seed papers, or runs of another command than evaluate), or ``None`` (missing, empty or
-    not recognised). Never writes.
+    """What ``path`` holds, by the kinds the capabilities registered
+    (:func:`ioa_synth.runs.folder_kinds.folder_kind`): ``"evaluate"`` or ``"belief"`` (a
+    results folder's ``run.json``), ``"meeting"`` (a session folder), ``"build"`` (a
+    catalog holding build cases, seed tuples, seed papers or runs of unclaimed commands),
+    or ``None`` (missing, empty or not recognised). Never writes.
 
     Raises:
         ioa_synth.runs.catalog.CatalogLocked: the catalog is open in another process.
     """
-    command = _run_json_command(path)
-    if command == "evaluate":
-        return "evaluate"
-    if command == "belief run":
-        return "belief"
-    if _meeting_session(path):
-        return "meeting"
-    if not (path / "catalog.duckdb").is_file():
-        return None
-    from ioa_synth.runs.catalog import Catalog
-
-    with Catalog(path, read_only=True) as cat:
-        tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
-        cases = sum(cat.execute(f"SELECT count(*) FROM {t}")[0][0]
-                    for t in ("cases", "seeds", "papers", "seed_pool") if t in tables)
-        commands = {c for (c,) in cat.execute("SELECT DISTINCT command FROM runs")} if "runs" in tables else set()
-    if any(c.startswith("belief") for c in commands):
-        return "belief"
-    return "build" if cases or commands - {"evaluate"} else None
+    return _kinds().folder_kind(path)
 
 
 def build_dir_callback(path: Path) -> Path:
     """``--out`` of the build-directory commands (build, status, show, regenerate, audit,
-    annotate, seeds, export, check): refuse a file, a results folder of ``evaluate`` or
-    ``belief run`` and a live-meeting session folder (one line, exit 2)."""
+    annotate, seeds, export, check): refuse a file and a folder of another kind (a results
+    folder, a live-meeting session folder), one line, exit 2. No catalog is opened: a build
+    may be running."""
     check_out_folder(path)
-    command = _run_json_command(path) if path.is_dir() else None  # (no catalog opened: a build may be running)
-    if command == "evaluate":
-        fail(f"--out {path} is an 'ioa-synth evaluate' results folder (run.json), not a build directory; "
-             "read it with 'ioa-synth report' or 'ioa-synth compare'")
-    if command == "belief run":
-        fail(f"--out {path} is an 'ioa-synth belief run' results folder (run.json), not a build directory; "
-             "read it with 'ioa-synth belief report'")
-    if path.is_dir() and _meeting_session(path):
-        fail(f"--out {path} is {FOLDER_KINDS['meeting']}, not a build directory; use a folder of its own")
+    kinds = _kinds()
+    found = kinds.detect_folder(path, open_catalog=False)
+    if found is not None and found.kind != "build":
+        source = " (run.json)" if found.by == "run.json" else ""
+        fail(f"--out {path} is {found.title}{source}, not a build directory; {kinds.hint(found.kind)}")
     return path
-
-
-def out_dir_option() -> Path:
-    """The ``--out DIR`` option (build directory), checked by :func:`build_dir_callback`."""
-    return typer.Option(..., "--out", help="Build directory (records, catalog.duckdb)", callback=build_dir_callback)
 
 
 def writable_out(path: Path, option: str = "--out") -> Path:
@@ -142,6 +107,16 @@ def writable_out(path: Path, option: str = "--out") -> Path:
     except CatalogUnusable as exc:
         fail(f"{option}: {exc}")
     return path
+
+
+@contextmanager
+def write_errors() -> Iterator[None]:
+    """An output file that cannot be written (a read-only folder or file system, a folder in
+    its place, no permission, disk full): one ``error:`` line, exit 2."""
+    try:
+        yield
+    except OSError as exc:
+        fail(f"cannot write {exc.filename or 'an output file'}: {exc.strerror or exc}")
 
 
 def check_choice(option: str, value: object, choices: tuple | list) -> None:
@@ -200,6 +175,8 @@ def llm_command_errors() -> Iterator[None]:
       (fingerprint), an unusable endpoint: exit 2, quoting the server and naming the
       config key or variable;
     - the embedded model cannot start, or the disk is full (naming the file): exit 1;
+    - a ``--batch-dir`` wave waits for its output file: exit 75 with the line saying
+      which file to process and where its output goes;
     - Ctrl-C: exit 130 with how to resume (the process ends at once when calls were
       still running after the grace period; the journal keeps what was stored).
     """
@@ -207,12 +184,17 @@ def llm_command_errors() -> Iterator[None]:
     from ioa_synth.llm.endpoints import EndpointError
     from ioa_synth.llm.errors import SetupError, StorageFull
     from ioa_synth.llm.local_weights import LocalModelError
+    from ioa_synth.runs.folder_kinds import FolderKindMismatch
     from ioa_synth.runs.interrupt import RunInterrupted
     from ioa_synth.runs.run_rows import FingerprintMismatch
+    from ioa_synth.runs.waves import BatchWaiting
 
     try:
         yield
-    except (SetupError, FingerprintMismatch, EndpointError, ConfigError) as exc:
+    except BatchWaiting as exc:  # a --batch-dir wave waits for its output file: not an error
+        typer.echo(" ".join(str(exc).split()), err=True)
+        raise typer.Exit(75)
+    except (SetupError, FingerprintMismatch, FolderKindMismatch, EndpointError, ConfigError) as exc:
         fail(str(exc), code=2)
     except (LocalModelError, StorageFull) as exc:
         fail(str(exc), code=1)

@@ -8,49 +8,49 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
+from ioa_synth.cli.options import access_option, config_option, limit_option, local_model_option, workers_option
 
 
 @app.command(rich_help_panel=PANEL_EVALUATE)
 def evaluate(
     data: Path = typer.Option(..., "--data", help="Folder of cases (*.json, searched recursively), e.g. DIR/test"),
     out: Path = typer.Option(..., "--out", help="Results folder (records/, run.json, summary.json, catalog.duckdb)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate the first N cases (by path)"),
+    config: Optional[Path] = config_option(),
+    workers: int = workers_option("Cases"),
+    limit: Optional[int] = limit_option("Evaluate the first N cases (by path)"),
     mode: str = typer.Option("mcq", "--mode", help="Prober mode: mcq, direct (free-text items, no simulator), "
                              "ambiguity (4 ambiguous expressions, one MCQ each)"),
-    access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
+    access: str = access_option(),
     rollouts: int = typer.Option(1, "--rollouts", min=1, max=20, help="Simulator rollouts per participant (modal answer)"),
     permute_seed: Optional[int] = typer.Option(None, "--permute-seed", min=0,
                                                help="Shuffle question and option order (seeded) before simulation"),
     questions_from: Optional[Path] = typer.Option(None, "--questions-from",
                                                   help="Reuse the questions of an earlier results folder (no prober call)"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+    local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
 ) -> None:
     """Run prober -> simulator -> validity filter on every case; re-running resumes.
 
     Exit status: 0 every requested case scored, 1 some case failed, 2 bad input or a
-    setup error, 130 interrupted.
+    setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from rich.console import Console
 
-    from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.case import EvalSettings
     from ioa_synth.evaluate.inputs import InputError, load_cases
     from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
     from ioa_synth.evaluate.report import summary_table
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
 
     check_choice("--mode", mode, MODES)
-    check_choice("--access", access, ACCESS_LEVELS)
     if mode == "direct" and (rollouts != 1 or permute_seed is not None):
         fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
     if mode != "mcq" and questions_from is not None:
         fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     if out.is_dir() and folder_kind(out) == "build":
         fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases or seeds); "
@@ -69,17 +69,19 @@ def evaluate(
         fail(str(exc))
     needed = [c for c in ("prober", "simulator", "validity_filter")
               if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")]
+    mode_of_batch = batch_mode(needed, batch, batch_dir)
     workers, announce = lowered_workers(needed, workers)  # said once the catalog is open
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)
     args = {"data": str(data), **settings.as_dict(), "limit": limit, "workers": workers,
             "config": str(config) if config else None, "local_model": local_model,
-            "questions_from": str(questions_from) if questions_from else None}
+            "questions_from": str(questions_from) if questions_from else None,
+            "batch": mode_of_batch is not None, "batch_dir": str(batch_dir) if batch_dir else None}
     console = Console(stderr=True)
     with llm_command_errors():
         summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args,
-                               on_start=announce)
+                               on_start=announce, batch=mode_of_batch)
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail, out_dir_option
+from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
+from ioa_synth.cli.options import out_dir_option, threshold_option
 
 
 @app.command(rich_help_panel=PANEL_SHARE)
@@ -16,8 +17,7 @@ def export(
     to: Path = typer.Option(..., "--to", help="Folder to write (data/*.jsonl, README.md dataset card, croissant.json)"),
     splits: str = typer.Option("train,val,test", "--splits", help="Comma-separated build splits to export"),
     license: str = typer.Option("cc-by-4.0", "--license", help="Licence of the generated content (Hub licence id)"),
-    threshold: float = typer.Option(0.7, "--threshold", min=0.01, max=1.0,
-                                    help="Jaccard similarity of the near-duplicate check the card reports"),
+    threshold: float = threshold_option("Jaccard similarity of the near-duplicate check the card reports"),
     name: str = typer.Option(None, "--name", help="Dataset name in the card and Croissant metadata"),
 ) -> None:
     """Write a folder that datasets.load_dataset(PATH) loads as train/validation/test, with a

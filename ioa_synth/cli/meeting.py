@@ -12,6 +12,7 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   writable_out)
+from ioa_synth.cli.options import config_option, detector_option, json_option, local_model_option, seed_option
 from ioa_synth.text.plural import plural
 
 meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -34,12 +35,20 @@ def import_(
     file: Path = typer.Argument(..., metavar="FILE", help="Transcript: WebVTT, SRT, Whisper/WhisperX JSON or 'Name: text' lines"),
     out: Path = typer.Option(..., "--out", help="New session folder"),
     fmt: str = typer.Option("auto", "--format", help="auto, vtt, srt, whisper or text"),
+    alias: List[str] = typer.Option([], "--alias", help="\"Full Name=Nick\": a nickname of a speaker, replaced "
+                                    "like the name (repeatable)"),
 ) -> None:
     """Read a transcript, replace every name by a pseudonym, write a new session folder."""
     from ioa_synth.meetings.session import Session
     from ioa_synth.meetings.transcripts import FORMATS, TranscriptError, read_transcript
 
     check_choice("--format", fmt, FORMATS)
+    aliases = []
+    for spec in alias:
+        name, sep, nick = spec.partition("=")
+        if not sep or not name.strip() or not nick.strip():
+            fail(f"--alias {spec!r}: expected \"Full Name=Nick\" (a speaker's name, then the nickname)")
+        aliases.append((name.strip(), nick.strip()))
     check_out_folder(out)
     if out.is_dir() and any(out.iterdir()):
         fail(f"--out {out} is not empty; import each transcript into a new session folder")
@@ -48,7 +57,10 @@ def import_(
         found, turns = read_transcript(file, fmt)
     except TranscriptError as exc:
         fail(str(exc))
-    session = Session.create(out, found, file.name, turns)
+    try:
+        session = Session.create(out, found, file.name, turns, aliases)
+    except ValueError as exc:
+        fail(str(exc))
     typer.echo(f"{out}: {plural(len(session.turns), 'turn')} ({found}), participants "
                + ", ".join(f"{p.id} = {p.pseudonym}" for p in session.participants)
                + f"; the name map stays in {out / 'private'}")
@@ -57,18 +69,15 @@ def import_(
 @meeting_app.command()
 def probe(
     session_dir: Path = typer.Argument(..., metavar="SESSION_DIR", help="Session folder (from 'meeting import')"),
-    detector: List[str] = typer.Option(..., "--detector", help="NAME=CONFIG: a prober configuration (JSON config "
-                                       "file with a \"prober\" block); repeat for each detector"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the blind label assignment (default: per session)"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+    detector: List[str] = detector_option(),
+    seed: Optional[int] = seed_option("Seed of the blind label assignment (default: per session)", default=None),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
     from ioa_synth.llm.errors import LLMCallError
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.meetings.probe import MAX_DETECTORS, parse_detector, probe_session
     from ioa_synth.meetings.session import SessionError
 
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     session = _session(session_dir)
     if len(detector) > MAX_DETECTORS:
         fail(f"at most {MAX_DETECTORS} detectors (got {len(detector)})")
@@ -146,14 +155,14 @@ def answers(
 def report(
     session_dirs: List[Path] = typer.Argument(..., metavar="SESSION_DIR", help="Finished session folders"),
     rule: str = typer.Option("any", "--rule", help="Validated disagreement: any, majority or unanimous 'valid' labels"),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout instead of tables, "
-                                 "and write no file unless --out is given"),
+    as_json: bool = json_option("Print the report as JSON on stdout instead of tables, and write no file unless "
+                                "--out is given"),
     out: Optional[Path] = typer.Option(None, "--out", help="Where report.json and report.md go (default: the "
                                        "session folder; needed with several sessions unless --json)"),
     merge_judge: bool = typer.Option(False, "--merge-judge", help="Pooled recall: merge the validated discoveries "
                                      "with the merge_judge component (MERGE_JUDGE_BASE_URL or the embedded model)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (merge_judge block)"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model of the merge judge"),
+    config: Optional[Path] = config_option("its merge_judge block"),
+    local_model: Optional[str] = local_model_option("of the merge judge"),
 ) -> None:
     """Per session and detector (blinding lifted), across sessions with paired bootstrap.
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import (PANEL_BUILD, check_choice, config_or_fail, fail, llm_command_errors,
-                                  lowered_workers, out_dir_option)
+from ioa_synth.cli.common import PANEL_BUILD, config_or_fail, fail, llm_command_errors, lowered_workers
+from ioa_synth.cli.options import config_option, local_model_option, out_dir_option, split_option, workers_option
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
@@ -21,11 +21,11 @@ def regenerate(
     out: Path = out_dir_option(),
     case: Optional[list[str]] = typer.Option(None, "--case", help="Case id (repeatable), e.g. test/business/planning_000"),
     status: Optional[str] = typer.Option(None, "--status", help="discarded or failed (default with no --case: both)"),
-    split: Optional[str] = typer.Option(None, "--split", help="Only cases of this split"),
+    split: Optional[str] = split_option("Only cases of this split"),
     stage: int = typer.Option(1, "--stage", help="1: from the profiles on; 2: the dialogue only, keeping the accepted profiles"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON), as for build"),
-    workers: int = typer.Option(4, "--workers", min=1, max=256, help="Cases in flight at once"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="smollm2-135m or qwen2.5-coder-1.5b (embedded model)"),
+    config: Optional[Path] = config_option("as for build"),
+    workers: int = workers_option("Cases"),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Re-run cases through the loop; earlier calls and scores are kept, attempt numbers continue.
 
@@ -33,17 +33,13 @@ def regenerate(
     130 interrupted.
     """
     from ioa_synth.build.builddir import BuildDirError
-    from ioa_synth.protocol.cells import SPLITS
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
     from ioa_synth.build.regenerate import REGENERABLE, RegenerateError, run_regenerate
 
     case = [c for c in (case or []) + (case_ids or []) if c.strip()]
     if status is not None and status not in REGENERABLE:
         fail(f"--status must be one of {', '.join(REGENERABLE)} (got {status!r})")
-    check_choice("--split", split, SPLITS)
     if stage not in (1, 2):
         fail(f"--stage must be 1 or 2 (got {stage})")
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     cfg = config_or_fail(config)
     workers, announce = lowered_workers(["generator", "judge"], workers)  # said once the selection is good
     args = {"case": case or [], "status": status, "split": split, "stage": stage, "workers": workers,

@@ -21,7 +21,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ioa_synth.cli.common import build_dir_callback, check_choice
+from ioa_synth.cli.common import check_choice
+from ioa_synth.cli.options import out_dir_option
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.seeds.assign import parse_per_cell, run_assign
 from ioa_synth.text.plural import plural
@@ -58,7 +59,7 @@ def _fetch_table(result: FetchResult) -> Table:
 def fetch_cmd(
     source: str = typer.Option(..., "--source", help=f"one of {', '.join(SOURCES)}"),
     domain: str = typer.Option(..., "--domain", help=f"one of {', '.join(DOMAINS)}"),
-    out: Path = typer.Option(..., "--out", help="build directory (records under DIR/seeds/fetched, catalog)", callback=build_dir_callback),
+    out: Path = out_dir_option("build directory (records under DIR/seeds/fetched, catalog)"),
     max_records: int = typer.Option(DEFAULT_MAX, "--max", min=1, help="kept records for this query, across resumed runs"),
     query: Optional[str] = typer.Option(None, "--query", help="extra terms in the source's own query syntax"),
     since: Optional[str] = typer.Option(None, "--since", help="only papers from this date (YYYY-MM-DD)"),
@@ -107,7 +108,7 @@ def fetch_cmd(
 @seeds_app.command("import")
 def import_cmd(
     file: Path = typer.Argument(..., metavar="FILE", help="JSONL of paper records (e.g. seeds/snapshot.jsonl)"),
-    out: Path = typer.Option(..., "--out", help="build directory holding the catalog", callback=build_dir_callback),
+    out: Path = out_dir_option("build directory holding the catalog"),
 ) -> None:
     """Load a snapshot of paper records into the catalog (licences and origins kept)."""
     try:
@@ -174,7 +175,7 @@ def _report_reserve_short(plan, reserve: int) -> None:
 
 @seeds_app.command("assign")
 def assign_cmd(
-    out: Path = typer.Option(..., "--out", help="build directory holding the catalog", callback=build_dir_callback),
+    out: Path = out_dir_option("build directory holding the catalog"),
     per_cell: str = typer.Option("train=40,val=4,test=10", "--per-cell", help="primary tuples per cell and split"),
     rng_seed: int = typer.Option(0, "--rng-seed", help="same catalog + seed = same assignment"),
     reserve: int = typer.Option(0, "--reserve", min=0, help="reserve tuples per cell and split"),
@@ -203,7 +204,7 @@ def assign_cmd(
 
 
 @seeds_app.command("check")
-def check_cmd(out: Path = typer.Option(..., "--out", help="build directory holding the assignment", callback=build_dir_callback)) -> None:
+def check_cmd(out: Path = out_dir_option("build directory holding the assignment")) -> None:
     """Leakage report: exit 1 if any paper is used in two splits (or twice in one)."""
     try:
         with warnings.catch_warnings(record=True) as caught:

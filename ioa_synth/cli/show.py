@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli import app
-from ioa_synth.cli.common import PANEL_BUILD, fail, out_dir_option
+from ioa_synth.cli.common import PANEL_BUILD, fail
+from ioa_synth.cli.options import json_option, out_dir_option
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
@@ -18,12 +19,13 @@ def show(
                                             help="e.g. test/business/planning_000 (default: the case that got furthest)"),
     out: Path = out_dir_option(),
     attempt: Optional[int] = typer.Option(None, "--attempt", min=1, help="Attempt number (default: the latest)"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of rich output"),
+    as_json: bool = json_option("Print JSON instead of rich output"),
 ) -> None:
     """Show a case (by default the one that got furthest): scenario, profiles, MAs, outline, dialogue with inner thoughts, judge scores and feedback,
     gate failures and the discard reason."""
     from ioa_synth.build.builddir import BuildDirError
-    from ioa_synth.build.show import ShowError, case_view, furthest_case, render_case
+    from ioa_synth.build.show import ShowError, case_view, furthest_case
+    from ioa_synth.build.show_render import render_case
     from ioa_synth.reports.output import wide_console
 
     try:

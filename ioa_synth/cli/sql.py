@@ -12,12 +12,14 @@ import typer
 
 from ioa_synth.cli import app
 from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
+from ioa_synth.cli.options import json_option
 
 
 #: Every kind of folder that holds a catalog.duckdb, for the help of DIR.
-FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate' or 'belief run' "
-           "results folder, a meeting session folder, the --out folder of 'train score' (ioa-reward), or the "
-           "<stem>.calls folder beside the items file of 'belief items import' or 'belief screen'")
+FOLDERS = ("A folder holding catalog.duckdb: a build directory (build, seeds), an 'evaluate', 'belief run' "
+           "or 'collab run' results folder, a meeting session folder, the --out folder of 'train score' "
+           "(ioa-reward), or the <stem>.calls folder beside the items file of 'belief items import' or 'belief screen'; or a folder of "
+           "per-process catalogs (rank<N>/, worker<N>/: the training reward's), read as one")
 
 
 @app.command(rich_help_panel=PANEL_SHARE)
@@ -26,7 +28,7 @@ def sql(
     query: str = typer.Argument(..., metavar="QUERY", help='One SQL query, e.g. "SELECT status, count(*) FROM cases '
                                 'GROUP BY 1"'),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table"),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON array of row objects instead of a table"),
+    as_json: bool = json_option("Print one JSON array of row objects instead of a table"),
 ) -> None:
     """Run one read-only SQL query on DIR/catalog.duckdb and print the result. DIR is any
     folder with a catalog (listed under DIR below). One SELECT statement; no other file is
@@ -41,8 +43,7 @@ def sql(
     try:
         cat = Catalog(out, read_only=True, external_access=False)
     except FileNotFoundError:
-        fail(f"{out}: no catalog.duckdb here (not a build directory, results folder, meeting session or "
-             "catalog folder)")
+        cat = _catalog_set(out)
     with cat:
         try:
             columns, rows = cat.read_query(query)  # queries only, on a read-only connection without file access
@@ -70,8 +71,25 @@ def sql(
         typer.echo(f"{len(rows)} row(s)", err=True)
 
 
+def _catalog_set(out: Path):
+    """The per-process catalogs under ``out`` read as one (a note names those in use)."""
+    from ioa_synth.runs.catalog_set import CatalogSet, member_folders
+
+    members = member_folders(out)
+    if not members:
+        fail(f"{out}: no catalog.duckdb here (not a build directory, results folder, meeting session or "
+             "catalog folder)")
+    cat = CatalogSet(members)
+    if cat.busy:
+        typer.echo(f"note: left out {', '.join(p.name for p in cat.busy)} (open in a running process)", err=True)
+    if not cat.members:
+        cat.close()
+        fail(f"{out}: every catalog here is open in a running process ({', '.join(p.name for p in cat.busy)})")
+    return cat
+
+
 def _tables(cat: object) -> list[str]:
     """Names of the catalog's tables and views (``DESCRIBE tab`` shows a table's columns)."""
-    _, rows = cat.read_query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "  # type: ignore[attr-defined]
+    _, rows = cat.read_query("SELECT DISTINCT table_name FROM information_schema.tables WHERE table_schema = 'main' "  # type: ignore[attr-defined]
                              "ORDER BY 1")
     return [r[0] for r in rows]

@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli.common import check_choice, check_out_folder, fail
+from ioa_synth.cli.common import check_choice, check_out_folder, fail, writable_out, write_errors
+from ioa_synth.cli.options import access_option, config_option, local_model_option
 from ioa_synth.text.plural import plural
 
 train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
@@ -28,11 +29,13 @@ def sft(
 
     check_choice("--format", fmt, FORMATS_SFT)
     check_out_folder(out)
+    writable_out(out)
     try:
         export = build_sft(results, keep_c=keep_c, fmt=fmt, allow_split=allow_split)
     except ExportError as exc:
         fail(str(exc))
-    path = write_sft(export, out)
+    with write_errors():
+        path = write_sft(export, out)
     removed = "kept (--keep-c)" if keep_c else f"{export.removed_c} removed"
     typer.echo(f"wrote {plural(len(export.rows), 'row')} to {path} (teacher {export.teacher}; splits "
                f"{', '.join(sorted(export.splits))}); Category-C questions: {removed}; "
@@ -44,21 +47,21 @@ def sft(
 def prompts(
     data: Path = typer.Option(..., "--data", help="A built split, e.g. DIR/train (cases searched recursively)"),
     out: Path = typer.Option(..., "--out", help="Folder for <split>.jsonl (trl) or <split>.parquet (verl)"),
-    access: str = typer.Option("public", "--access", help="Prober access: public, thoughts, private, private+thoughts"),
+    access: str = access_option(),
     fmt: str = typer.Option("trl", "--format", help="trl (JSONL) or verl (parquet)"),
 ) -> None:
     """One row per dialogue: the prober prompt exactly as 'evaluate' sends it, and the case id
     the reward reads. Exit status: 0 written, 2 bad input."""
-    from ioa_synth.evaluate.access import ACCESS_LEVELS
     from ioa_synth.evaluate.inputs import InputError
     from ioa_synth.train.files import FORMATS_PROMPTS, ExportError
     from ioa_synth.train.prompts import export_prompts
 
-    check_choice("--access", access, ACCESS_LEVELS)
     check_choice("--format", fmt, FORMATS_PROMPTS)
     check_out_folder(out)
+    writable_out(out)
     try:
-        path, n = export_prompts(data, out, access=access, fmt=fmt)
+        with write_errors():
+            path, n = export_prompts(data, out, access=access, fmt=fmt)
     except (InputError, ExportError) as exc:
         fail(str(exc))
     typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
@@ -70,8 +73,8 @@ def score(
     case_id: str = typer.Option(..., "--case-id", help="Case id (path under --data without .json)"),
     completion: Path = typer.Option(..., "--completion", help="File holding the prober reply to score ('-': stdin)"),
     out: Path = typer.Option(Path("ioa-reward"), "--out", help="Catalog folder of the reward's calls (resumable)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="Per-component LLM settings (JSON)"),
-    local_model: Optional[str] = typer.Option(None, "--local-model", help="Embedded model for unset endpoints"),
+    config: Optional[Path] = config_option(),
+    local_model: Optional[str] = local_model_option(),
 ) -> None:
     """Score one completion with the training reward (the F1 'evaluate' gives its question set)
     and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input.
@@ -82,17 +85,16 @@ def score(
     import sys
     from dataclasses import asdict
 
-    from ioa_synth.cli.common import config_or_fail, llm_command_errors, writable_out
+    from ioa_synth.cli.common import config_or_fail, llm_command_errors
     from ioa_synth.evaluate.inputs import InputError, load_cases
-    from ioa_synth.llm.local_weights import LOCAL_MODELS
-    from ioa_synth.train.reward import RewardScorer, UnknownCaseError, find_case
+    from ioa_synth.train.cases import CaseIndex, UnknownCaseError
+    from ioa_synth.train.reward import RewardScorer
 
-    check_choice("--local-model", local_model, LOCAL_MODELS)
     check_out_folder(out)
     cfg = config_or_fail(config)
     try:
         cases = load_cases(data)
-        find_case({c.case_id: c for c in cases}, case_id, data)
+        CaseIndex(data, cases).find(case_id)
     except (InputError, UnknownCaseError) as exc:
         fail(str(exc))
     from ioa_synth.text.utf8 import decode_utf8

@@ -1,5 +1,5 @@
-"""Reading JSONL files line by line with errors that name ``path:line``, and the one wording
-every command uses for input that is not JSON."""
+"""Reading JSONL files line by line with errors that name ``path:line``, a JSON file whole,
+and the one wording every command uses for input that is not JSON."""
 
 from __future__ import annotations
 
@@ -32,6 +32,29 @@ def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterat
             yield n, json.loads(line)
         except json.JSONDecodeError as exc:
             raise error(json_problem(f"{path}:{n}", exc, in_line=True)) from None
+
+
+def read_json(path: str | Path, error: type[ValueError] = ValueError, missing: str | None = None) -> Any:
+    """The JSON document in the file ``path`` (UTF-8, with or without a byte-order mark).
+
+    Raises:
+        error: ``"<path>: <missing>"`` when the file does not exist and ``missing`` is
+            given, ``"<path>: cannot read (...)"``, not UTF-8
+            (:func:`ioa_synth.text.utf8.decode_utf8`) or not JSON (:func:`json_problem`).
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        if missing is not None:
+            raise error(f"{path}: {missing}") from None
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return json.loads(decode_utf8(raw, path, error))
+    except json.JSONDecodeError as exc:
+        raise error(json_problem(path, exc)) from None
 
 
 def json_problem(where: object, exc: json.JSONDecodeError, *, in_line: bool = False) -> str:

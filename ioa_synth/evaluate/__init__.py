@@ -4,3 +4,13 @@ App. C). Inputs (``inputs``), information access (``access``), solver-like steps
 reply shapes (``replies``), the normaliser behind the ambiguity mode's MA overlap
 (``text``), pure scoring (``scoring``), per-case records with every call (``records``),
 the resumable run (``run``) and its terminal output (``report``)."""
+
+from pathlib import Path
+
+from ioa_synth.core.templates import register_templates
+
+register_templates("evaluate", Path(__file__).resolve().parent / "templates")  # its prompts: evaluate/<file>.jinja2
+from ioa_synth.runs.folder_kinds import register_folder_kind
+
+register_folder_kind("evaluate", "an 'ioa-synth evaluate' results folder", commands=("evaluate",),
+                     hint="read it with 'ioa-synth report' or 'ioa-synth compare'")

@@ -1,6 +1,7 @@
 """One case through the protocol: prober -> simulator (every rollout) -> validity filter
--> categories and metrics, as the case's record (layout: docs/evaluate.md). In
-the ``direct`` mode the prober's free-text items go straight to the filter."""
+-> categories and metrics, as the case's :class:`~ioa_synth.evaluate.record_model.EvalRecord`
+(layout: docs/evaluate.md). In the ``direct`` mode the prober's free-text items go
+straight to the filter."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ioa_synth.evaluate.inputs import EvalCase
+from pydantic import ValidationError
+
 from ioa_synth.evaluate.probers import Probe, Prober, QuestionsFromError
+from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, expression_overlaps
@@ -103,7 +107,7 @@ def _questions_through_simulator(case: EvalCase, settings: EvalSettings, questio
 
 
 def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, clients: dict[str, LLMClient | None],
-                  calls: CaseCalls) -> dict[str, Any]:
+                  calls: CaseCalls) -> EvalRecord:
     """The record of ``case``: ``status`` ``scored`` with questions, metrics and calls, or
     ``failed`` with ``error`` (and the calls made). Never raises for a model failure.
 
@@ -136,4 +140,14 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
         if settings.permute_seed is not None and perm is not None:
             record["permutation"] = perm.as_record()
     record["calls"] = calls.log
-    return record
+    try:
+        return EvalRecord.model_validate(record)
+    except ValidationError as exc:  # a bug: the case fails with the reason rather than the run
+        failed = {k: v for k, v in record.items() if k not in _SCORED}
+        failed |= {"status": "failed", "error": f"internal error: the record does not fit the results format "
+                                                f"({' '.join(str(exc).split())[:300]})"}
+        return EvalRecord.model_validate(failed)
+
+
+#: The fields only a scored record has.
+_SCORED = ("questions", "metrics", "c_breakdown", "permutation", "expressions")

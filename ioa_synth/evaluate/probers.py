@@ -15,13 +15,14 @@ from typing import Any, Protocol
 
 from ioa_synth.evaluate.access import prober_context
 from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json
+from ioa_synth.evaluate.records import CaseCalls, read_record
 from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
                                         parse_expressions, parse_items, parse_question_per_expression, parse_questions)
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import Prompt, render_template
 from ioa_synth.protocol.schemas import request_schema
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 
 
 @dataclass(frozen=True)
@@ -166,12 +167,10 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
     """
     where = f"--questions-from {folder}"
     try:
-        run: dict[str, Any] | None = read_run_json(folder)
-    except RunJsonError:
-        run = None
-    if run is None or run.get("command") != "evaluate":
-        raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)")
-    mode = (run.get("args") or {}).get("mode", "mcq")
+        run = read_manifest(folder, "evaluate")
+    except ManifestError:
+        raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)") from None
+    mode = run.args.get("mode", "mcq")
     if mode not in REUSABLE_MODES:
         raise QuestionsFromError(f"{where}: a --mode {mode} results folder; questions can be reused only from "
                                  f"--mode {' or '.join(REUSABLE_MODES)} results")
@@ -179,12 +178,10 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
     missing = []
     for cid in case_ids:
         rec = read_record(folder, cid)
-        questions = rec.get("questions") if rec is not None and rec.get("status") == "scored" else None
-        if not isinstance(questions, list) or any(not isinstance(q, dict) or q.get("kind") == "item"
-                                                  or not q.get("options") for q in questions):
+        if rec is None or rec.status != "scored" or any(q.kind == "item" or not q.options for q in rec.questions):
             missing.append(cid)
             continue
-        out[cid] = [Question(q["question"], dict(q["options"])) for q in questions]
+        out[cid] = [Question(q.question, dict(q.options or {})) for q in rec.questions]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise QuestionsFromError(f"{where}: no scored record with multiple-choice questions of {len(missing)} "

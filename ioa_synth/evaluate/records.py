@@ -5,30 +5,33 @@ model call a case made, in the layout agreed for ``evaluate`` and ``compare``/``
 Calls go through :class:`ioa_synth.runs.recorder.CallRecorder` (journaled in
 ``RESULTS/catalog.duckdb``, replayed on resume); :class:`CaseCalls` only adds the
 record's view of them: component, participant, rollout, request messages, raw reply,
-error and try index, for fresh, failed and replayed calls alike.
+error and try index, for fresh, failed and replayed calls alike. Every call is tagged with
+its component and participant (:mod:`ioa_synth.evaluate.tables`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from pydantic import ValidationError
+
 from ioa_synth.llm.client import CallRecord, LLMClient
 from ioa_synth.core.templates import Prompt
-from ioa_synth.runs.recorder import CallKey, CallRecorder
-from ioa_synth.core.jsonl import json_problem
-from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.evaluate.record_model import EvalRecord, RecordError, validation_problem
+from ioa_synth.runs.recorder import CallKey, CallRecorder, Tags
+from ioa_synth.core.jsonl import read_json
 
 T = TypeVar("T")
 
-#: ``llm_calls.stage`` of each evaluation component.
+#: The step (``llm_calls.stage``) of each evaluation component.
 STAGES: dict[str, int] = {"prober": 0, "simulator": 1, "validity_filter": 2}
 
 
 def role_of(component: str, participant: str | None) -> str:
-    """``llm_calls.role``: the component, with ``:<participant>`` for the simulator."""
+    """The role of a call (``llm_calls.role``): the component, with ``:<participant>`` for
+    the simulator (the participant is also in the call's tags)."""
     return f"{component}:{participant}" if participant else component
 
 
@@ -55,25 +58,29 @@ class CaseCalls:
 
     Args:
         recorder: the run's call recorder.
-        case_id: the case's id (first part of every call key).
+        case_id: the case's id (the unit of every call key).
         replay_tries: ``try_index`` of stored successful calls, for replayed entries.
+        tags: added to every call's tags (a meeting's ``{"detector": name}``).
     """
 
     recorder: CallRecorder
     case_id: str
     replay_tries: dict[CallKey, int] = field(default_factory=dict)
     log: list[dict[str, Any]] = field(default_factory=list)
+    tags: Tags = field(default_factory=dict)
     #: called before each call is made (the run uses it to start work for the next case)
     before_call: Callable[[], None] = lambda: None
 
     def call(self, client: LLMClient, component: str, participant: str | None, attempt: int, prompt: Prompt,
              schema: dict[str, Any], parse: Callable[[Any], T]) -> T:
-        """The parsed reply of one call; key ``(case_id, STAGES[component], role, attempt)``.
+        """The parsed reply of one call; key ``(case_id, STAGES[component], role, attempt)``,
+        tags ``{"component", "participant"}`` plus :attr:`tags`.
 
         Raises:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries.
         """
-        key = (self.case_id, STAGES[component], role_of(component, participant), attempt)
+        key = CallKey(self.case_id, STAGES[component], role_of(component, participant), attempt)
+        tags = {"component": component, "participant": participant, **self.tags}
         rollout = attempt if component == "simulator" else None
         base = {"component": component, "participant": participant, "rollout": rollout,
                 "model": client.endpoint.model, "messages": prompt.messages}
@@ -82,7 +89,8 @@ class CaseCalls:
             self.log.append({**base, "response": rec.response_text, "error": rec.error, "try_index": rec.try_index})
 
         self.before_call()
-        value, fresh = self.recorder.call(_LoggedClient(client, on_record), key, prompt, schema, component, parse)
+        value, fresh = self.recorder.call(_LoggedClient(client, on_record), key, prompt, schema, component, parse,
+                                          tags=tags)
         if not fresh:
             self.log.append({**base, "response": self.recorder.replay.get(key), "error": None,
                              "try_index": self.replay_tries.get(key, 0), "replayed": True})
@@ -94,19 +102,36 @@ def record_path(out_dir: Path, case_id: str) -> Path:
     return Path(out_dir) / "records" / f"{case_id}.json"
 
 
-def read_record(out_dir: Path, case_id: str) -> dict[str, Any] | None:
-    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable."""
+def read_record(out_dir: Path, case_id: str) -> EvalRecord | None:
+    """The stored record of ``case_id``, or ``None`` when there is none or it is unreadable
+    or does not fit the format (the case is then evaluated again)."""
     try:
-        data = json.loads(record_path(out_dir, case_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_eval_record(record_path(out_dir, case_id))
+    except RecordError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 
 class RunJsonError(ValueError):
-    """A results-folder JSON file (``run.json``, a record, ``summary.json``) missing,
-    unreadable, not JSON, or (``run.json``) not an object; one line naming the file."""
+    """A results-folder JSON file (a record, ``summary.json``) missing, unreadable or not
+    JSON; one line naming the file. (``run.json`` is read by
+    :func:`ioa_synth.runs.manifest.read_manifest`.)"""
+
+
+def read_eval_record(path: Path) -> EvalRecord:
+    """The record in ``path`` (:class:`~ioa_synth.evaluate.record_model.EvalRecord`).
+
+    Raises:
+        RecordError: the file is missing, unreadable, not UTF-8 or JSON, or not a record.
+    """
+    try:
+        data = read_json_file(path)
+    except RunJsonError as exc:
+        raise RecordError(str(exc)) from None
+    try:
+        return EvalRecord.model_validate(data)
+    except ValidationError as exc:
+        raise RecordError(validation_problem(path, exc)) from None
 
 
 def read_json_file(path: Path) -> Any:
@@ -115,26 +140,5 @@ def read_json_file(path: Path) -> Any:
     Raises:
         RunJsonError: the file is missing, unreadable or not valid JSON.
     """
-    try:
-        return json.loads(decode_utf8(Path(path).read_bytes(), path, RunJsonError))
-    except FileNotFoundError:
-        raise RunJsonError(f"{path}: missing (is this an 'ioa-synth evaluate' results folder?)") from None
-    except OSError as exc:
-        raise RunJsonError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise RunJsonError(json_problem(path, exc)) from None
+    return read_json(path, RunJsonError, missing="missing (is this an 'ioa-synth evaluate' results folder?)")
 
-
-def read_run_json(folder: Path) -> dict[str, Any]:
-    """``folder/run.json`` (written by ``ioa-synth evaluate``: command, args, components,
-    fingerprint, fingerprint_parts; docs/evaluate.md) as a dict, not validated
-    further: the one reader of that file.
-
-    Raises:
-        RunJsonError: the file is missing, unreadable, not valid JSON or not an object.
-    """
-    path = Path(folder) / "run.json"
-    data = read_json_file(path)
-    if not isinstance(data, dict):
-        raise RunJsonError(f"{path}: not a JSON object")
-    return data

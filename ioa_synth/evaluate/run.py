@@ -3,29 +3,25 @@
 (:mod:`ioa_synth.runs.context`: endpoints, ``runs`` row, Ctrl-C).
 
 A re-run skips scored cases (no call), replays the stored calls of a case killed midway
-and retries failed cases. A changed setup is refused (:class:`SetupChanged`) only as far
-as it must be: a component (model, sampling, request options) whose settings
-changed is refused once it has successful calls stored here; the protocol settings
-(templates, access, rollouts, permutation, mode, input files, ``--questions-from``) are
-refused once any result is stored. A setup error (HTTP 400/401/...) stops the run: the
-cases it touched get no record and stay to do; Ctrl-C stops starting calls, gives the
-calls in flight a few seconds and raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`.
-Writes ``run.json``, ``records/``, ``summary.json`` (atomically) and ``catalog.duckdb``
-(``llm_calls``, ``runs``).
+and retries failed cases. A changed setup is refused (:data:`CHECK_SETUP`,
+:class:`~ioa_synth.runs.setup_check.SetupChanged`) only as far as it must be: a component
+(model, sampling, request options) whose settings changed is refused once it has
+successful calls stored here; the protocol settings (templates, access, rollouts,
+permutation, mode, input files, ``--questions-from``) are refused once any result is
+stored. A setup error (HTTP 400/401/...) stops the run: the cases it touched get no record
+and stay to do; Ctrl-C stops starting calls, gives the calls in flight a few seconds and
+raises :class:`~ioa_synth.runs.interrupt.RunInterrupted`. Writes ``run.json`` (the
+manifest, :mod:`ioa_synth.runs.manifest`), ``records/``, ``summary.json`` (atomically) and
+``catalog.duckdb`` (``llm_calls``, ``runs``).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic_core import to_json
 from rich.console import Console
 
 from ioa_synth import __version__
@@ -33,31 +29,31 @@ from ioa_synth.evaluate.case import EvalSettings, evaluate_case
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, forget_first, prepare_first, questions_digest
 from ioa_synth.evaluate.replies import Question
-from ioa_synth.evaluate.records import CaseCalls, RunJsonError, read_record, read_run_json, record_path
+from ioa_synth.evaluate.records import CaseCalls, read_record, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
+from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import all_template_hashes, compile_templates
-from ioa_synth.runs.interrupt import RunInterrupted, run_interruptible, worker_pool
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.recorder import CallKey, CallRecorder, load_replay_tries
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.fingerprint import describe_difference, fingerprint
 from ioa_synth.runs.context import RunContext, open_run
-from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
+from ioa_synth.runs.manifest import component_settings
+from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
+
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
+
+__all__ = ["CHECK_SETUP", "COMPONENTS", "EVAL_SETUP_VERSION", "EvalJob", "SetupChanged", "component_of",
+           "component_settings", "fingerprint_parts", "run_evaluate"]
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
 #: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
 #: 2: components compared one by one against their stored successful calls. Not
 #: the build's :data:`ioa_synth.runs.fingerprint.FINGERPRINT_VERSION`.
 EVAL_SETUP_VERSION = 2
-
-
-class SetupChanged(FingerprintMismatch):
-    """``RESULTS`` holds results of another protocol setup; the message names what changed
-    (a changed component raises the shared :class:`FingerprintMismatch`)."""
 
 
 @dataclass
@@ -73,13 +69,6 @@ class EvalJob:
     settings: EvalSettings
     questions_from: Path | None = None
     stored_questions: dict[str, list[Question]] | None = None
-
-
-def component_settings(ep: Endpoint) -> dict[str, Any]:
-    """``run.json`` view of one component: model, temperature, structured output, request
-    options and ``base_url_kind`` (``embedded`` | ``remote``); no key, no URL."""
-    return {"model": ep.model, "temperature": ep.temperature, "structured_output": ep.structured_output,
-            "request_options": ep.request_options, "base_url_kind": "embedded" if ep.embedded else "remote"}
 
 
 def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
@@ -100,43 +89,6 @@ def component_of(role: str) -> str:
     return role.split(":", 1)[0]
 
 
-def check_setup(catalog: Catalog, parts: dict[str, Any]) -> None:
-    """Refuse a setup whose stored results it would mix with.
-
-    A component may be reconfigured until it has successful calls stored here
-    (:func:`ioa_synth.runs.run_rows.check_fingerprint`); everything else in ``parts``
-    (templates, inputs, protocol settings) may change only while nothing is stored: no
-    successful call and no record.
-
-    Raises:
-        FingerprintMismatch: a component with stored successful calls changed.
-        SetupChanged: the protocol setup changed on a folder that holds results, or
-            ``run.json`` is unreadable while records exist.
-    """
-    check_fingerprint(catalog, parts, commands=("evaluate",), component_of=component_of)
-    rows = catalog.execute(
-        "SELECT DISTINCT r.fingerprint_json FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "
-        "WHERE c.error IS NULL AND r.command = 'evaluate' AND r.fingerprint_json IS NOT NULL")
-    stored = [json.loads(fp) for (fp,) in rows]
-    out_dir = catalog.out_dir
-    if any((out_dir / "records").rglob("*.json")):
-        try:
-            run_parts = read_run_json(out_dir).get("fingerprint_parts")
-        except RunJsonError:
-            run_parts = None
-        if not isinstance(run_parts, dict):
-            raise SetupChanged(f"{out_dir / 'run.json'} is unreadable; use a new --out")
-        stored.append(run_parts)
-    new = {k: v for k, v in parts.items() if k not in ("components", "questions_from")}
-    for old_parts in stored:
-        old = {k: v for k, v in old_parts.items() if k not in ("components", "questions_from")}
-        diffs = describe_difference(old, new) if old != new else []
-        diffs += _questions_changed(old_parts.get("questions_from"), parts.get("questions_from"))
-        if diffs:
-            raise SetupChanged(f"{out_dir} holds results of another setup ({'; '.join(diffs[:3])}); "
-                               "use a new --out for a changed setup")
-
-
 def _questions_changed(old: Any, new: Any) -> list[str]:
     """What changed in the reused questions: nothing when neither run reused questions or
     every case both runs cover has the same questions (``--limit`` may grow)."""
@@ -149,16 +101,34 @@ def _questions_changed(old: Any, new: Any) -> list[str]:
     return [f"questions_from: other questions for {', '.join(changed[:3])}"] if changed else []
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+def _protocol(parts: dict[str, Any]) -> dict[str, Any]:
+    """What of the setup is fixed once a result is stored: all but the components (checked
+    one by one) and the reused questions (compared case by case, :func:`_questions_changed`)."""
+    return {k: v for k, v in parts.items() if k not in ("components", "questions_from")}
+
+
+def _results_stored(catalog: Catalog) -> bool:
+    return any((catalog.out_dir / "records").rglob("*.json"))
+
+
+#: The setup check of an evaluate run: a component may be reconfigured until it has
+#: successful calls stored here; everything else in the setup (templates, inputs, protocol
+#: settings, reused questions) may change only while nothing is stored (no successful call
+#: and no record).
+CHECK_SETUP = SetupCheck(commands=("evaluate",), component_of=component_of, protocol=_protocol,
+                         results_stored=_results_stored,
+                         also_changed=lambda old, new: _questions_changed(old.get("questions_from"),
+                                                                          new.get("questions_from")))
 
 
 def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: int = 4, local_model: str | None = None,
                  console: Console | None = None, args: dict[str, Any] | None = None,
-                 on_start: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                 on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None) -> dict[str, Any]:
     """Evaluate ``job`` into ``out_dir``; return ``summary.json`` plus ``run`` =
     ``{"scored", "failed", "skipped", "tokens"}`` of this invocation. ``on_start()`` is
     called once the catalog is open (not in use by another run), before any endpoint is.
+    With ``batch`` the calls go out in waves of batches (:mod:`ioa_synth.runs.waves`);
+    the records are those a live run writes.
 
     When the run stops early (setup error, Ctrl-C) ``summary.json`` still describes the
     records written so far (``complete: false``) and the ``runs`` row says why it stopped.
@@ -172,39 +142,26 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
     console = console or Console(stderr=True)
     needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)
               and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
-    catalog = Catalog(out_dir)
+    catalog = Catalog(out_dir, tables=[EVALUATE_TABLES])
     try:
         on_start()
-        with open_run(catalog, "evaluate", needed, config, local_model, args,
-                      describe=lambda eps: fingerprint_parts(eps, job), check=check_setup) as run:
-            run_json = _run_json(run, job, args)
-            write_json_atomic(out_dir / "run.json", run_json)
+        reused = {"components": {"prober": {"questions_from": str(job.questions_from)}}}
+        with open_run(catalog, "evaluate", needed, config, local_model, args, kind="evaluate",
+                      describe=lambda eps: fingerprint_parts(eps, job), check=CHECK_SETUP,
+                      settings=job.settings.as_dict(), setup_version=EVAL_SETUP_VERSION,
+                      manifest_extra=reused if job.stored_questions is not None else None) as run:
             run.summary |= {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
-            scheduler = _Scheduler(out_dir, job, run, workers, console)
+            scheduler = _Scheduler(out_dir, job, run, workers, console, batch)
             try:
                 scheduler.run()
-            except BaseException as exc:
-                if isinstance(exc, RunInterrupted):  # open_run adds the calls stored
-                    exc.unit = "case"
+            except BaseException:
                 write_json_atomic(out_dir / "summary.json", _summary(out_dir, job))
                 raise
             summary = _summary(out_dir, job)
             write_json_atomic(out_dir / "summary.json", summary)
-        write_json_atomic(out_dir / "run.json", run_json | {"finished_at": _now()})
     finally:
         catalog.close()
     return summary | {"run": run.summary}
-
-
-def _run_json(run: RunContext, job: EvalJob, args: dict[str, Any] | None) -> dict[str, Any]:
-    """``run.json`` of a starting run: argv, arguments, each component's settings (no key,
-    no URL) and the fingerprinted setup."""
-    components = {c: component_settings(ep) for c, ep in run.endpoints.items()}
-    if job.stored_questions is not None:
-        components["prober"] = {"questions_from": str(job.questions_from)}
-    return {"command": "evaluate", "argv": sys.argv[1:], "args": args or {}, "components": components,
-            "fingerprint": fingerprint(run.description), "fingerprint_parts": run.description,
-            "started_at": _now(), "finished_at": None}
 
 
 def _summary(out_dir: Path, job: EvalJob) -> dict[str, Any]:
@@ -213,11 +170,12 @@ def _summary(out_dir: Path, job: EvalJob) -> dict[str, Any]:
 
 
 class _Scheduler:
-    """Keeps ``workers`` cases in flight (:func:`run_interruptible`); each worker writes its
+    """Keeps ``workers`` cases in flight (:meth:`RunContext.map`); each worker writes its
     case's record; the counts go to the run's summary."""
 
-    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console) -> None:
-        self.out_dir, self.job, self.run_ctx = out_dir, job, run
+    def __init__(self, out_dir: Path, job: EvalJob, run: RunContext, workers: int, console: Console,
+                 batch: BatchMode | None = None) -> None:
+        self.out_dir, self.job, self.run_ctx, self.batch = out_dir, job, run, batch
         self.workers, self.console = max(1, workers), console
         self.prober = (StoredQuestions(job.stored_questions) if job.stored_questions is not None
                        else PROBERS[job.settings.mode])
@@ -248,15 +206,14 @@ class _Scheduler:
         path = record_path(self.out_dir, case.case_id)
 
         def write() -> list:
-            # pydantic-core's encoder: json.dumps(indent=2)'s output without its pure-Python indenter
-            write_bytes_atomic(path, to_json(record, indent=2, inf_nan_mode="constants") + b"\n", sync=False)
+            write_bytes_atomic(path, record.to_json_bytes(), sync=False)
             return []
 
         # written by the catalog's writer after the case's calls, while this worker starts its next
         # case, and fsynced before the next batch commits; a record a power cut left unreadable is
         # evaluated again (read_record); run() flushes before anything reads the records
         self.run_ctx.catalog.record_later(write, sync=[path])
-        return record["status"]
+        return record.status
 
     def _done(self, case: EvalCase, status: str) -> None:
         self.run_ctx.summary[status] += 1
@@ -273,23 +230,25 @@ class _Scheduler:
         todo = []
         for case in self.job.cases:
             rec = read_record(self.out_dir, case.case_id)
-            if rec is not None and rec.get("status") == "scored":
+            if rec is not None and rec.status == "scored":
                 self.run_ctx.summary["skipped"] += 1
             else:
                 todo.append(case)
         ids = [c.case_id for c in todo]
-        self.recorder = self.run_ctx.recorder(replay_of=ids)
+        waves = None
+        if self.batch is not None:
+            self.recorder, waves = start_batch(self.run_ctx, self.batch, ids, note=lambda text: progress.note(text))
+        else:
+            self.recorder = self.run_ctx.recorder(replay_of=ids)
         self.replay_tries = load_replay_tries(self.run_ctx.catalog, ids)
         self.progress = progress = eval_progress(self.console, len(todo))
         self.run_ctx.attach(progress)
         try:
-            with progress, worker_pool(self.workers, "eval") as pool:
-                run_interruptible(self._submit(pool), deque(todo), self._done, self.workers, self.run_ctx.guard)
+            with progress:
+                map_in_waves(self.run_ctx, waves, deque(todo), self._one, self._done, workers=self.workers,
+                             unit="case", name="eval", on_submit=self._submitted)
         finally:
             self.run_ctx.catalog.flush()  # the records written behind the workers are on disk
 
-    def _submit(self, pool: ThreadPoolExecutor):
-        def submit(case: EvalCase):
-            self._last_submitted = case
-            return pool.submit(self._one, case)
-        return submit
+    def _submitted(self, case: EvalCase) -> None:
+        self._last_submitted = case  # queued behind the running ones: the case a worker starts next

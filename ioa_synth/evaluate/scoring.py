@@ -12,10 +12,10 @@ denominator gives 0; B counts in neither. Aggregates are means over scored dialo
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 from ioa_synth.evaluate.analysis import tables
-from ioa_synth.evaluate.analysis.results import C_REASONS, Record
+from ioa_synth.evaluate.record_model import C_REASONS, EvalRecord
 from ioa_synth.evaluate.text import overlapping_mas
 
 _PRF = ("precision", "recall", "f1")
@@ -78,9 +78,9 @@ def c_breakdown(reasons: Iterable[str | None]) -> dict[str, int]:
     return {r: counts[r] for r in C_REASONS}
 
 
-def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, Any]) -> dict[str, Any]:
+def summarize(records: Sequence[EvalRecord | Mapping[str, Any]], requested: int, setup: dict[str, Any]) -> dict[str, Any]:
     """``summary.json`` from the records of the requested cases (``status`` ``scored`` or
-    ``failed``; a missing record counts as neither). ``setup`` holds ``mode``,
+    ``failed``; a missing record counts as neither), as :class:`EvalRecord` or as decoded JSON. ``setup`` holds ``mode``,
     ``access``, ``rollouts``, ``permute_seed``, copied in; ``ambiguity`` runs add
     ``expressions`` (:func:`expression_overlap`).
 
@@ -93,23 +93,24 @@ def summarize(records: list[dict[str, Any]], requested: int, setup: dict[str, An
     Raises:
         pydantic.ValidationError: a record that does not fit the results format.
     """
-    scored = [r for r in records if r["status"] == "scored"]
-    failed = sum(r["status"] == "failed" for r in records)
-    typed = [Record.model_validate(r) for r in scored]
-    overall = tables.means(typed)
+    status = [r.status if isinstance(r, EvalRecord) else r["status"] for r in records]
+    scored = [r if isinstance(r, EvalRecord) else EvalRecord.model_validate(r)
+              for r, s in zip(records, status) if s == "scored"]
+    failed = status.count("failed")
+    overall = tables.means(scored)
 
     def rounded(values: dict[str, Any], keys: Iterable[str]) -> dict[str, float | None]:
         return {k: round(values[k], 4) if values[k] is not None else None for k in keys}
 
     def group(key: str) -> dict[str, Any]:
-        return {g["group"]: {"cases": g["cases"], **rounded(g, _PRF)} for g in tables.group_means(typed, key)}
+        return {g["group"]: {"cases": g["cases"], **rounded(g, _PRF)} for g in tables.group_means(scored, key)}
 
     n = len(scored)
     return {
         "complete": n == requested, "cases": {"requested": requested, "scored": n, "failed": failed},
         **rounded(overall, (*_PRF, "mean_k", "mean_b")),
-        "type_recall": {t: {**v, "recall": round(v["recall"], 4)} for t, v in tables.type_recall(typed).items()},
-        "c_breakdown": {reason: v["count"] for reason, v in tables.c_breakdown(typed).items()},
+        "type_recall": {t: {**v, "recall": round(v["recall"], 4)} for t, v in tables.type_recall(scored).items()},
+        "c_breakdown": {reason: v["count"] for reason, v in tables.c_breakdown(scored).items()},
         "by_domain": group("domain"), "by_task_type": group("task_type"),
         **{k: setup.get(k) for k in ("mode", "access", "rollouts", "permute_seed")},
         **expression_overlap(scored),
@@ -128,12 +129,12 @@ def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[s
     return out
 
 
-def expression_overlap(scored: list[dict[str, Any]]) -> dict[str, Any]:
+def expression_overlap(scored: list[EvalRecord]) -> dict[str, Any]:
     """``{"expressions": {"selected", "overlapping_ma", "share"}}`` over the scored records
     that hold ``ambiguity``-mode expressions (paper §5.1): how many selected
     expressions overlap some MA's surface form; ``{}`` when no record has expressions."""
-    exprs = [e for r in scored for e in r.get("expressions") or []]
-    if not any("expressions" in r for r in scored):
+    if all(r.expressions is None for r in scored):
         return {}
-    hit = sum(bool(e["overlaps"]) for e in exprs)
+    exprs = [e for r in scored for e in r.expressions or []]
+    hit = sum(e.overlaps for e in exprs)
     return {"expressions": {"selected": len(exprs), "overlapping_ma": hit, "share": round(_ratio(hit, len(exprs)), 4)}}

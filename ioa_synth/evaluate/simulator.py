@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from functools import partial
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from ioa_synth.evaluate.replies import LETTERS, Question, SimulatorReply, parse_
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import render_template
 from ioa_synth.protocol.schemas import request_schema
+from ioa_synth.runs.batch_recorder import gather
 
 TEMPLATE = "evaluate/simulator.jinja2"
 PARTICIPANTS = ("M1", "M2")
@@ -85,11 +87,11 @@ def simulate(case: EvalCase, questions: list[Question], perm: Permutation, rollo
     letters = ["".join(q.options) for q in shown]
     schema = request_schema(SimulatorReply)
     prompts = {p: render_template(TEMPLATE, **simulator_context(case, p), questions=shown) for p in PARTICIPANTS}
-    for rollout in range(1, rollouts + 1):
-        for p in PARTICIPANTS:
-            answers = calls.call(client, "simulator", p, rollout, prompts[p], schema,
-                                 lambda d: parse_answers(d, letters))
-            out[p].append(perm.to_original(answers))
+    jobs = [(rollout, p) for rollout in range(1, rollouts + 1) for p in PARTICIPANTS]
+    replies = gather([partial(calls.call, client, "simulator", p, rollout, prompts[p], schema,
+                              lambda d: parse_answers(d, letters)) for rollout, p in jobs])
+    for (_, p), answers in zip(jobs, replies):  # independent calls: one wave in batch mode
+        out[p].append(perm.to_original(answers))
     return out
 
 

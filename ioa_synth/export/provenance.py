@@ -1,7 +1,8 @@
 """The provenance of a build, read from its catalog, for the dataset card: seed sources
 and licences, models and settings per component, θ1/θ2, pass rates, discard reasons,
 judge health, the type mix next to the paper's (Table 10), audit (App. B.3) and human
-annotation agreement when present, and the near-duplicate check.
+annotation agreement when present, the cases imported by ``build import``, and the
+near-duplicate check.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from ioa_synth.build.builddir import accepted_cases
 from ioa_synth.build.dedup import DEFAULT_THRESHOLD, near_duplicates
+from ioa_synth.build.importer import imported_counts
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.build.status import discards, ma_types
@@ -97,6 +99,7 @@ def provenance(catalog: Catalog, splits: list[str], threshold: float = DEFAULT_T
         "type_mix": {s: v for s, v in type_mix_report(catalog).items() if s in splits},
         "audit": _audits(catalog, splits),
         "annotation": _annotations(catalog, splits),
+        "imported": {s: n for s, n in imported_counts(catalog).items() if s in splits},
         "near_duplicates": {"threshold": threshold, "pairs": len(mine),
                             "cross_split": sum(p.cross_split for p in mine),
                             "examples": [{"a": p.a, "b": p.b, "similarity": round(p.similarity, 3)} for p in mine[:10]]},

@@ -46,7 +46,9 @@ def seed_record(seed: dict[str, Any]) -> dict[str, Any]:
 
 
 def export_record(case_id: str, domain: str, task_type: str, record: dict[str, Any]) -> dict[str, Any]:
-    """One export line from an accepted build record."""
+    """One export line from an accepted build record; a record imported from the released
+    data (``build import``) may lack a point's ``type`` (null), the outline (empty) and
+    ``seed`` (all fields empty or null)."""
     profiles = record["profiles"]
     return {
         "case_id": case_id, "domain": domain, "task_type": task_type,
@@ -55,14 +57,16 @@ def export_record(case_id: str, domain: str, task_type: str, record: dict[str, A
             "meeting_scenario": profiles["meeting_scenario"],
             "members": [{k: m[k] for k in ("id", "name", "role", "expertise", "background", "private_state",
                                            "hidden_assumptions")} for m in profiles["members"]],
-            "misalignment_points": [{k: p[k] for k in ("id", "type", "topic", "surface_form", "member_a_understanding",
-                                                       "member_b_understanding", "why_undetected")}
+            "misalignment_points": [{k: p.get(k) if k == "type" else p[k]
+                                     for k in ("id", "type", "topic", "surface_form", "member_a_understanding",
+                                               "member_b_understanding", "why_undetected")}
                                     for p in profiles["misalignment_points"]],
             "conversation_outline": [{k: t[k] for k in ("turn", "speaker", "description", "ma_ids")}
-                                     for t in profiles["conversation_outline"]],
+                                     for t in profiles.get("conversation_outline") or []],
         },
-        "dialogue": {"num_turns": record["dialogue"]["num_turns"],
-                     "turns": [{k: t[k] for k in ("turn_idx", "speaker_id", "speaker_name", "inner_thought", "utterance")}
+        "dialogue": {"num_turns": record["dialogue"].get("num_turns", len(record["dialogue"]["turns"])),
+                     "turns": [{k: t.get(k) if k == "speaker_name" else t[k]
+                                for k in ("turn_idx", "speaker_id", "speaker_name", "inner_thought", "utterance")}
                                for t in record["dialogue"]["turns"]]},
     }
 

@@ -1,10 +1,14 @@
 """``ioa-synth export``: write accepted cases of a build as a Hugging Face dataset folder:
 ``data/<split>.jsonl`` (train, validation, test), ``README.md`` (dataset card) and
-``croissant.json``. The folder is written next to its destination and moved into place
-when complete, so a failed export leaves no half-written folder."""
+``croissant.json``, and :data:`FILE_LIST` (each file's size and SHA-256). The folder is
+written next to its destination and moved into place when complete, so a failed export
+leaves no half-written folder. An existing destination is replaced only when it holds
+nothing but the files its own file list names, unchanged: a file a user added or edited is
+never deleted (the export is refused and nothing changes)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -15,8 +19,8 @@ from ioa_synth.build.builddir import open_catalog
 from ioa_synth.build.dedup import DEFAULT_THRESHOLD
 from ioa_synth.export.records import SPLIT_NAMES, export_record
 
-#: Files an export folder holds; a destination with other files is refused.
-EXPORT_FILES = {"README.md", "croissant.json", "data"}
+#: The list of the files an export wrote (relative path -> ``{"bytes", "sha256"}``).
+FILE_LIST = ".ioa-export-files.json"
 
 
 class ExportError(ValueError):
@@ -37,6 +41,50 @@ def split_records(catalog, split: str) -> list[dict[str, Any]]:
     return out
 
 
+def file_list(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{relative path: {"bytes", "sha256"}}`` of every file under ``folder`` but the list itself."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_file() and not path.is_symlink() and rel != FILE_LIST:
+            out[rel] = {"bytes": path.stat().st_size, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return out
+
+
+def check_replaceable(to: Path) -> None:
+    """Refuse a destination that holds anything an earlier export did not write as it is now.
+
+    Raises:
+        ExportError: ``to`` is a file; or a non-empty folder without a readable
+            :data:`FILE_LIST`, or with a file (or folder, or link) the list does not name, or
+            a listed file whose content changed since.
+    """
+    if not to.exists() and not to.is_symlink():
+        return
+    if not to.is_dir() or to.is_symlink():
+        raise ExportError(f"--to {to} exists and is not a folder; choose a new folder")
+    if not any(to.iterdir()):
+        return
+    try:
+        listed = json.loads((to / FILE_LIST).read_text(encoding="utf-8"))["files"]
+        dict(listed)
+    except (OSError, ValueError, TypeError, KeyError):
+        raise ExportError(f"--to {to} holds files and is not an earlier export (no readable {FILE_LIST}); "
+                          "choose a new folder") from None
+    folders = {parent.as_posix() for rel in listed for parent in Path(rel).parents}
+    for path in sorted(to.rglob("*")):
+        rel = path.relative_to(to).as_posix()
+        if rel == FILE_LIST or (path.is_dir() and not path.is_symlink() and rel in folders):
+            continue
+        if rel not in listed or path.is_symlink() or not path.is_file():
+            problem = "was not written by the earlier export"
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != listed[rel].get("sha256"):
+            problem = "changed since the earlier export"
+        else:
+            continue
+        raise ExportError(f"--to {to}: {rel} {problem}; nothing was replaced (move it away or choose a new folder)")
+
+
 def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-by-4.0",
                  threshold: float = DEFAULT_THRESHOLD, name: str | None = None) -> dict[str, Any]:
     """Export ``splits`` (build names: train, val, test) of the build in ``out_dir`` to the
@@ -55,8 +103,7 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
     from ioa_synth.export.records import features
 
     to = Path(to)
-    if to.exists() and (not to.is_dir() or set(p.name for p in to.iterdir()) - EXPORT_FILES):
-        raise ExportError(f"--to {to} exists and is not an earlier export (it holds other files); choose a new folder")
+    check_replaceable(to)
     with open_catalog(out_dir, read_only=True) as cat:
         records = {s: split_records(cat, s) for s in splits}
         kept = [s for s in splits if records[s]]
@@ -78,6 +125,9 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
         (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty, num_bytes), encoding="utf-8")
         meta = croissant_metadata(tmp, files, pretty, license, prov)
         (tmp / "croissant.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (tmp / FILE_LIST).write_text(json.dumps({"written_by": "ioa-synth export", "files": file_list(tmp)},
+                                                indent=2) + "\n", encoding="utf-8")
+        check_replaceable(to)  # again: a file may have been added while the export was written
         if to.exists():
             old = to.with_name(f".{to.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -91,3 +141,6 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
         raise
     return {"splits": sizes, "skipped": [s for s in splits if s not in kept], "path": str(to),
             "near_duplicates": prov["near_duplicates"]}
+
+
+__all__ = ["ExportError", "FILE_LIST", "check_replaceable", "export_build", "file_list", "split_records"]

@@ -46,6 +46,7 @@ from ioa_synth.llm.on_wire import requests_sent
 from ioa_synth.llm.serving import STREAM_OPTIONS, stream_completion
 from ioa_synth.llm.transport import ChatPost
 from ioa_synth.llm.activity import CallActivity
+from ioa_synth.llm.batch_api import BatchSender
 from ioa_synth.text.plural import plural
 
 __all__ = ["CallCancelled", "CallRecord", "EMBEDDED_MAX_TOKENS", "EMBEDDED_TIMEOUT", "Endpoint", "LLMCallError",
@@ -81,6 +82,8 @@ class LLMClient:
         self.stop = stop or threading.Event()
         self.on_wait = on_wait or (lambda note: None)
         self.setup_error: SetupError | None = None
+        #: in batch mode, what answers requests instead of the endpoint (:mod:`ioa_synth.runs.batch`)
+        self.batch: BatchSender | None = None
         self.activity = CallActivity()
         self.policy = RetryPolicy(endpoint.component, endpoint.max_retries, endpoint.max_wait)
 
@@ -107,7 +110,8 @@ class LLMClient:
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
                       parse: Callable[[Any], T], on_call: Callable[[CallRecord], None],
-                      seed: int | None = None, temperature: float | None = None) -> tuple[T, CallRecord]:
+                      seed: int | None = None, temperature: float | None = None,
+                      decode: Callable[[str], Any] = reply_json) -> tuple[T, CallRecord]:
         """Request a JSON reply and return ``(parse(decoded_json), record_of_the_good_call)``.
 
         Failed tries are passed to ``on_call`` as they happen; the good call is returned,
@@ -116,6 +120,11 @@ class LLMClient:
         index on a content retry (the same seed would reproduce the same rejected reply);
         the sent value is in each record's ``request_json``. ``temperature`` overrides the
         endpoint's for this call (e.g. a deterministic probe on a sampling agent's model).
+        ``decode`` turns the reply text into what ``parse`` gets (default: its JSON; a
+        free-text reply, e.g. a chat turn or a fenced code block, passes
+        :func:`~ioa_synth.llm.replies.reply_text` with ``schema`` ``None``). A reply cut
+        off at ``max_tokens`` is rejected unless ``decode`` says it ``keeps_cut_off`` (a
+        chat turn that ran long is still a turn; cut-off JSON is not JSON).
 
         Raises:
             SetupError: a setup problem (HTTP 400/401/403/404/422, server unreachable);
@@ -152,7 +161,7 @@ class LLMClient:
                     self.setup_error = setup
                     raise setup from exc
                 raise LLMCallError(rec.error) from exc
-            value, last_error = self._read(reply, rec, parse)
+            value, last_error = self._read(reply, rec, parse, decode)
             if last_error is None:
                 return value, rec
             self.activity.rejected(self.endpoint.component)
@@ -173,6 +182,8 @@ class LLMClient:
         pass ``max_wait``. On a server of limited parallelism (``endpoint.slots``) a try
         waits for a free slot first; its timeout and latency count from then."""
         component = self.endpoint.component
+        if self.batch is not None:  # answered by a batch line, or parked until a wave answers it
+            return self.batch.answer(self, payload, rec, on_call)
 
         def on_retry(exc: BaseException, delay: float, note: str) -> None:
             self.activity.retrying(component)
@@ -234,7 +245,8 @@ class LLMClient:
             return data
         return self._chat_post(payload)
 
-    def _read(self, data: Any, rec: CallRecord, parse: Callable[[Any], T]) -> tuple[T | None, str | None]:
+    def _read(self, data: Any, rec: CallRecord, parse: Callable[[Any], T],
+              decode: Callable[[str], Any] = reply_json) -> tuple[T | None, str | None]:
         if not isinstance(data, dict):
             rec.error = "reply is not a chat-completions JSON object"
             return None, rec.error
@@ -255,7 +267,7 @@ class LLMClient:
         if choice is None or not candidates:
             rec.error = "empty reply (no choices, no content and no reasoning field)"
             return None, rec.error
-        if rec.finish_reason == "length":
+        if rec.finish_reason == "length" and not getattr(decode, "keeps_cut_off", False):
             rec.error = "reply cut off (finish_reason=length)"
             return None, rec.error
         for field_name, text in candidates:
@@ -264,7 +276,7 @@ class LLMClient:
             text = redact(text, self._secrets)
             rec.reply_field, rec.response_text = field_name, text
             try:
-                return parse(reply_json(text)), None
+                return parse(decode(text)), None
             except json.JSONDecodeError as exc:
                 rec.error = f"invalid JSON in {field_name}: {exc.msg} at char {exc.pos}"
             except ValueError as exc:  # pydantic.ValidationError and JudgementError are ValueErrors

@@ -24,7 +24,9 @@ COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "s
                                # live meetings: the judge that merges validated discoveries across detectors
                                "merge_judge",
                                # the belief study: item writing, screening, the chatroom and its judges
-                               "item_writer", "screener", "agent", "belief_judge", "stance_judge")
+                               "item_writer", "screener", "agent", "belief_judge", "stance_judge",
+                               # multi-agent collaboration: every agent of a team (its detectors are prober blocks)
+                               "discusser")
 
 #: Default sampling temperature per component (the paper's settings: generators 0.7, judges 0.3,
 #: prober 0.7, simulator and validity filter 0.2).
@@ -41,6 +43,7 @@ DEFAULT_TEMPERATURE: dict[str, float] = {
     "agent": 0.7,
     "belief_judge": 0.0,
     "stance_judge": 0.0,
+    "discusser": 0.7,
 }
 
 #: Default base of the per-call sampling seed (the ``seed`` config key).
@@ -93,6 +96,21 @@ class ComponentConfig(BaseModel):
     #: generator only: ``scaffold`` | ``protocol`` (ioa_synth.protocol.plan_modes); absent picks
     #: ``scaffold`` for the embedded model and ``protocol`` for a remote endpoint
     plan: Literal["scaffold", "protocol"] | None = None
+    #: USD per million tokens, for ``estimate`` and ``status`` (:mod:`ioa_synth.llm.prices`):
+    #: ``{"input", "output", "batch"}``; never sent, not part of the setup fingerprint
+    price_per_mtok: dict[str, Any] | None = None
+
+    @field_validator("price_per_mtok")
+    @classmethod
+    def _price(cls, v: Any) -> Any:
+        if v is not None:
+            from ioa_synth.llm.prices import PricesError, parse_price
+
+            try:
+                parse_price(v, "price_per_mtok")
+            except PricesError as exc:
+                raise ValueError(str(exc).removeprefix("price_per_mtok.")) from None
+        return v
 
     @field_validator("request_options")
     @classmethod
@@ -153,6 +171,7 @@ class ToolkitConfig(BaseModel):
     agent: ComponentConfig = Field(default_factory=ComponentConfig)
     belief_judge: ComponentConfig = Field(default_factory=ComponentConfig)
     stance_judge: ComponentConfig = Field(default_factory=ComponentConfig)
+    discusser: ComponentConfig = Field(default_factory=ComponentConfig)
 
     def component(self, name: str) -> ComponentConfig:
         """Settings of component ``name``; raises ``KeyError`` for an unknown one."""
@@ -201,19 +220,22 @@ def _unknown_name(loc: tuple) -> str:
     return f'{".".join(map(str, loc))}: unknown {what}{guess}; valid {what}s: ' + ", ".join(valid)
 
 
-def env_endpoint(component: str) -> tuple[str | None, str | None]:
+def env_endpoint(component: str, prefixes: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
     """(base_url, api_key) of ``component`` from the environment, with the
     ``OPENAI_*`` fallbacks; empty strings count as unset, spaces around a value are dropped.
+    ``prefixes`` are tried first, in order (``("IOA_DETECTOR_X",)`` reads
+    ``IOA_DETECTOR_X_BASE_URL`` before ``<COMPONENT>_BASE_URL``).
 
     Raises:
         ConfigError: the base URL variable in effect holds only spaces (named as blank).
     """
     up = component.upper()
-    names = (f"{up}_BASE_URL", "OPENAI_BASE_URL")
+    names = (*(f"{p}_BASE_URL" for p in prefixes), f"{up}_BASE_URL", "OPENAI_BASE_URL")
     var = next((n for n in names if os.environ.get(n)), None)
     base = os.environ[var].strip() if var else None
     if var and not base:
         raise ConfigError(f"{var} is blank (only whitespace): set it to a server URL ending in /v1, "
                           "or unset it to use the embedded model")
-    key = (os.environ.get(f"{up}_API_KEY") or os.environ.get("OPENAI_API_KEY") or "").strip() or None
+    key_names = (*(f"{p}_API_KEY" for p in prefixes), f"{up}_API_KEY", "OPENAI_API_KEY")
+    key = next((os.environ[n] for n in key_names if os.environ.get(n)), "").strip() or None
     return base, key

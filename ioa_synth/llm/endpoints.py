@@ -4,10 +4,11 @@ local model when a component has no base URL configured."""
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ioa_synth.llm.config import ToolkitConfig, env_endpoint
+from ioa_synth.llm.config import ComponentConfig, ToolkitConfig, env_endpoint
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.serving import ServerSlots
 
@@ -16,10 +17,24 @@ class EndpointError(RuntimeError):
     """An endpoint that cannot be used (no model given and none listed, server down...)."""
 
 
+@dataclass(frozen=True)
+class EndpointSource:
+    """An endpoint opened under a name of its own with another component's role: the
+    settings block ``config`` (e.g. a detector's ``prober`` block from its own file), the
+    ``component`` whose defaults and ``<X>_BASE_URL`` apply, and environment ``prefixes``
+    tried first (``IOA_DETECTOR_<NAME>`` before ``PROBER``, then ``OPENAI``)."""
+
+    component: str
+    config: ComponentConfig
+    prefixes: tuple[str, ...] = ()
+
+
 @contextlib.contextmanager
 def open_endpoints(components: list[str], config: ToolkitConfig, local_model: str | None = None,
-                   log_dir: Path | None = None) -> Iterator[dict[str, Endpoint]]:
-    """Yield component -> :class:`Endpoint` for ``components``.
+                   log_dir: Path | None = None,
+                   sources: dict[str, EndpointSource] | None = None) -> Iterator[dict[str, Endpoint]]:
+    """Yield component -> :class:`Endpoint` for ``components`` and for each name of
+    ``sources`` (an :class:`EndpointSource`; all share the one embedded server).
 
     Components without ``<X>_BASE_URL``/``OPENAI_BASE_URL`` share one embedded
     ``llama-server`` (model ``local_model`` or the best one installed), started here and
@@ -35,7 +50,9 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
         ioa_synth.llm.local_weights.LocalModelError: the embedded model cannot be started.
         ConfigError: a base URL variable is blank.
     """
+    sources = sources or {}
     resolved = {c: env_endpoint(c) for c in components}
+    resolved.update({name: env_endpoint(src.component, src.prefixes) for name, src in sources.items()})
     with contextlib.ExitStack() as stack:
         server = None
         if any(base is None for base, _ in resolved.values()):
@@ -49,15 +66,16 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
             server = stack.enter_context(EmbeddedServer(name, log_path=log_path))
         out: dict[str, Endpoint] = {}
         slots = ServerSlots(server.parallel) if server is not None else None
-        for comp, (base, key) in resolved.items():
-            cfg = config.component(comp)
+        for name, (base, key) in resolved.items():
+            comp = sources[name].component if name in sources else name
+            cfg = sources[name].config if name in sources else config.component(comp)
             if base is None:
-                out[comp] = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
-                out[comp].slots = slots
-                out[comp].server = server.server
+                out[name] = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
+                out[name].slots = slots
+                out[name].server = server.server
                 continue
             model = cfg.model or _first_model(comp, base, key)
-            out[comp] = Endpoint.from_config(comp, cfg, base, model, key, embedded=False)
+            out[name] = Endpoint.from_config(comp, cfg, base, model, key, embedded=False)
         yield out
 
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from jinja2 import nodes
 
-from ioa_synth.core.templates import Prompt, _env, template_sha256
+from ioa_synth.core.templates import Prompt, template_sha256
+from ioa_synth.core.templates import environment as _env
 
 #: A piece of the loop body: literal text, or ``(field,)`` for ``{{ item.field }}``.
 Piece = str | tuple[str]

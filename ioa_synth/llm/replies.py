@@ -53,6 +53,23 @@ def reply_json(text: str) -> Any:
     return json.loads(strip_fences(strip_think(text)), strict=False)
 
 
+def reply_text(text: str) -> str:
+    """The text of a free-text reply (a leading think block removed, spaces around it
+    dropped). A reply cut off at ``max_tokens`` is kept as it is (``keeps_cut_off``: the
+    client does not reject it for its ``finish_reason``).
+
+    Raises:
+        ValueError: nothing is left.
+    """
+    out = strip_think(text).strip()
+    if not out:
+        raise ValueError("empty reply text")
+    return out
+
+
+reply_text.keeps_cut_off = True  # type: ignore[attr-defined]
+
+
 def candidate_texts(message: dict[str, Any]) -> list[tuple[str, str]]:
     """``(field, text)`` pairs to try for a chat ``message``: ``content`` when it is a
     non-empty string, else each non-empty field of :data:`REASONING_FIELDS`."""

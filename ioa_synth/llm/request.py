@@ -26,6 +26,12 @@ class CallRecord:
     latency_ms: float | None = None
     error: str | None = None
     reply_field: str | None = None
+    #: how the request went: ``live`` (an HTTP request) or ``batch`` (a line of a batch)
+    via: str = "live"
+    #: the batch line (``custom_id``) that answered, for a batch call
+    batch_line: str | None = None
+    #: a batch answer already stored by an earlier pass over its case (not stored again)
+    already_stored: bool = False
 
 
 #: Per-call seeds stay below this bound (a non-negative 32-bit signed integer, which every

@@ -7,3 +7,18 @@ pseudonymisation), :mod:`.probe` (question sets, blinding), :mod:`.forms` (the p
 forms and their rules), :mod:`.web` (the answer pages), :mod:`.exchange` (forms as files),
 :mod:`.report`, :mod:`.pooled` (merge judge) and :mod:`.render` (tables, Markdown).
 """
+
+from pathlib import Path
+
+from ioa_synth.core.templates import register_templates
+
+register_templates("meetings", Path(__file__).resolve().parent / "templates")  # its prompts: meetings/<file>.jinja2
+from ioa_synth.runs.folder_kinds import register_folder_kind
+
+
+def _is_session(path: Path) -> bool:
+    """A session folder written by ``ioa-synth meeting import``: ``session.json`` and ``private/``."""
+    return (path / "session.json").is_file() and (path / "private").is_dir()
+
+
+register_folder_kind("meeting", "a live-meeting session folder", marker=_is_session)

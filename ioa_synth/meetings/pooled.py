@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import render_template, template_sha256
 from ioa_synth.meetings.session import Session
+from ioa_synth.meetings.tables import MEETING_TABLES
 from ioa_synth.protocol.schemas import request_schema
-from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.recorder import CallKey
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
 
@@ -59,16 +60,16 @@ def pooled_recall(session: Session, validated: dict[str, list[dict[str, Any]]], 
     random.Random(f"{session.session_id}:merge").shuffle(items)
     shown = [{"number": i + 1, "question": q["question"], "options": q["options"]} for i, (_, q) in enumerate(items)]
     prompt = render_template(TEMPLATE, items=shown)
-    key = (f"merge:{rule}", MERGE_STAGE, "merge_judge", 1)
-    with Catalog(session.folder) as catalog:
+    key = CallKey(f"merge:{rule}", MERGE_STAGE, "merge_judge", 1)
+    with Catalog(session.folder, tables=[MEETING_TABLES]) as catalog:
         def describe(eps: dict[str, Any]) -> dict[str, Any]:
             return {"components": {n: ep.identity() for n, ep in eps.items()}, "templates": {TEMPLATE: template_sha256(TEMPLATE)}}
 
         with open_run(catalog, "meeting report", ["merge_judge"], config, local_model, {"rule": rule},
                       describe=describe, check=None) as run:
-            recorder = CallRecorder(catalog, run.run_id, load_replay(catalog, [key[0]]), on_tokens=run.tokens.add)
+            recorder = run.recorder(replay_of=[key.unit])
             groups, _ = recorder.call(run.clients["merge_judge"], key, prompt, request_schema(MergeReply), "merge_judge",
-                                      lambda d: parse_groups(d, len(items)))
+                                      lambda d: parse_groups(d, len(items)), tags={"component": "merge_judge", "rule": rule})
     owner = [det for det, _ in items]
     recall = {det: sum(any(owner[n - 1] == det for n in g) for g in groups) / len(groups) for det in validated}
     return {"distinct": len(groups), "items": len(items), "recall": recall}

@@ -14,48 +14,18 @@ from __future__ import annotations
 
 import os
 import random
-import re
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ioa_synth.evaluate.access import transcript_only_context
+from ioa_synth.evaluate.detectors import MAX_DETECTORS, Detector, env_prefix, parse_detector  # noqa: F401
 from ioa_synth.evaluate.probers import McqProber
 from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import template_sha256
 from ioa_synth.meetings.session import Session, SessionError
-from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.meetings.tables import MEETING_TABLES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
-
-MAX_DETECTORS = 26
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
-
-
-@dataclass(frozen=True)
-class Detector:
-    """A detector: its ``name`` (shown only in the report), config file and loaded config."""
-
-    name: str
-    config_path: str
-    config: ToolkitConfig
-
-
-def parse_detector(spec: str, load: Callable[[Path], ToolkitConfig]) -> Detector:
-    """``NAME=CONFIG`` -> :class:`Detector` (``load`` reads the config file).
-
-    Raises:
-        ValueError: no ``=``, a bad name; whatever ``load`` raises for the file.
-    """
-    name, sep, path = spec.partition("=")
-    if not sep or not path:
-        raise ValueError(f"--detector {spec!r}: expected NAME=CONFIG (a config file with a \"prober\" block)")
-    if not _NAME.match(name):
-        raise ValueError(f"--detector {spec!r}: a name is 1-40 letters, digits, '.', '_' or '-'")
-    return Detector(name, path, load(Path(path)))
-
 
 def blind_labels(names: list[str], seed: int | str) -> dict[str, str]:
     """``{label: detector name}``: ``names`` shuffled by ``random.Random(seed)`` onto A, B, C ..."""
@@ -68,7 +38,7 @@ def blind_labels(names: list[str], seed: int | str) -> dict[str, str]:
 def detector_endpoint(name: str) -> Iterator[None]:
     """Point the ``prober`` component at ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY``
     while this detector runs, when they are set."""
-    env = "IOA_DETECTOR_" + re.sub(r"\W", "_", name).upper()
+    env = env_prefix(name)
     saved = {k: os.environ.get(k) for k in ("PROBER_BASE_URL", "PROBER_API_KEY")}
     try:
         for suffix in ("BASE_URL", "API_KEY"):
@@ -113,13 +83,14 @@ def probe_session(session: Session, detectors: list[Detector], seed: int | None,
         raise SessionError(f"detector names repeat: {', '.join(names)}")
     context = meeting_context(session)
     questions: dict[str, list[dict[str, Any]]] = {}
-    with Catalog(session.folder) as catalog:
+    with Catalog(session.folder, tables=[MEETING_TABLES]) as catalog:
         for det in detectors:
             args = {"detector": det.name, "config": det.config_path, "local_model": local_model}
             with detector_endpoint(det.name), open_run(catalog, "meeting probe", ["prober"], det.config, local_model,
                                                       args, describe=_describe, check=None) as run:
-                recorder = CallRecorder(catalog, run.run_id, load_replay(catalog, [det.name]), on_tokens=run.tokens.add)
-                probe = McqProber().ask_context(context, run.clients["prober"], CaseCalls(recorder, det.name))
+                recorder = run.recorder(replay_of=[det.name])
+                calls = CaseCalls(recorder, det.name, tags={"detector": det.name})
+                probe = McqProber().ask_context(context, run.clients["prober"], calls)
                 run.summary["questions"] = len(probe.questions)
             catalog.flush()
             questions[det.name] = [{"question": q.question, "options": q.options} for q in probe.questions]

@@ -10,9 +10,10 @@ Layout of ``SESSION_DIR``::
     private/names.json    real name -> participant id: never read by anything that calls a model
     private/links.json    answer-page token -> participant id
     private/blinding.json label -> detector name, read only by ``report``
+    private/aliases.json  the ``--alias`` nicknames given at import (when any)
 
-Names are replaced before anything else happens: the import writes only pseudonymised
-text outside ``private/``.
+Names are replaced before anything else happens (:mod:`ioa_synth.meetings.pseudonyms`): the
+import writes only pseudonymised text outside ``private/``, the source file's name included.
 """
 
 from __future__ import annotations
@@ -20,69 +21,21 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import secrets
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ioa_synth.meetings.pseudonyms import Participant, pseudonymise, resolve_aliases, speakers
 from ioa_synth.meetings.transcripts import Cue
 from ioa_synth.core.atomic import write_json_atomic
 
-#: Pseudonyms handed out in order (skipping any word already in the transcript).
-PSEUDONYMS: tuple[str, ...] = ("Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan",
-                               "Kendall", "Logan", "Morgan", "Quinn", "Riley", "Rowan", "Sawyer", "Taylor")
-#: What replaces a first or last name that several participants share.
-SHARED_NAME = "[name]"
+__all__ = ["Participant", "Session", "SessionError", "pseudonymise"]
 
 
 class SessionError(ValueError):
     """A session folder that cannot serve the requested step (one line)."""
-
-
-@dataclass(frozen=True)
-class Participant:
-    """A participant: ``id`` (``P1`` ...) and the ``pseudonym`` every page and prompt uses."""
-
-    id: str
-    pseudonym: str
-
-
-def _word_re(word: str, ignore_case: bool) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.I if ignore_case else 0)
-
-
-def pseudonymise(turns: list[Cue]) -> tuple[list[Participant], dict[str, str], list[dict[str, Any]]]:
-    """Replace every speaker's name, in the speakers and in the text, by a pseudonym.
-
-    Full names match case-insensitively; each capitalised part of a name ("Maria" of
-    "Maria Lopez") matches as written; a part several speakers share becomes
-    :data:`SHARED_NAME`. Returns ``(participants, {real name: id}, turns)`` with turns
-    ``{"idx", "speaker", "text"}`` (ids in order of first speech).
-    """
-    real = list(dict.fromkeys(t.speaker for t in turns if t.speaker))
-    used = {w.lower() for t in turns for w in re.findall(r"\w+", f"{t.speaker} {t.text}")}
-    pool = [p for p in PSEUDONYMS if p.lower() not in used]
-    participants = [Participant(f"P{i + 1}", pool[i]) for i in range(len(real))]
-    ids = {name: p.id for name, p in zip(real, participants)}
-    by_id = {p.id: p.pseudonym for p in participants}
-    owners: dict[str, set[str]] = {}
-    for name in real:
-        for part in re.findall(r"\w[\w'’\-]+", name):
-            if part[0].isupper() and part.lower() != name.lower():
-                owners.setdefault(part, set()).add(ids[name])
-    rules = [(_word_re(n, True), by_id[ids[n]]) for n in sorted(real, key=len, reverse=True)]
-    rules += [(_word_re(part, False), by_id[next(iter(who))] if len(who) == 1 else SHARED_NAME)
-              for part, who in sorted(owners.items(), key=lambda kv: len(kv[0]), reverse=True)]
-    out = []
-    for i, t in enumerate(turns):
-        text = t.text
-        for pattern, replacement in rules:
-            text = pattern.sub(replacement, text)
-        out.append({"idx": i + 1, "speaker": ids[t.speaker], "text": text})
-    return participants, ids, out
 
 
 class Session:
@@ -102,15 +55,25 @@ class Session:
         self.turns: list[dict[str, Any]] = data["turns"]
 
     @staticmethod
-    def create(folder: Path, fmt: str, source: str, turns: list[Cue]) -> "Session":
-        """Pseudonymise ``turns`` and write a new session into ``folder`` (private map and
-        answer-page tokens included); ``session.json`` last, so a folder without it is no session."""
-        participants, names, pturns = pseudonymise(turns)
+    def create(folder: Path, fmt: str, source: str, turns: list[Cue],
+               aliases: list[tuple[str, str]] = ()) -> "Session":
+        """Pseudonymise ``turns`` (and the ``source`` file name; ``aliases``: ``(speaker's name,
+        nickname)`` pairs, see :func:`ioa_synth.meetings.pseudonyms.pseudonymise`) and write a new
+        session into ``folder`` (private map and answer-page tokens included); ``session.json``
+        last, so a folder without it is no session.
+
+        Raises:
+            ValueError: an alias names no speaker (nothing written).
+        """
+        aliases = resolve_aliases(list(aliases), speakers(turns))
+        participants, names, pturns, replace = pseudonymise(turns, aliases)
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(folder / "private" / "names.json", names)
+        if aliases:
+            write_json_atomic(folder / "private" / "aliases.json", [{"name": n, "alias": a} for n, a in aliases])
         write_json_atomic(folder / "private" / "links.json", {secrets.token_urlsafe(18): p.id for p in participants})
         write_json_atomic(folder / "session.json", {
-            "session_id": uuid.uuid4().hex[:12], "format": fmt, "source": source,
+            "session_id": uuid.uuid4().hex[:12], "format": fmt, "source": replace(source),
             "participants": [{"id": p.id, "pseudonym": p.pseudonym} for p in participants], "turns": pturns})
         return Session(folder)
 

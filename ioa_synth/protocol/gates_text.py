@@ -1,6 +1,7 @@
 """Token normalisation and the text-field checks every content gate shares: word tokens,
 Snowball stems, content tokens, Jaccard overlap, placeholders and text copied from the
-prompt's field descriptions or the generator templates' instructions.
+prompt's field descriptions or the instructions registered by the capability whose
+outputs are checked (:func:`register_instructions`).
 
 Used by :mod:`ioa_synth.protocol.gates` (stage gates) and
 :mod:`ioa_synth.protocol.gates_form` (form gates); thresholds come from
@@ -122,22 +123,33 @@ def ngrams(toks: list[str], n: int) -> set[tuple[str, ...]]:
     return set(zip(*(toks[i:] for i in range(n))))
 
 
+#: owner -> the instruction texts it registered (:func:`register_instructions`)
+_INSTRUCTIONS: dict[str, Callable[[], Iterable[str]]] = {}
+
+
+def register_instructions(owner: str, texts: Callable[[], Iterable[str]]) -> None:
+    """Compare generated text with ``texts()`` too (read at the first check): the literal
+    instructions of the prompts whose answers the gates check, which a model may copy into
+    its answer. The build registers its generator templates' prose; registering ``owner``
+    again replaces its texts."""
+    _INSTRUCTIONS[owner] = texts
+    _description_grams.cache_clear()
+
+
 @lru_cache(maxsize=4)
 def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
-    """Word n-grams of the field descriptions and of the generator templates' own text (the
+    """Word n-grams of the field descriptions and of the registered instructions (the
     demo model copied "reach apparent agreement while privately reading" from the system
     prompt into a scenario, and "this paper's own subject matter" from a rule into an MA)."""
-    from ioa_synth.core.templates import TEMPLATE_FILES, template_prose
-
     texts = list(FIELD_DESCRIPTIONS.values())
-    texts += [part for (_, role), name in TEMPLATE_FILES.items() if role == "generator" for part in template_prose(name)]
+    texts += [part for _, source in sorted(_INSTRUCTIONS.items()) for part in source()]
     return frozenset(g for d in texts for g in ngrams(words(d), n))
 
 
 def copies_description(text: str, gates: GateThresholds | None = None) -> bool:
     """True when ``text`` shares :attr:`GateThresholds.copied_description_words` consecutive
     words (of ``gates``, default the shipped thresholds) with a field description or the
-    instructions of the generator prompts."""
+    registered instructions (:func:`register_instructions`)."""
     n = (gates or load_gates()).copied_description_words
     toks = words(text)
     return len(toks) >= n and not _description_grams(n).isdisjoint(zip(*(toks[i:] for i in range(n))))

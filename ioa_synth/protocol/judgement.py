@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ioa_synth.protocol.rubric import Rubric, StageRubric, item_score_schema
+from ioa_synth.protocol.rubric import Rubric, StageRubric, item_score_schema, load_rubric
 
 
 #: Feedback that claims nothing needs to change (the rubric's own phrase is matched too).
@@ -55,6 +55,8 @@ class Judgement:
     inconsistent: list[str] = field(default_factory=list)
     #: stage 1, type planting: the disagreement type the judge read per MA id
     judged_types: dict[str, str] = field(default_factory=dict)
+    #: the rubric of the stage (its reply and quality keys); default the shipped rubric's
+    rubric_stage: StageRubric | None = field(default=None, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -77,21 +79,25 @@ class Judgement:
     def as_quality(self) -> dict[str, Any]:
         """The scores as stored in a record's ``quality`` block."""
         flag = {"judge_inconsistent": list(self.inconsistent)} if self.inconsistent else {}
-        if self.stage == 1:
-            return {
-                "ma_scores": {i: {**s, "feedback": self.feedback.get(i, "")} for i, s in self.items.items()},
-                "overall_feedback": self.overall_feedback, **flag,
-            }
-        return {"dialogue_scores": {**self.items["dialogue"], "feedback": self.feedback.get("dialogue", "")}, **flag}
+        srub = self.rubric_stage or load_rubric().stage(self.stage)
+        if srub.per_point:
+            scores = {i: {**s, "feedback": self.feedback.get(i, "")} for i, s in self.items.items()}
+        else:
+            scores = {**self.items[srub.unit], "feedback": self.feedback.get(srub.unit, "")}
+        overall = {srub.overall_feedback_key: self.overall_feedback} if srub.overall_feedback_key else {}
+        return {srub.output_key: scores, **overall, **flag}
 
 
 def judge_schema(stage: StageRubric, ma_ids: list[str]) -> dict[str, Any]:
-    """JSON schema for a judge reply of ``stage``; stage 1 lists every MA id as a required key."""
+    """JSON schema for a judge reply of ``stage``; a stage scored per point (stage 1) lists
+    every MA id as a required key."""
     item = item_score_schema(stage)
-    if stage.stage == 1:
+    if stage.per_point:
         scores = {"type": "object", "properties": {i: item for i in ma_ids}, "required": list(ma_ids),
                   "additionalProperties": False}
-        props = {stage.output_key: scores, "overall_feedback": {"type": "string", "maxLength": 800}}
+        props = {stage.output_key: scores}
+        if stage.overall_feedback_key:
+            props[stage.overall_feedback_key] = {"type": "string", "maxLength": 800}
     else:
         props = {stage.output_key: item}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
@@ -108,7 +114,7 @@ def parse_judgement(rubric: Rubric, stage: int, data: Any, ma_ids: list[str]) ->
     if not isinstance(data, dict) or not isinstance(data.get(srub.output_key), dict):
         raise JudgementError(f"reply must be an object with key {srub.output_key!r}")
     block = data[srub.output_key]
-    raw_items = {i: block.get(i) for i in ma_ids} if stage == 1 else {"dialogue": block}
+    raw_items = {i: block.get(i) for i in ma_ids} if srub.per_point else {srub.unit: block}
     items: dict[str, dict[str, int]] = {}
     feedback: dict[str, str] = {}
     for item, raw in raw_items.items():
@@ -116,7 +122,7 @@ def parse_judgement(rubric: Rubric, stage: int, data: Any, ma_ids: list[str]) ->
             raise JudgementError(f"no scores for {item}")
         items[item] = {d.name: _score(raw, d.name, d.min, d.max, item) for d in srub.dimensions}
         feedback[item] = str(raw.get("feedback") or "")
-    overall = str(data.get("overall_feedback") or "") if stage == 1 else ""
+    overall = str(data.get(srub.overall_feedback_key) or "") if srub.overall_feedback_key else ""
     failed = [i for i, s in items.items() if not rubric.passes(stage, s)]
     need = rubric.threshold(stage)
     below = {i: [(d.name, s[d.name], d.max) for d in srub.dimensions if s[d.name] < need.get(d.name, d.min)]
@@ -125,7 +131,7 @@ def parse_judgement(rubric: Rubric, stage: int, data: Any, ma_ids: list[str]) ->
                     if any(s[d.name] < d.max for d in srub.dimensions)
                     and claims_no_change(feedback[i], rubric.no_change_feedback)]
     return Judgement(stage=stage, items=items, feedback=feedback, overall_feedback=overall, failed_items=failed,
-                     below=below, inconsistent=inconsistent)
+                     below=below, inconsistent=inconsistent, rubric_stage=srub)
 
 
 def _score(raw: dict[str, Any], name: str, lo: int, hi: int, item: str) -> int:

@@ -54,6 +54,13 @@ class StageRubric(BaseModel):
     theta: str
     dimensions: list[Dimension]
 
+    @property
+    def per_point(self) -> bool:
+        """True when each misalignment point is scored on its own (``unit``
+        ``misalignment_point``, stage 1); otherwise the stage's output is one item named
+        after its ``unit`` (``dialogue``)."""
+        return self.unit == "misalignment_point"
+
     def dimension(self, name: str) -> Dimension:
         """The dimension called ``name``; raises ``KeyError`` if unknown."""
         for d in self.dimensions:

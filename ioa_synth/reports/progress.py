@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
@@ -41,11 +42,14 @@ class BuildProgress:
         plain: force plain lines (``True``) or the bar (``False``); default: plain
             unless ``console`` is a terminal.
         summary_every: seconds between plain summary lines.
+        detail: text on the work inside the cases (e.g. ``calls 412/1,230; ETA 14 min``),
+            asked at each redraw and summary line, for runs whose cases finish late.
     """
 
     def __init__(self, console: Console, total: int, label: str = "cases",
                  statuses: tuple[str, ...] = ("accepted", "discarded", "failed"), plain: bool | None = None,
-                 summary_every: float = 30.0) -> None:
+                 summary_every: float = 30.0, detail: Callable[[], str] | None = None) -> None:
+        self._detail = detail
         self._lock = threading.Lock()
         self.console, self.label, self.total = console, label, total
         self.counts = {s: 0 for s in statuses}
@@ -69,18 +73,21 @@ class BuildProgress:
         note = f" [dim]{escape(self._note)}[/]" if self._note else ""
         activity = self.activity.describe()
         activity = f" [cyan]{escape(activity)}[/]" if activity else ""
-        return " ".join(parts) + f" {self._tokens:,} tokens" + activity + note
+        detail = f" [magenta]{escape(self._detail())}[/]" if self._detail else ""
+        return " ".join(parts) + detail + f" {self._tokens:,} tokens" + activity + note
 
     def _line(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def summary_line(self) -> str:
-        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``,
+        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``
+        (with ``detail``'s text after the counts),
         then what the calls are doing (``; 2 calls in flight (generator 312 s, judge 45 s);
         ...``, see :meth:`CallActivity.describe`)."""
         counts = ", ".join(f"{n} {s}" for s, n in self.counts.items())
         activity = self.activity.describe()
-        return (f"{self.label}: {self.done}/{self.total} done: {counts}; {self._tokens:,} tokens; "
+        detail = f"; {self._detail()}" if self._detail else ""
+        return (f"{self.label}: {self.done}/{self.total} done: {counts}{detail}; {self._tokens:,} tokens; "
                 f"{time.monotonic() - self._start:.0f} s elapsed" + (f"; {activity}" if activity else ""))
 
     def watch(self, *clients: object) -> None:

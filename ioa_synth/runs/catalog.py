@@ -9,8 +9,10 @@ the rows are appended to ``catalog.journal`` (flushed to the OS, so they survive
 (one transaction per batch instead of one per call). Any read, and closing, first
 commits what is queued; opening a catalog re-applies a journal left by a killed run.
 
-The tables and the encoding of JSON columns are in :mod:`ioa_synth.runs.schema`, the
-folder checks made before opening and the errors of a catalog that cannot be opened in
+The runs layer's tables (``llm_calls``, ``runs``, ``catalog_meta``) and the encoding of JSON
+columns are in :mod:`ioa_synth.runs.schema`; a capability passes its own tables when it opens
+its catalog (``Catalog(out_dir, tables=[BUILD_TABLES])``), and :mod:`ioa_synth.runs.migrate`
+creates them and migrates a catalog of an earlier release in place. The folder checks made before opening and the errors of a catalog that cannot be opened in
 :mod:`ioa_synth.runs.folder_checks`, and how a batch is applied in :mod:`ioa_synth.runs.apply`;
 their names stay importable from here.
 """
@@ -26,15 +28,37 @@ import duckdb
 from ioa_synth.runs.apply import apply_batch
 from ioa_synth.runs.folder_checks import CatalogLocked, CatalogUnusable, check_utf8, check_writable, shown_path
 from ioa_synth.runs.journal import JOURNAL_FILE, Entry, Journal
-from ioa_synth.runs.schema import ADDED_COLUMNS, SCHEMA, dumps
+from ioa_synth.runs.migrate import check_versions, prepare_tables
+from ioa_synth.runs.schema import META_TABLE, RUNS_TABLES, TableSet, dumps
 
-__all__ = ["ADDED_COLUMNS", "CATALOG_FILE", "READ_STATEMENTS", "SCHEMA", "Catalog", "CatalogLocked",
-           "CatalogUnusable", "check_utf8", "check_writable", "dumps", "shown_path"]
+__all__ = ["CATALOG_FILE", "READ_STATEMENTS", "Catalog", "CatalogLocked", "CatalogUnusable", "TableSet",
+           "check_utf8", "check_writable", "dumps", "shown_path"]
 
 CATALOG_FILE = "catalog.duckdb"
 
 #: DuckDB statement types :meth:`Catalog.read_query` runs (``SHOW``/``DESCRIBE`` parse as SELECT).
 READ_STATEMENTS = ("SELECT", "EXPLAIN")
+
+
+def run_read_query(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
+    """Run one user-given query on ``con`` (read-only, without external access):
+    ``(column names, rows)``; only :data:`READ_STATEMENTS` run.
+
+    Raises:
+        ValueError: ``sql`` is not exactly one statement (the message gives the count) or
+            not a query.
+        duckdb.Error: DuckDB refused or failed the statement.
+    """
+    statements = con.extract_statements(sql)
+    if len(statements) != 1:
+        raise ValueError(f"give exactly one SQL statement (got {len(statements)})")
+    kind = statements[0].type.name
+    if kind not in READ_STATEMENTS:
+        raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
+                         f"this is a {kind} statement")
+    cur = con.execute(sql)
+    columns = [d[0] for d in cur.description or []]
+    return columns, cur.fetchall() if columns else []
 
 
 class Catalog:
@@ -46,6 +70,10 @@ class Catalog:
         external_access: with ``False`` the connection reads and writes no file but the
             catalog (DuckDB's ``enable_external_access``); default: ``False`` when
             ``read_only``.
+        tables: the opening capability's table sets (e.g. the build's ``cases``,
+            ``scores``, ``seeds``), besides the runs layer's own (``llm_calls``, ``runs``):
+            created and migrated when writable, seen as empty temporary tables when
+            ``read_only`` and missing from the file.
 
     A catalog this handle created is removed again on :meth:`close` when nothing was
     stored in it (a run that stopped at its setup leaves no empty catalog), and so are the
@@ -54,10 +82,12 @@ class Catalog:
     Raises:
         FileNotFoundError: ``read_only`` and no catalog exists there.
         CatalogLocked: another process has the catalog open.
-        CatalogUnusable: the folder cannot be written or the path is not valid UTF-8.
+        CatalogUnusable: the folder cannot be written, the path is not valid UTF-8, or
+            the catalog was written by a newer release (its table versions are higher).
     """
 
-    def __init__(self, out_dir: str | Path, read_only: bool = False, external_access: bool | None = None) -> None:
+    def __init__(self, out_dir: str | Path, read_only: bool = False, external_access: bool | None = None,
+                 tables: Sequence[TableSet] = ()) -> None:
         self.out_dir = Path(out_dir)
         path = self.out_dir / CATALOG_FILE
         check_utf8(path)
@@ -88,14 +118,25 @@ class Catalog:
         self._journal: Journal | None = None
         self._column_types: dict[str, dict[str, str]] = {}
         self._in_tx = False
-        if not read_only:
-            for name, cols in SCHEMA.items():
-                self.ensure_table(name, cols)
-            for table, column in ADDED_COLUMNS:  # catalogs made before the column existed
-                self._con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column}")
-            self._journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
-            with self._lock:
-                self._journal.recover(self._apply_recovered)
+        sets = [RUNS_TABLES, *tables]
+        try:
+            if read_only:
+                prepare_tables(self._con, sets, read_only)
+            else:
+                check_versions(self._con, path, sets)
+                journal = Journal(self.out_dir / JOURNAL_FILE, self._commit_batch, self._lock)
+                with self._lock:
+                    if path in self._made:  # a new catalog: its tables, then any journal found beside it
+                        prepare_tables(self._con, sets, read_only)
+                        journal.recover(self._apply_recovered)
+                    else:  # a killed run's rows go into the tables as it left them, so the migrations see them
+                        journal.recover(self._apply_recovered)
+                        prepare_tables(self._con, sets, read_only)
+                self._journal = journal
+        except BaseException:
+            self._con.close()
+            self._remove_made()
+            raise
 
     # -- write-behind ------------------------------------------------------------
     def record(self, entries: list[Entry], sync: tuple[Path, ...] | list[Path] = ()) -> None:
@@ -178,16 +219,7 @@ class Catalog:
         if not self.read_only or self._external_access:
             raise ValueError("read_query needs a catalog opened read_only without external access")
         with self._lock:
-            statements = self._con.extract_statements(sql)
-            if len(statements) != 1:
-                raise ValueError(f"give exactly one SQL statement (got {len(statements)})")
-            kind = statements[0].type.name
-            if kind not in READ_STATEMENTS:
-                raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
-                                 f"this is a {kind} statement")
-            cur = self._con.execute(sql)
-            columns = [d[0] for d in cur.description or []]
-            return columns, cur.fetchall() if columns else []
+            return run_read_query(self._con, sql)
 
     def insert(self, table: str, row: dict[str, Any]) -> None:
         """Insert one row given as a column -> value dict."""
@@ -244,7 +276,8 @@ class Catalog:
 
     def _is_empty(self) -> bool:
         try:
-            tables = [t for (t,) in self._con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            tables = [t for (t,) in self._con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary "
+                                                      "AND table_name <> ?", [META_TABLE]).fetchall()]
             return not any(self._con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchall() for t in tables)
         except duckdb.Error:
             return False

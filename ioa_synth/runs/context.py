@@ -9,13 +9,18 @@ threads, stops on Ctrl-C (:class:`~ioa_synth.runs.interrupt.InterruptGuard`) and
 it ends, closes the clients and stores the run's summary (with ``"stopped"`` naming the
 exception when it ended early). :meth:`RunContext.recorder` hands out the
 :class:`~ioa_synth.runs.recorder.CallRecorder` that stores the run's calls, replays the
-stored ones and counts their tokens.
+stored ones and counts their tokens; :meth:`RunContext.map` runs the units of work on the
+worker threads (:mod:`ioa_synth.runs.scheduler`). A run opened with ``kind`` owns its
+results folder: it refuses a folder of another kind and writes the folder's manifest
+(``run.json``, :mod:`ioa_synth.runs.manifest`) when it starts and again when it finishes.
 
 Usage::
 
-    with open_run(catalog, "belief run", ["agent", "belief_judge"], config, local_model, args) as run:
+    with open_run(catalog, "belief run", ["agent", "belief_judge"], config, local_model, args,
+                  kind="belief", settings=study.as_dict(), setup_version=SETUP_VERSION) as run:
         run.attach(progress)            # rate-limit notes and token totals on the progress line
-        reply = run.clients["agent"] ...
+        calls = run.recorder(replay_of=item_ids)
+        run.map(conversations, talk, on_done=count, workers=8, unit="conversation")
         run.summary["conversations"] = n
 
 Modelled on inspect_ai's eval context (one place owns the model handles and the log) and
@@ -25,18 +30,25 @@ NeMo DataDesigner's fingerprinted configs.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from ioa_synth.llm.client import Endpoint, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.llm.endpoints import open_endpoints
+from ioa_synth.llm.endpoints import EndpointSource, open_endpoints
 from ioa_synth.runs.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupted
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.fingerprint import setup_description
-from ioa_synth.runs.run_rows import check_fingerprint, finish_run, start_run
+from ioa_synth.runs.fingerprint import fingerprint, identity_description
+from ioa_synth.runs.folder_kinds import check_folder_kind
+from ioa_synth.runs.manifest import Manifest, finish_manifest, new_manifest, write_manifest
+from ioa_synth.runs.run_rows import finish_run, start_run
+from ioa_synth.runs.scheduler import run_interruptible, worker_pool
+
+U = TypeVar("U")
+R = TypeVar("R")
 
 #: ``describe(endpoints) -> description``: the fingerprinted setup of a run.
 Describe = Callable[[dict[str, Endpoint]], dict[str, Any]]
@@ -96,6 +108,10 @@ class RunContext:
     args: dict[str, Any] = field(default_factory=dict)
     #: the recorders :meth:`recorder` handed out (their counts say what a stopped run kept)
     recorders: list[CallRecorder] = field(default_factory=list)
+    #: the folder's manifest, for a run opened with ``kind`` (written at the start)
+    manifest: Manifest | None = None
+    #: the version of the capability's setup description (``versions.setup`` of the manifest)
+    setup_version: int | str | None = None
 
     def attach(self, progress: ProgressSink) -> None:
         """Send every client's wait notes and calls in flight, and the run's token total, to ``progress``."""
@@ -122,44 +138,102 @@ class RunContext:
         self.recorders.append(recorder)
         return recorder
 
+    def map(self, units: Iterable[U], work: Callable[[U], R], on_done: Callable[[U, R], None] | None = None, *,
+            workers: int, unit: str = "case", name: str | None = None,
+            on_submit: Callable[[U], None] | None = None) -> int:
+        """Run ``work(u)`` for every unit of ``units`` on ``workers`` threads; return how
+        many finished.
+
+        ``workers`` units are kept in flight and one more waits in the pool's queue, so a
+        worker that finishes starts its next unit at once (``on_submit(u)``, called in this
+        thread as a unit is queued, tells which one comes next). ``on_done(u, result)`` runs
+        in this thread as each unit finishes; given a :class:`collections.deque`, ``units``
+        is the queue itself and ``on_done`` may append to it (e.g. a reserve draw). The
+        threads are named ``<name>_N`` (default: ``unit``).
+
+        Raises:
+            RunInterrupted: Ctrl-C (or SIGTERM), after the grace period; ``finished`` and
+                ``abandoned`` count units.
+            BaseException: the first exception of a unit or of ``on_done`` (a
+                :class:`~ioa_synth.llm.errors.StopRun`: a setup error, a full disk), after
+                the other units in flight got the grace period.
+        """
+        queue = units if isinstance(units, deque) else deque(units)
+        done = on_done or _ignore
+        with worker_pool(workers, name or unit) as pool:
+            def submit(u: U):
+                if on_submit is not None:
+                    on_submit(u)
+                return pool.submit(work, u)
+
+            return run_interruptible(submit, queue, done, workers, self.guard, unit)
+
+
+def _ignore(unit: Any, result: Any) -> None:
+    return None
+
 
 @contextmanager
 def open_run(catalog: Catalog, command: str, components: list[str], config: ToolkitConfig,
              local_model: str | None = None, args: dict[str, Any] | None = None, *,
-             describe: Describe = setup_description, check: Check | None = check_fingerprint,
-             interruptible: bool = True, record: bool = True) -> Iterator[RunContext]:
+             describe: Describe = identity_description, check: Check | None = None,
+             interruptible: bool = True, record: bool = True, kind: str | None = None,
+             settings: dict[str, Any] | None = None, setup_version: int | str | None = None,
+             manifest_extra: dict[str, Any] | None = None,
+             sources: dict[str, EndpointSource] | None = None) -> Iterator[RunContext]:
     """Open a run of ``command`` over ``components`` in ``catalog``'s folder.
 
-    ``describe`` turns the opened endpoints into the fingerprinted setup description
-    (default: :func:`ioa_synth.runs.fingerprint.setup_description`); ``check`` refuses a
-    setup that may not run here (default: :func:`ioa_synth.runs.run_rows.check_fingerprint`
-    over build commands; ``None`` checks nothing). With ``interruptible`` the run holds an
+    ``describe`` turns the opened endpoints into the fingerprinted setup description (the
+    capability's, built with :mod:`ioa_synth.runs.fingerprint`; default: the components'
+    identities only); ``check`` refuses a setup that may not run here (usually
+    :func:`ioa_synth.runs.run_rows.check_fingerprint` over the capability's commands, or
+    :class:`ioa_synth.runs.setup_check.SetupCheck` for a capability's own rules; ``None``,
+    the default, checks nothing). With ``interruptible`` the run holds an
     :class:`InterruptGuard` whose ``stop`` event every client shares. With ``record``
     False the ``runs`` row waits for :meth:`RunContext.start` (none if never started).
+    ``sources`` opens further endpoints under names of their own
+    (:class:`~ioa_synth.llm.endpoints.EndpointSource`, e.g. one per detector).
+
+    With ``kind`` (a registered folder kind, :mod:`ioa_synth.runs.folder_kinds`) the run
+    owns the folder's manifest: a folder of another kind is refused before any endpoint
+    is opened; once the setup is checked ``run.json`` is written (``settings``: the
+    capability's protocol settings; ``setup_version``: the version of its setup
+    description; ``manifest_extra``: keys of its own, :func:`ioa_synth.runs.manifest.new_manifest`),
+    and written again with ``finished_at`` when the body ends without an exception.
 
     ``summary["tokens"]`` is the token counter's total when the counter counted a call or
     the body set no ``tokens`` (a body may set the key early to fix its place in the summary).
 
     Raises:
+        FolderKindMismatch: (``kind``) the folder is of another kind.
         FingerprintMismatch (or a subclass raised by ``check``): a changed setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
         SetupError, RunInterrupted: from the body, after the run row is finished.
     """
+    if kind is not None:
+        check_folder_kind(catalog.out_dir, kind, catalog=catalog)
     log_dir = catalog.out_dir / "logs"
-    with open_endpoints(components, config, local_model, log_dir=log_dir) as eps:
+    with open_endpoints(components, config, local_model, log_dir=log_dir, sources=sources) as eps:
         description = describe(eps)
         if check is not None:
             check(catalog, description)
         clients = {name: LLMClient(ep) for name, ep in eps.items()}
         guard = InterruptGuard() if interruptible else _NoGuard()
-        ctx = RunContext(catalog, command, "", eps, clients, description, guard, args=args or {})  # type: ignore[arg-type]
+        ctx = RunContext(catalog, command, "", eps, clients, description, guard, args=args or {},  # type: ignore[arg-type]
+                         setup_version=setup_version)
         try:
             if record:
                 ctx.start()
+            if kind is not None:
+                ctx.manifest = new_manifest(kind, command, eps, ctx.args, description, fingerprint(description),
+                                            settings=settings, setup_version=setup_version, extra=manifest_extra)
+                write_manifest(catalog.out_dir, ctx.manifest)
             with guard:
                 for client in clients.values():
                     client.stop = guard.stop
                 yield ctx
+            if ctx.manifest is not None:
+                ctx.manifest = finish_manifest(catalog.out_dir, ctx.manifest)
         except BaseException as exc:
             if isinstance(exc, RunInterrupted) and exc.stored_calls is None:  # the last line says what is kept
                 exc.stored_calls = sum(r.stored_calls for r in ctx.recorders)

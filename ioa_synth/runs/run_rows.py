@@ -1,4 +1,4 @@
-"""Run records and the fingerprint guard of a build directory."""
+"""Run records (the ``runs`` table) and the fingerprint guard of a folder."""
 
 from __future__ import annotations
 
@@ -11,34 +11,32 @@ from ioa_synth import __version__
 from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.runs.fingerprint import component_view, describe_difference, fingerprint
 
-#: Commands whose setup must match the directory's (they write build calls and scores).
-BUILD_COMMANDS = ("build", "regenerate")
-
-
 class FingerprintMismatch(RuntimeError):
     """A component whose setup changed already has successful calls in the directory."""
 
 
-def check_fingerprint(catalog: Catalog, description: dict[str, Any], commands: tuple[str, ...] = BUILD_COMMANDS,
-                      component_of: Callable[[str], str] = lambda role: role) -> str:
+def check_fingerprint(catalog: Catalog, description: dict[str, Any], commands: tuple[str, ...],
+                      component_of: Callable[[str], str] = lambda role: role,
+                      view: Callable[[dict[str, Any], str], dict[str, Any] | None] = component_view) -> str:
     """Return the fingerprint of ``description``; raise :class:`FingerprintMismatch`
     when a component of it differs from the setup that made successful calls of that
-    component stored in the directory by one of ``commands`` (default ``build``/``regenerate``;
-    ``component_of`` maps an ``llm_calls.role`` to its component, e.g. evaluate's
-    ``simulator:M1`` -> ``simulator``).
+    component stored in the directory by one of ``commands``. A call's component is its tags'
+    ``component``, else its role mapped by ``component_of`` (e.g. evaluate's ``simulator:M1`` ->
+    ``simulator`` for calls stored without tags); ``view(stored description, component)`` reads a
+    stored description of any version (default :func:`~ioa_synth.runs.fingerprint.component_view`).
 
     A component that never produced a result may be reconfigured (both setups stay in
     ``runs``); base URL and key are not compared (the same model on another host resumes).
     """
     rows = catalog.execute(
-        "SELECT r.fingerprint_json, c.role, count(*) FROM llm_calls c JOIN runs r ON c.run_id = r.run_id "
-        "WHERE c.error IS NULL AND r.fingerprint_json IS NOT NULL AND list_contains(?, r.command) "
-        "GROUP BY ALL ORDER BY c.role", [list(commands)])
+        "SELECT r.fingerprint_json, coalesce(c.tags->>'component', c.role) AS component, count(*) FROM llm_calls c "
+        "JOIN runs r ON c.run_id = r.run_id WHERE c.error IS NULL AND r.fingerprint_json IS NOT NULL "
+        "AND list_contains(?, r.command) GROUP BY ALL ORDER BY component", [list(commands)])
     changed: dict[str, tuple[int, list[str]]] = {}
     for fp_json, stored_role, n in rows:
         role = component_of(stored_role)
         new = description["components"].get(role)
-        old = component_view(json.loads(fp_json), role)
+        old = view(json.loads(fp_json), role)
         if new is None or old is None or old == new:
             continue
         count, diffs = changed.get(role, (0, describe_difference(old, new, f"{role}.")))

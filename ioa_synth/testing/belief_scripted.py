@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ioa_synth.belief.chat import NO_HISTORY
-from ioa_synth.testing.scripted_server import Reply, chat_reply
+from ioa_synth.testing.scripted_server import Reply, ScriptedStudy, chat_reply
 
 VERDICT_OF = {"true": "endorses_true", "manipulated": "endorses_manipulated", "uncertain": "neither",
               "mixed": "ambiguous"}
@@ -44,7 +44,7 @@ def _transcript_lines(user: str) -> int:
 
 
 @dataclass
-class BeliefScript:
+class BeliefScript(ScriptedStudy):
     """Replies of a scripted study with ``agents`` per conversation.
 
     ``labels[(agent, step)]`` is a benign agent's private label (default ``true``);
@@ -62,21 +62,10 @@ class BeliefScript:
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
-        name = schema_name(body)
-        with self._lock:
-            self.counts[name] += 1
-            queue = self.actions.get(name) or []
-            action = queue.pop(0) if queue else "ok"
-        reply = self._reply(name, body, action)
-        reply.delay = self.latency
-        return reply
+    def request_name(self, body: dict[str, Any]) -> str:
+        return schema_name(body)
 
-    def _reply(self, name: str, body: dict[str, Any], action: str) -> Reply:
-        if action in ("500", "400"):
-            return Reply(status=int(action), body={"error": {"message": f"scripted {action}"}})
-        if action == "badjson":
-            return chat_reply('{"not": json')
+    def answer(self, name: str, body: dict[str, Any], action: str) -> Reply:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         agent = int(m.group(1)) if (m := re.search(r"\(Agent (\d+)\)", system)) else 0
         if name == "belief_message":

@@ -2,7 +2,8 @@
 dry runs of a pipeline without a model.
 
 :class:`ScriptedServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models``
-from a responder function; :class:`ProtocolResponder` answers each stage's requests
+from a responder function (and, given a :class:`~ioa_synth.testing.scripted_batches.ScriptedBatches`,
+the Batch API's Files and Batches routes, answered by the same function); :class:`ProtocolResponder` answers each stage's requests
 with valid IoA-Suite JSON and can be scripted, per request kind, to send low judge
 scores, rule-breaking outputs, HTTP errors, invalid JSON or length stops.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from ioa_synth.testing.scripted_batches import ScriptedBatches
 from ioa_synth.testing.scripted_case import GATE_ACTIONS, gate_breaking, valid_stage1, valid_stage2  # noqa: F401
 
 KINDS = ("stage1_generator", "stage1_judge", "stage2_generator", "stage2_judge")
@@ -144,6 +146,40 @@ class ProtocolResponder:
         return chat_reply(json.dumps(data), model=self.model)
 
 
+class ScriptedStudy:
+    """Base of a scripted study's responder (a dataclass with ``actions``, ``latency``,
+    ``counts`` and ``_lock`` fields): counts each request under its name
+    (:meth:`request_name`), sends the next scripted action of that name first (``"500"``,
+    ``"400"``: that HTTP error; ``"badjson"``: a reply that is not JSON; any other action is
+    passed to :meth:`answer`), and delays every reply by ``latency``."""
+
+    actions: dict[str, list[str]]
+    latency: float
+    counts: dict[str, int]
+    _lock: threading.Lock
+
+    def request_name(self, body: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def answer(self, name: str, body: dict[str, Any], action: str) -> Reply:
+        raise NotImplementedError
+
+    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        name = self.request_name(body)
+        with self._lock:
+            self.counts[name] += 1
+            queue = self.actions.get(name) or []
+            action = queue.pop(0) if queue else "ok"
+        if action in ("500", "400"):
+            reply = Reply(status=int(action), body={"error": {"message": f"scripted {action}"}})
+        elif action == "badjson":
+            reply = chat_reply('{"not": json')
+        else:
+            reply = self.answer(name, body, action)
+        reply.delay = self.latency
+        return reply
+
+
 class ScriptedServer:
     """OpenAI-compatible HTTP server on 127.0.0.1 (free port) in a background thread.
 
@@ -163,8 +199,12 @@ class ScriptedServer:
     """
 
     def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], models: list[str] | None = None,
-                 parallel: int | None = None, stream_usage: bool = False) -> None:
+                 parallel: int | None = None, stream_usage: bool = False, batches: "ScriptedBatches | None" = None) -> None:
         self.responder = responder
+        #: the Files and Batches routes (:mod:`ioa_synth.testing.scripted_batches`), answered by ``responder``
+        self.batches = batches
+        if batches is not None:
+            batches.respond = responder
         self.stream_usage = stream_usage
         self.models = models or ["scripted"]
         self.requests: list[dict[str, Any]] = []
@@ -227,7 +267,23 @@ class ScriptedServer:
                 else:
                     self._send(reply)
 
+            def _batch_route(self, method: str, body: bytes) -> bool:
+                if outer.batches is None:
+                    return False
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                answer = outer.batches.handle(method, self.path, headers, body)
+                if answer is None:
+                    return False
+                status, payload = answer
+                if isinstance(payload, bytes):
+                    self._send(Reply(status=status, raw=payload.decode()))
+                else:
+                    self._send(Reply(status=status, body=payload))
+                return True
+
             def do_GET(self) -> None:  # noqa: N802
+                if self._batch_route("GET", b""):
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(Reply(body={"object": "list", "data": [
                         {"id": m, "object": "model", "owned_by": "scripted"} for m in outer.models]}))
@@ -236,7 +292,10 @@ class ScriptedServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if self._batch_route("POST", raw):
+                    return
+                body = json.loads(raw or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 outer.requests.append({"path": self.path, "headers": headers, "body": body})
                 if not self.path.rstrip("/").endswith("/chat/completions"):

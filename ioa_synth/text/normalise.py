@@ -23,6 +23,7 @@ evaluate: expression overlap  ALNUM      casefold  folded  function    kept     
 evaluate: reply matching      ALNUM /    casefold  kept    -           kept          -
                               NONSPACE
 seeds: title identity         ALNUM      casefold  folded  -           kept          -
+belief: alias matching        ALNUM      lower     folded  -           kept          -
 ============================  =========  ========  ======  ==========  ============  =======
 """
 

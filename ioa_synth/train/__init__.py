@@ -4,3 +4,8 @@ built split (:mod:`.prompts`), and the per-dialogue F1 reward computed by the ev
 pipeline itself (:mod:`.reward`, with TRL and verl adapters). None of these modules needs
 the heavy ML libraries; ``scripts/train_prober.py`` (the ``train`` extra) runs TRL.
 """
+
+from ioa_synth.runs.folder_kinds import register_folder_kind
+
+#: The reward's catalog folder (``train score --out``, ``RewardScorer(out=...)``).
+register_folder_kind("reward", "a reward catalog folder (the --out of 'train score')", commands=("train reward",))

@@ -36,25 +36,34 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
-from ioa_synth.evaluate.inputs import EvalCase, load_cases
+from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.probers import StoredQuestions
+from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import parse_questions
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.scoring import prf
+from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.llm.replies import reply_json
-from ioa_synth.runs.recorder import CallRecorder, load_replay, load_replay_tries, now_utc
+from ioa_synth.runs.recorder import load_replay_tries, now_utc
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.catalog_set import sibling_calls
 from ioa_synth.runs.context import open_run
-from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
-from ioa_synth.text.plural import plural
+from ioa_synth.runs.folder_kinds import detect_folder
+from ioa_synth.runs.run_rows import FingerprintMismatch
+from ioa_synth.runs.setup_check import SetupCheck
+from ioa_synth.train.cases import CaseIndex, Data, SplitMismatchError, UnknownCaseError  # noqa: F401 - raised here
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
 
 #: ``runs.command`` of a reward catalog.
 COMMAND = "train reward"
+#: Version of the reward's setup description (its ``fingerprint_version``). 2: each component
+#: described on its own (model and request settings with the evaluate templates' sha256),
+#: compared one by one against its stored successful calls.
+REWARD_SETUP_VERSION = 2
 #: The components a reward calls (the prober is the policy being trained).
 COMPONENTS = ("simulator", "validity_filter")
 REWARDS_TABLE = "train_rewards"
@@ -65,83 +74,83 @@ REWARDS_COLUMNS = """
 """
 
 
-class UnknownCaseError(LookupError):
-    """A ``case_id`` that is not a case of the reward's ``data`` folder (the message names it)."""
-
-
-def find_case(cases: dict[str, EvalCase], case_id: str, data: Path) -> EvalCase:
-    """The case ``case_id`` among ``cases`` (the cases of the folder ``data``).
-
-    Raises:
-        UnknownCaseError: no such case (the message names it and the folder).
-    """
-    try:
-        return cases[case_id]
-    except (KeyError, TypeError):
-        example = f", e.g. {next(iter(cases))!r}" if cases else ""
-        raise UnknownCaseError(f"case_id {case_id!r} is not a case of {data} ({plural(len(cases), 'case')}{example})") from None
-
-
 class RewardSetupError(FingerprintMismatch):
     """The ``out`` folder cannot hold this reward's calls (another command's folder)."""
+
+
+#: A component may not change once it has successful calls stored in the reward's folder.
+_CHECK_COMPONENTS = SetupCheck(commands=(COMMAND,), component_of=component_of)
+
+
+def _refuse_results_folder(out: Path) -> None:
+    """Refuse a results folder or a session folder (told by its files; no catalog opened)."""
+    found = detect_folder(out, open_catalog=False)
+    if found is not None or (out / "run.json").exists() or (out / "records").is_dir():
+        what = found.title if found is not None else "a results folder"
+        raise RewardSetupError(f"{out} is {what}; give the reward a catalog folder of its own")
 
 
 def _check_folder(catalog: Catalog, description: dict[str, Any]) -> str:
     """Refuse another command's folder, and a component changed since it stored calls here."""
     others = [c for (c,) in catalog.execute("SELECT DISTINCT command FROM runs WHERE command <> ?", [COMMAND])]
     if others:
-        raise RewardSetupError(f"{catalog.out_dir} holds runs of {', '.join(others)}; give the reward a "
-                               "catalog folder of its own")
-    return check_fingerprint(catalog, description, commands=(COMMAND,), component_of=component_of)
+        found = detect_folder(catalog.out_dir, catalog=catalog)
+        what = f"{found.title} (" if found is not None and found.kind != "reward" else "another command's folder ("
+        raise RewardSetupError(f"{catalog.out_dir} is {what}it holds runs of {', '.join(others)}); give the reward "
+                               "a catalog folder of its own")
+    return _CHECK_COMPONENTS(catalog, description)
 
 
 class RewardScorer:
-    """Scores completions of the ``data`` split's cases, ``workers`` at once.
+    """Scores completions of the ``data`` splits' cases, ``workers`` at once.
 
     Args:
-        data: the built split the prompts came from (``DIR/<split>``, as given to
-            ``ioa-synth train prompts``); case ids are paths relative to it.
+        data: the built split folder(s) the prompts came from (``DIR/<split>``, as given to
+            ``ioa-synth train prompts``; a list such as ``[DIR/train, DIR/val]`` for a run
+            that also evaluates, or the build directory ``DIR`` for all its splits). Case
+            ids are paths relative to a split folder; a row is resolved by its ``split`` too
+            (:class:`~ioa_synth.train.cases.CaseIndex`).
         config: a ``--config`` file (path), a loaded :class:`ToolkitConfig` or ``None``;
             ``SIMULATOR_*``/``VALIDITY_FILTER_*``/``OPENAI_*`` env vars give the endpoints,
             none means the embedded model (``local_model``).
         out: the catalog folder (created; resumable).
         workers: completions scored at once by :meth:`score_many`.
         rollouts: simulator rollouts per participant (the paper's reward uses one).
-        cases: the cases of ``data`` when the caller has read them already
+        cases: the cases of ``data`` (one folder) when the caller has read them already
             (:func:`ioa_synth.evaluate.inputs.load_cases`).
 
     Raises:
-        ioa_synth.evaluate.inputs.InputError: ``data`` is not a folder of cases.
+        ioa_synth.evaluate.inputs.InputError: a folder of ``data`` is not a folder of cases.
         ConfigError: an unusable config file.
         FingerprintMismatch / RewardSetupError: ``out`` holds calls of another setup or command.
         EndpointError / SetupError / LocalModelError: an endpoint cannot be used.
     """
 
-    def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None,
+    def __init__(self, data: Data, config: str | Path | ToolkitConfig | None = None,
                  out: str | Path = "ioa-reward", workers: int = 32, local_model: str | None = None,
                  rollouts: int = 1, cases: list[EvalCase] | None = None) -> None:
-        self.data = Path(data)
-        self.cases = {c.case_id: c for c in (load_cases(self.data) if cases is None else cases)}
+        self.index = CaseIndex(data, cases)
+        self.data = self.index.folders
         cfg = config if isinstance(config, ToolkitConfig) else load_config(config)
         self.settings = EvalSettings(mode="mcq", rollouts=rollouts)
         out = Path(out)
-        if (out / "run.json").exists() or (out / "records").is_dir():
-            raise RewardSetupError(f"{out} is an 'ioa-synth evaluate' results folder; give the reward a "
-                                   "catalog folder of its own")
+        _refuse_results_folder(out)
         self._stack = ExitStack()
         self._closed = False
         try:
-            self.catalog = self._stack.enter_context(Catalog(out))
-            args = {"data": str(self.data), "config": str(config) if isinstance(config, (str, Path)) else None,
+            self.catalog = self._stack.enter_context(Catalog(out, tables=[EVALUATE_TABLES]))
+            args = {"data": [str(f) for f in self.data], "config": str(config) if isinstance(config, (str, Path)) else None,
                     "workers": workers, "local_model": local_model, **self.settings.as_dict()}
             self.run = self._stack.enter_context(open_run(
                 self.catalog, COMMAND, list(COMPONENTS), cfg, local_model, args, describe=self._describe,
-                check=_check_folder, interruptible=False))
+                check=_check_folder, interruptible=False, setup_version=REWARD_SETUP_VERSION))
             self.catalog.ensure_table(REWARDS_TABLE, REWARDS_COLUMNS)
             stored = [c for (c,) in self.catalog.execute("SELECT DISTINCT case_id FROM llm_calls WHERE error IS NULL")]
-            self.recorder = CallRecorder(self.catalog, self.run.run_id, load_replay(self.catalog, stored),
-                                         on_tokens=self.run.tokens.add)
+            self.recorder = self.run.recorder(replay_of=stored)
             self.replay_tries = load_replay_tries(self.catalog, stored)
+            for key, (text, tries) in sibling_calls(out).items():  # other processes' catalogs, when out is one of a set
+                if key not in self.recorder.replay:
+                    self.recorder.replay[key], self.replay_tries[key] = text or "", tries
             self._recorded = {k for (k,) in self.catalog.execute(f"SELECT DISTINCT completion_key FROM {REWARDS_TABLE}")}
         except BaseException:
             self._stack.close()
@@ -154,32 +163,34 @@ class RewardScorer:
 
     def _describe(self, eps: dict[str, Endpoint]) -> dict[str, Any]:
         templates = all_template_hashes("evaluate")
-        return {"fingerprint_version": 2, "settings": self.settings.as_dict(),
+        return {"fingerprint_version": REWARD_SETUP_VERSION, "settings": self.settings.as_dict(),
                 "components": {n: {**ep.identity(), "templates": templates} for n, ep in sorted(eps.items())}}
 
-    def case(self, case_id: str) -> EvalCase:
-        """The case ``case_id`` of ``data``.
+    def case(self, case_id: str, split: str | None = None) -> EvalCase:
+        """The case ``case_id`` of split ``split`` (``None``: the one split holding it).
 
         Raises:
-            UnknownCaseError: no such case (the message names it and the folder).
+            UnknownCaseError: no such case; SplitMismatchError (a subclass): a split the
+                reward holds no folder of, or a case id of several splits without a split.
         """
-        return find_case(self.cases, case_id, self.data)
+        return self.index.find(case_id, split)
 
-    def score(self, case_id: str, completion: Any) -> RewardResult:
-        """The reward of ``completion`` (a string or TRL's list of messages) for ``case_id``.
+    def score(self, case_id: str, completion: Any, split: str | None = None) -> RewardResult:
+        """The reward of ``completion`` (a string or TRL's list of messages) for ``case_id``
+        of ``split``.
 
         Raises:
-            UnknownCaseError: ``case_id`` is not a case of ``data``.
+            UnknownCaseError / SplitMismatchError: see :meth:`case`.
             ioa_synth.llm.client.StopRun: a setup error (HTTP 400/401/...) or :meth:`close`.
             RuntimeError: an internal error of the evaluation path (a bug, not a reward).
         """
         try:
-            return self._score(case_id, completion)
+            return self._score(case_id, completion, split)
         finally:
             self._write_rewards()
 
-    def _score(self, case_id: str, completion: Any) -> RewardResult:
-        case = self.case(case_id)
+    def _score(self, case_id: str, completion: Any, split: str | None = None) -> RewardResult:
+        case = self.case(case_id, split)
         text = completion_text(completion)
         try:
             questions = parse_questions(reply_json(text))
@@ -196,37 +207,39 @@ class RewardScorer:
             record = evaluate_case(case, self.settings, StoredQuestions({case_id: questions}), self.run.clients, calls)
             self.recorder.tokens_by_case.pop(key, None)
         paid = sum(1 for c in calls.log if c["error"] is None and not c.get("replayed"))
-        if record["status"] != "scored":
-            if str(record.get("error", "")).startswith("internal error"):
-                raise RuntimeError(f"{case_id}: {record['error']}")
-            return self._store(key, RewardResult(case_id, None, error=record.get("error"), paid=paid), record)
-        m = record["metrics"]
-        p, r, f1 = prf(m["a"], m["c"], len(m["mas_hit"]), m["num_mas"])
-        return self._store(key, RewardResult(case_id, f1, p, r, m["k"], m["a"], m["b"], m["c"], paid=paid), record)
+        if record.status != "scored" or record.metrics is None:
+            if (record.error or "").startswith("internal error"):
+                raise RuntimeError(f"{case_id}: {record.error}")
+            return self._store(key, RewardResult(case_id, None, error=record.error, paid=paid), record)
+        m = record.metrics
+        p, r, f1 = prf(m.a, m.c, len(m.mas_hit), m.num_mas)
+        return self._store(key, RewardResult(case_id, f1, p, r, m.k, m.a, m.b, m.c, paid=paid), record)
 
-    def score_many(self, case_ids: Sequence[str], completions: Sequence[Any]) -> list[RewardResult]:
-        """Rewards of ``completions[i]`` for ``case_ids[i]``, scored ``workers`` at once, in order.
-        Every case id is checked before any call.
+    def score_many(self, case_ids: Sequence[str], completions: Sequence[Any],
+                   splits: Sequence[str | None] | None = None) -> list[RewardResult]:
+        """Rewards of ``completions[i]`` for ``case_ids[i]`` of ``splits[i]``, scored ``workers``
+        at once, in order. Every case is found before any call.
 
         Raises:
-            ValueError: the two lists differ in length.
-            UnknownCaseError, StopRun, RuntimeError: as :meth:`score`.
+            ValueError: the lists differ in length.
+            UnknownCaseError, SplitMismatchError, StopRun, RuntimeError: as :meth:`score`.
         """
-        if len(case_ids) != len(completions):
-            raise ValueError(f"{len(completions)} completions but {len(case_ids)} case ids")
-        for cid in case_ids:
-            self.case(cid)
+        splits = [None] * len(case_ids) if splits is None else list(splits)
+        if not len(case_ids) == len(completions) == len(splits):
+            raise ValueError(f"{len(completions)} completions but {len(case_ids)} case ids and {len(splits)} splits")
+        for cid, split in zip(case_ids, splits):
+            self.case(cid, split)
         try:
-            return list(self._pool.map(self._score, case_ids, completions))
+            return list(self._pool.map(self._score, case_ids, completions, splits))
         finally:
             self._write_rewards()
 
-    def _store(self, key: str, result: RewardResult, record: dict[str, Any] | None) -> RewardResult:
+    def _store(self, key: str, result: RewardResult, record: EvalRecord | None) -> RewardResult:
         """Queue the ``train_rewards`` row of a newly scored completion (:meth:`_write_rewards`)."""
-        scored = record is not None and record.get("status") == "scored"
+        metrics = record.metrics if record is not None and record.status == "scored" else None
         row = {"completion_key": key, **{k: v for k, v in asdict(result).items() if k != "paid"},
-               "categories": "".join(q["category"] for q in record["questions"]) if scored else None,
-               "mas_hit": ",".join(record["metrics"]["mas_hit"]) if scored else None,
+               "categories": "".join(q.category for q in record.questions) if metrics is not None else None,
+               "mas_hit": ",".join(metrics.mas_hit) if metrics is not None else None,
                "run_id": self.run.run_id, "created_at": now_utc()}
         with self._lock:
             if key not in self._recorded:
@@ -264,7 +277,8 @@ class RewardScorer:
 
 def rank_folder(out: str | Path) -> Path:
     """``out`` itself, or ``out/rank<RANK>`` when several processes train together
-    (``WORLD_SIZE`` > 1): a DuckDB catalog has one writer process."""
+    (``WORLD_SIZE`` > 1): a DuckDB catalog has one writer process. ``ioa-synth sql out``
+    reads the rank folders as one (:class:`~ioa_synth.runs.catalog_set.CatalogSet`)."""
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     return Path(out) / f"rank{os.environ.get('RANK', '0')}" if world > 1 else Path(out)
 
@@ -273,7 +287,9 @@ class IoAF1Reward(RewardScorer):
     """TRL reward function: ``GRPOTrainer(reward_funcs=[IoAF1Reward(data=..., out=...)])``.
 
     Called by TRL with ``prompts``, ``completions`` and the dataset's other columns as
-    keyword arguments, among them ``case_id`` (a column of ``ioa-synth train prompts``);
+    keyword arguments, among them ``case_id`` and ``split`` (columns of ``ioa-synth train
+    prompts``): the same call scores training batches and ``trainer.evaluate``'s val rows,
+    each against its own split's case (give ``data`` every split the trainer uses);
     returns one float per completion, ``None`` for a failed call. The batch is scored
     ``workers`` completions at once. With TRL's ``log_extra`` the per-completion P, R, K
     and |A|/|B|/|C| go to its completions table; with ``log_metric`` the share of
@@ -281,18 +297,19 @@ class IoAF1Reward(RewardScorer):
     each get a catalog of their own (:func:`rank_folder`).
     """
 
-    def __init__(self, data: str | Path, config: str | Path | ToolkitConfig | None = None, workers: int = 32,
+    def __init__(self, data: Data, config: str | Path | ToolkitConfig | None = None, workers: int = 32,
                  out: str | Path = "ioa-reward", local_model: str | None = None, rollouts: int = 1) -> None:
         super().__init__(data, config, rank_folder(out), workers, local_model, rollouts)
         self.__name__ = "ioa_f1"  # TRL names the reward's logged columns after it
 
     def __call__(self, prompts: Any = None, completions: Sequence[Any] | None = None,
-                 case_id: Sequence[str] | None = None, log_extra: Callable[[str, list], None] | None = None,
+                 case_id: Sequence[str] | None = None, split: Sequence[str] | None = None,
+                 log_extra: Callable[[str, list], None] | None = None,
                  log_metric: Callable[[str, float], None] | None = None, **kwargs: Any) -> list[float | None]:
         if completions is None or case_id is None:
             raise TypeError("IoAF1Reward needs completions and a case_id column in the training dataset "
                             "(written by 'ioa-synth train prompts')")
-        results = self.score_many(list(case_id), list(completions))
+        results = self.score_many(list(case_id), list(completions), None if split is None else list(split))
         if log_extra is not None:
             for name in ("precision", "recall", "k", "a", "b", "c"):
                 log_extra(f"ioa_{name}", [getattr(r, name) for r in results])

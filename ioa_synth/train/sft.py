@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
+from ioa_synth.evaluate.record_model import RecordError, RecordQuestion
+from ioa_synth.evaluate.records import read_eval_record
+from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.train.files import FORMATS_SFT, ExportError, split_of, write_jsonl_atomic
 
@@ -39,8 +41,8 @@ class SftExport:
     splits: set[str] = field(default_factory=set)
 
 
-def teacher_run(results: Path) -> dict[str, Any]:
-    """``run.json`` of a teacher run usable for SFT.
+def teacher_run(results: Path) -> Manifest:
+    """The manifest (``run.json``) of a teacher run usable for SFT.
 
     Raises:
         ExportError: not an ``evaluate`` results folder, a ``direct``/``ambiguity`` run, or a
@@ -49,13 +51,10 @@ def teacher_run(results: Path) -> dict[str, Any]:
     if not results.is_dir():
         raise ExportError(f"--results {results} is not a folder")
     try:
-        run = read_run_json(results)
-    except RunJsonError as exc:
-        raise ExportError(f"--results {exc}") from None  # names run.json and asks for a results folder
-    if run.get("command") != "evaluate":
-        raise ExportError(f"--results {results} is not an 'ioa-synth evaluate' results folder "
-                          f"(run.json of {run.get('command')!r})")
-    args = run.get("args") or {}
+        run = read_manifest(results, "evaluate")
+    except ManifestError as exc:
+        raise ExportError(f"--results {exc}") from None  # names run.json or the folder, and the kind it wants
+    args = run.args
     mode = args.get("mode", TEACHER_MODE)
     if mode != TEACHER_MODE:
         raise ExportError(f"--results {results} is a --mode {mode} run; SFT data comes from a --mode mcq "
@@ -76,8 +75,8 @@ def _prober_requests(catalog: Catalog) -> dict[str, tuple[list[dict[str, str]], 
     return {cid: (json.loads(req)["messages"], model) for cid, req, model in rows}
 
 
-def _reply(questions: list[dict[str, Any]]) -> str:
-    return json.dumps({"questions": [{"question": q["question"], "options": q["options"]} for q in questions]},
+def _reply(questions: list[RecordQuestion]) -> str:
+    return json.dumps({"questions": [{"question": q.question, "options": q.options} for q in questions]},
                       ensure_ascii=False)
 
 
@@ -92,31 +91,30 @@ def build_sft(results: Path, keep_c: bool = False, fmt: str = "messages", allow_
     if fmt not in FORMATS_SFT:
         raise ExportError(f"--format must be one of {', '.join(FORMATS_SFT)} (got {fmt!r})")
     run = teacher_run(results)
-    data_dir = Path((run.get("args") or {}).get("data") or "")
+    data_dir = Path(run.args.get("data") or "")
     with Catalog(results, read_only=True) as catalog:
         requests = _prober_requests(catalog)
-    out = SftExport(teacher=((run.get("components") or {}).get("prober") or {}).get("model"))
+    prober = run.components.get("prober")
+    out = SftExport(teacher=prober.get("model") if isinstance(prober, dict) else None)
     for path in sorted((results / "records").rglob("*.json"), key=lambda p: p.as_posix()):
         try:
-            rec = read_json_file(path)
-        except RunJsonError as exc:
+            rec = read_eval_record(path)
+        except RecordError as exc:
             raise ExportError(str(exc)) from None
-        case_id = rec.get("case_id") if isinstance(rec, dict) else None
-        if not case_id:
-            raise ExportError(f"{path}: not an evaluate record (no case_id)")
+        case_id = rec.case_id
         split = split_of(data_dir, case_id)
         if split != "train" and not allow_split:
             raise ExportError(f"--results {results}: case {case_id} comes from the {split!r} split of {data_dir}; "
                               "SFT data comes from the train split (--allow-split to export it anyway)")
         out.splits.add(split)
-        if rec.get("status") != "scored":
+        if rec.status != "scored":
             out.not_scored.append(case_id)
             continue
         if case_id not in requests:
             raise ExportError(f"--results {results}: no stored prober request of {case_id} in {CATALOG_FILE}")
         messages, model = requests[case_id]
-        questions = rec.get("questions") or []
-        kept = questions if keep_c else [q for q in questions if q.get("category") != "C"]
+        questions = rec.questions
+        kept = questions if keep_c else [q for q in questions if q.category != "C"]
         removed = len(questions) - len(kept)
         out.removed_c += removed
         if not kept:

@@ -103,3 +103,13 @@ def test_bad_options(tmp_path, cli):
     assert "requested_rewrite needs" in _one_error(cli("belief", "items", "import", bad, "--format", "counterfact",
                                                        "--out", tmp_path / "y.jsonl"))
     assert not (tmp_path / "y.jsonl").exists()
+
+
+@pytest.mark.parametrize("fmt", ["counterfact", "jsonl"])
+def test_a_directory_or_a_missing_file_is_named_as_such(tmp_path, cli, fmt):
+    out = tmp_path / "items.jsonl"
+    line = _one_error(cli("belief", "items", "import", tmp_path, "--format", fmt, "--out", out))
+    assert line == f"error: {tmp_path}: is a directory; give the items file in it"
+    line = _one_error(cli("belief", "items", "import", tmp_path / "none.json", "--format", fmt, "--out", out))
+    assert line == f"error: {tmp_path / 'none.json'}: no such file"
+    assert not out.exists()

@@ -63,3 +63,28 @@ def test_reask_refuses_a_tampered_log(results, cli):
     path.write_text(json.dumps(conv))
     result = cli("belief", "reask", out, "--variant", "own", "--steps", "1")
     assert result.exit_code == 2 and "differs from the stored request" in result.stderr
+
+
+def test_steps_beyond_the_run_are_bad_input(results, cli):
+    from ioa_helpers import one_line_error
+
+    server, out = results  # a 3-round run
+    n = len(server.requests)
+    before = (out / "conversations" / "counterfact-0_k1.json").read_bytes()
+    for steps in ("99", "1,4", "-1"):
+        result = cli("belief", "reask", out, "--variant", "own", "--steps", steps)
+        assert result.exit_code == 2
+        one_line_error(result, "--steps", "3 rounds", "from 0 to 3")
+    assert len(server.requests) == n  # nothing asked, nothing written
+    assert (out / "conversations" / "counterfact-0_k1.json").read_bytes() == before
+
+
+def test_default_steps_are_clipped_to_the_run_with_a_line_saying_so(results, cli):
+    server, out = results
+    n = len(server.requests)
+    result = cli("belief", "reask", out, "--variant", "own")
+    assert result.exit_code == 0, result.stderr
+    assert "note: the run has 3 rounds: re-asking at step(s) 1 (default steps 4,8,16 dropped)" in result.stderr
+    assert len(server.requests) == n + 2 * 3  # probe + judge, 3 benign agents, step 1 only
+    conv = json.loads((out / "conversations" / "counterfact-0_k1.json").read_text())
+    assert sorted({p["step"] for p in conv["probes"] if p["variant"] == "own"}) == [1]

@@ -211,5 +211,5 @@ def test_case_missing_from_stored_questions_is_a_clean_case_error(tmp_path):
     write_case(tmp_path, "test/ml_research/planning_000.json", toolkit_case())
     (case,) = load_cases(tmp_path)
     record = evaluate_case(case, EvalSettings(), StoredQuestions({}), {}, CaseCalls(None, case.case_id))
-    assert record["status"] == "failed" and record["calls"] == []
-    assert record["error"] == f"--questions-from: no stored questions of {case.case_id}"
+    assert record.status == "failed" and record.calls == []
+    assert record.error == f"--questions-from: no stored questions of {case.case_id}"

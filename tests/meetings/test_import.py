@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from ioa_synth.meetings.session import pseudonymise
 from ioa_synth.meetings.transcripts import Cue, read_transcript
+from ioa_synth.text.normalise import fold_accents
 
-from .conftest import REAL_NAMES, SAMPLES
+from .conftest import REAL_NAMES, SAMPLES, write_detectors
 
 STANDUP = ["Morning. Shall we go through the release checklist?",
            "Yes. The staging deploy went out last night. Smoke tests are green.",
@@ -42,7 +44,7 @@ def test_pseudonyms_replace_full_names_and_parts_in_text():
     turns = [Cue("Maria Lopez", "Tom, can you ask maria lopez? Tom's plan is fine."),
              Cue("Tom Becker", "Sure, Maria. Ms Lopez agreed."),
              Cue("Tom Jones", "Which Tom?")]
-    participants, names, out = pseudonymise(turns)
+    participants, names, out, _ = pseudonymise(turns)
     assert names == {"Maria Lopez": "P1", "Tom Becker": "P2", "Tom Jones": "P3"}
     text = " ".join(t["text"] for t in out)
     for real in ("Maria", "Lopez", "Becker", "Jones", "Tom"):
@@ -88,3 +90,71 @@ def test_unknown_format_option_and_seven_speakers(tmp_path, cli):
     many.write_text("".join(f"Person{i}: line {i}\n" for i in range(7)), encoding="utf-8")
     res = cli("meeting", "import", many, "--out", tmp_path / "y")
     assert res.exit_code == 2 and "7 speaker(s)" in res.stderr and not (tmp_path / "y").exists()
+
+
+#: Names typed the way people type them: lower and upper case, without accents, one part of a
+#: hyphenated surname, possessives, a plural, pieces joined without the hyphen.
+TYPED = """Desmond Okonkwo: ok so desmond, you start. INGRID will follow, then Jose.
+Ingrid Vasquez-Lindqvist: Fine. In case okonkwo forgot: Lindqvist is fine, so is vasquez lindqvist.
+José Muñoz: MUÑOZ here; Munoz's budget and Desmonds draft, okonkwo’s notes, the Okonkwos.
+Desmond Okonkwo: Thanks ingrid-vasquez-lindqvist and JOSÉ MUNOZ. Des will send the notes.
+Ingrid Vasquez-Lindqvist: Des, send them to VasquezLindqvist at work and to josé too.
+"""
+TYPED_PARTS = ("desmond", "okonkwo", "ingrid", "vasquez", "lindqvist", "jose", "munoz")
+
+
+def folded_words(text: str) -> str:
+    return fold_accents(text).casefold()
+
+
+def leaked(text: str, parts: tuple[str, ...]) -> list[str]:
+    """The parts that start a word of ``text`` in any case or accent form."""
+    folded = folded_words(text)
+    return [p for p in parts if re.search(rf"(?<![^\W\d_]){p}", folded)]
+
+
+def test_names_in_any_case_accent_or_part_reach_no_request_and_no_session_file(tmp_path, cli, meeting_server):
+    src = tmp_path / "okonkwo-munoz-sync.txt"
+    src.write_text(TYPED, encoding="utf-8")
+    out = tmp_path / "s"
+    res = cli("meeting", "import", src, "--out", out, "--alias", "desmond okonkwo=Des")
+    assert res.exit_code == 0, res.output
+    res = cli("meeting", "probe", out, *write_detectors(tmp_path / "detectors"), "--seed", 1)
+    assert res.exit_code == 0, res.output
+    bodies = [json.dumps(r["body"], ensure_ascii=False) for r in meeting_server.requests]
+    assert len(bodies) == 2 and all("Tom" not in b for b in bodies)
+    for body in bodies:
+        assert leaked(body, TYPED_PARTS) == [], body
+        assert not re.search(r"\bDes\b", body)
+    for path in out.rglob("*"):
+        if path.is_file() and "private" not in path.parts and path.suffix == ".json":
+            assert leaked(path.read_text(encoding="utf-8"), TYPED_PARTS) == [], path
+    session = json.loads((out / "session.json").read_text(encoding="utf-8"))
+    texts = [t["text"] for t in session["turns"]]
+    avery, blake, casey = (p["pseudonym"] for p in session["participants"])
+    assert texts[0] == f"ok so {avery}, you start. {blake} will follow, then {casey}."
+    assert texts[2] == f"{casey} here; {casey}'s budget and {avery}s draft, {avery}’s notes, the {avery}s."
+    assert texts[3] == f"Thanks {blake} and {casey}. {avery} will send the notes."
+    assert json.loads((out / "private" / "aliases.json").read_text()) == [{"name": "Desmond Okonkwo", "alias": "Des"}]
+
+
+def test_titles_initials_and_lowercase_particles_stay(tmp_path):
+    turns = [Cue("Dr. Ludwig van Beethoven", "The van is here, Dr Ludwig. Ask Beethoven."),
+             Cue("Ahmed al-Farsi", "An al dente plan, Mr. Van Beethoven and mr al-farsi agree.")]
+    participants, _, out, _ = pseudonymise(turns)
+    avery, blake = (p.pseudonym for p in participants)
+    assert out[0]["text"] == f"The van is here, Dr {avery}. Ask {avery}."
+    assert out[1]["text"] == f"An al dente plan, Mr. Van {avery} and mr {blake} agree."
+
+
+@pytest.mark.parametrize("spec, needle", [("Desmond", "expected \"Full Name=Nick\""),
+                                          ("Nobody Here=Nob", "no speaker of the transcript has that name"),
+                                          ("=Des", "expected")])
+def test_bad_alias_one_error_line_nothing_written(tmp_path, cli, spec, needle):
+    src = tmp_path / "t.txt"
+    src.write_text(TYPED, encoding="utf-8")
+    out = tmp_path / "s"
+    res = cli("meeting", "import", src, "--out", out, "--alias", spec)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: --alias") and needle in res.stderr and len(res.stderr.splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 from ioa_helpers import one_line_error
 
 
@@ -43,3 +44,23 @@ def test_bad_input(cli, tmp_path):
     one_line_error(cli("train", "prompts", "--data", tmp_path / "bad", "--out", out), "missing field")
     one_line_error(cli("train", "prompts", "--data", tmp_path / "bad", "--out", out, "--format", "csv"), "--format")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["prompts", "sft"])
+def test_a_read_only_out_is_one_error_line(cli, teacher, read_only, command):
+    ro = read_only()
+    given = ("--data", teacher.data) if command == "prompts" else ("--results", teacher.results)
+    for out in (ro, ro / "grpo"):
+        res = cli("train", command, *given, "--out", out)
+        assert res.exit_code == 2 and "Traceback" not in res.stderr
+        one_line_error(res, str(out), "read-only")
+    assert list(ro.iterdir()) == []
+
+
+def test_an_output_file_that_cannot_be_written_is_one_error_line(cli, teacher, tmp_path):
+    out = tmp_path / "grpo"
+    (out / "train.jsonl").mkdir(parents=True)  # a folder where the file goes
+    res = cli("train", "prompts", "--data", teacher.data, "--out", out)
+    assert res.exit_code == 2 and "Traceback" not in res.stderr
+    one_line_error(res, "train.jsonl")
+    assert (out / "train.jsonl").is_dir() and sorted(p.name for p in out.iterdir()) == ["train.jsonl"]

@@ -5,6 +5,7 @@ and verl adapters (simulator and filter played by scripted servers)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -165,3 +166,59 @@ def test_score_command_checks_every_argument_before_opening_anything(cli, teache
         one_line_error(res, needle)
     assert not out.exists()  # no catalog, no journal, no log
     assert teacher.trio.counts() == before and sum(len(s.requests) for s in servers) == requests
+
+
+def test_rows_resolve_by_their_split(teacher, tmp_path, monkeypatch):
+    """A val case at a train case's path is its own dialogue: a row is found by split and case
+    id; a split the reward has no folder of, or an ambiguous row without split, is refused."""
+    from evaluate.eval_helpers import released_case, write_case
+
+    from ioa_synth.train import verl_reward
+    from ioa_synth.train.cases import CaseIndex, SplitMismatchError
+
+    root = teacher.data.parent  # DIR, holding train/
+    write_case(root / "val", "law/planning_003.json", released_case(tag=" STUDY1"))  # train's is STUDY2's
+    text = completion_of(teacher.record(CASES[0]))  # STUDY1's question set: F1 8/9 on a STUDY1 dialogue
+    index = CaseIndex(root)  # the build directory stands for its split folders
+    assert index.splits == ["train", "val"] and index.folders == [root / "train", root / "val"]
+    assert index.find("law/planning_003", "val").sha256 != index.find("law/planning_003", "train").sha256
+    assert index.find("val/law/planning_003").sha256 == index.find("law/planning_003", "val").sha256
+    with pytest.raises(SplitMismatchError, match="is a case of 2 splits"):
+        index.find("law/planning_003")
+    with pytest.raises(SplitMismatchError, match="lies in a 'train' folder but its row says split 'val'"):
+        index.find("train/law/planning_003", "val")
+    assert index.find(CASES[0]).case_id == CASES[0]  # in one split only: no split needed
+    with pytest.raises(SplitMismatchError, match="'test' case"):
+        index.find(CASES[0], "test")
+
+    before = teacher.trio.counts()
+    with RewardScorer(teacher.data, out=tmp_path / "r1") as reward:  # train only: a val row is refused
+        with pytest.raises(SplitMismatchError, match=r"give the reward the val folder too"):
+            reward.score_many([CASES[0], "law/planning_003"], [text, text], ["train", "val"])
+    assert teacher.trio.counts() == before  # before any call
+
+    monkeypatch.setattr(verl_reward, "_scorer", None)
+    monkeypatch.setenv("IOA_REWARD_DATA", f"{root / 'train'}{os.pathsep}{root / 'val'}")
+    monkeypatch.setenv("IOA_REWARD_OUT", str(tmp_path / "r2"))
+    try:
+        got = verl_reward.compute_score("ioa-suite", text, "law/planning_003",
+                                        {"case_id": "law/planning_003", "split": "val", "index": 0})
+    finally:
+        verl_reward.scorer().close()
+    assert got["score"] == pytest.approx(2 * 0.8 / 1.8)
+    names = {json.dumps(r["body"]).count("STUDY1") > 0 for r in teacher.trio.simulator.requests[before[1]:]}
+    assert names == {True}  # the val dialogue's participants were simulated
+
+def test_a_belief_results_folder_is_named_as_one(teacher, tmp_path):
+    """The reward said any results folder was an 'ioa-synth evaluate' one; it names the kind
+    the folder registered (here a study's folder as the release wrote it)."""
+    bel = tmp_path / "bel"
+    bel.mkdir()
+    (bel / "run.json").write_text(json.dumps({"command": "belief run", "settings": {}, "fingerprint_parts": {}}))
+    with pytest.raises(RewardSetupError) as err:
+        RewardScorer(teacher.data, out=bel)
+    assert str(err.value) == f"{bel} is an 'ioa-synth belief run' results folder; give the reward a catalog folder " \
+                             "of its own"
+    assert sorted(p.name for p in bel.iterdir()) == ["run.json"]
+    with pytest.raises(RewardSetupError, match="is an 'ioa-synth evaluate' results folder"):
+        RewardScorer(teacher.data, out=teacher.results)

@@ -148,3 +148,69 @@ def test_recipe_defaults_are_the_papers(tmp_path, monkeypatch):
     assert (grpo.num_train_epochs, grpo.learning_rate, grpo.num_generations) == (2, 1e-6, 5)
     assert grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps == 24 * 5
     assert (grpo.max_completion_length, a.max_prompt_length, grpo.scale_rewards) == (4096, 4096, "group")
+
+
+def _val_setup(cli, trio, tmp_path):
+    """A build's train and val splits with one relative path in both (different dialogues),
+    their TRL prompt files, and the scripted trio."""
+    from datasets import load_dataset
+
+    t = trio(Study(STUDY_1 + STUDY_2 + STUDY_ALL_C))
+    root = tmp_path / "data"
+    write_case(root / "train", "law/planning_001.json", released_case(tag=" One"))
+    write_case(root / "train", "business/planning_002.json", released_case(tag=" Two"))
+    write_case(root / "val", "law/planning_001.json", released_case(tag=" Val"))  # same path, another dialogue
+    write_case(root / "val", "medicine/planning_004.json", released_case(tag=" Four"))
+    for split in ("train", "val"):
+        assert cli("train", "prompts", "--data", root / split, "--out", tmp_path / "grpo").exit_code == 0
+    load = lambda s: load_dataset("json", data_files=str(tmp_path / "grpo" / f"{s}.jsonl"), split="train")  # noqa: E731
+    return t, root, load("train"), load("val")
+
+
+def _grpo(tmp_path, reward, train, val):
+    from trl import GRPOConfig, GRPOTrainer
+
+    args = GRPOConfig(output_dir=str(tmp_path / "grpo-out"), max_steps=1, per_device_train_batch_size=8,
+                      per_device_eval_batch_size=8, num_generations=4, max_completion_length=1, learning_rate=1e-6,
+                      logging_steps=1, report_to="none", save_strategy="no", use_cpu=True, bf16=False, seed=3,
+                      temperature=1.0, dataloader_num_workers=0)
+    return GRPOTrainer(model=tiny_model(tmp_path / "tiny"), reward_funcs=[reward], args=args, train_dataset=train,
+                       eval_dataset=val)
+
+
+def test_grpo_evaluation_scores_val_rows_against_the_val_cases(cli, trio, tmp_path):
+    """The documented recipe's evaluation: trainer.evaluate() sends the val prompts' rows to the
+    reward, which scores each against its own split's case (the reward holds both folders)."""
+    from ioa_synth.train.reward import IoAF1Reward
+
+    t, root, train, val = _val_setup(cli, trio, tmp_path)
+    assert set(val["split"]) == {"val"} and "law/planning_001" in val["case_id"]
+    reward = IoAF1Reward(data=[root / "train", root / "val"], out=tmp_path / "reward", workers=8)
+    try:
+        trainer = _grpo(tmp_path, reward, train, val)
+        metrics = trainer.evaluate()
+    finally:
+        reward.close()
+    assert "eval_rewards/ioa_f1/mean" in metrics
+    asked = [json.dumps(r["body"]) for r in t.simulator.requests]
+    assert asked, "the random policy wrote no question set in evaluation; pick another seed"
+    # every simulated participant is a val dialogue's: none of the train case at the same path
+    assert all(" Val" in a or " Four" in a for a in asked) and not any(" One" in a or " Two" in a for a in asked)
+    assert any(" Val" in a for a in asked)  # the val case at the train case's path was among them
+
+
+def test_grpo_evaluation_with_only_the_train_folder_is_refused_loudly(cli, trio, tmp_path):
+    """Given only DIR/train (the recipe as it was), evaluation must not score the val case
+    law/planning_001 against the train dialogue at the same path: it stops, naming the fix."""
+    from ioa_synth.train.cases import SplitMismatchError
+    from ioa_synth.train.reward import IoAF1Reward
+
+    t, root, train, val = _val_setup(cli, trio, tmp_path)
+    reward = IoAF1Reward(data=root / "train", out=tmp_path / "reward", workers=8)
+    try:
+        trainer = _grpo(tmp_path, reward, train, val)
+        with pytest.raises(SplitMismatchError, match=r"'val' case.*give the reward the val folder too"):
+            trainer.evaluate()
+    finally:
+        reward.close()
+    assert t.simulator.requests == [] and t.validity_filter.requests == []

@@ -6,8 +6,9 @@ Layout (the results format agreed for issues 7/8)::
     RESULTS/summary.json                  # optional here: aggregate numbers, "complete" flag
     RESULTS/records/<domain>/<case>.json  # one per scored or failed case
 
-Only the fields the analyses use are typed; other fields are kept (``extra="allow"``) so
-additions to the evaluate output never break the reader. Any problem raises
+A record is the one :class:`~ioa_synth.evaluate.record_model.EvalRecord` that evaluate
+writes; in ``run.json`` and ``summary.json`` only the fields the analyses use are typed, other
+fields are kept (``extra="allow"``) so additions to the evaluate output never break the reader. Any problem raises
 :class:`ResultsError` whose one-line message names the offending file.
 """
 
@@ -16,20 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ioa_synth.evaluate.records import RunJsonError, read_json_file, read_run_json
+from ioa_synth.evaluate.record_model import (C_REASONS, Answer, CReason, EvalRecord, Metrics,  # noqa: F401
+                                             MisalignmentPoint, RecordQuestion, validation_problem)
+from ioa_synth.evaluate.records import RunJsonError, read_json_file
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 
-#: Reasons of a Category-C question, in the order evaluate checks them (paper §4.2, App. E.2).
-CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
-C_REASONS: tuple[str, ...] = get_args(CReason)
-
-
-
-def _share() -> Any:
-    return Field(ge=0.0, le=1.0)
+#: The record's parts under the names the analyses use (one model: :mod:`ioa_synth.evaluate.record_model`).
+Record = EvalRecord
+Question = RecordQuestion
 
 
 class ResultsError(ValueError):
@@ -38,74 +37,6 @@ class ResultsError(ValueError):
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
-
-
-class Answer(_Open):
-    """One participant's answer to one question (mapped back to the prober's option order)."""
-
-    option: str | None
-    rollouts: list[str | None] = []
-    consistency: float | None = None
-
-
-class Question(_Open):
-    """One prober question with both answers, the filter's verdict and its category. A
-    ``direct``-mode item (``kind == "item"``) has no ``options``, ``answers`` nor
-    ``divergent`` (null)."""
-
-    number: int = Field(ge=1)
-    key: str = Field(min_length=1)
-    kind: Literal["question", "item"] = "question"
-    question: str
-    options: dict[str, str] | None = None
-    answers: dict[str, Answer] | None = None
-    divergent: bool | None = None
-    filter: dict[str, Any] | None = None
-    category: Literal["A", "B", "C"]
-    reason: CReason | None = None
-    ma_id: str | None = None
-
-
-class MisalignmentPoint(_Open):
-    """A planted MA of the case (``type`` may be missing in older data)."""
-
-    id: str
-    type: str | None = None
-
-
-class Metrics(_Open):
-    """Per-dialogue numbers (paper §4.2): P, R, F1 in 0-1, K questions, |A|, |B|, |C|."""
-
-    precision: float = _share()
-    recall: float = _share()
-    f1: float = _share()
-    k: int = Field(ge=0)
-    a: int = Field(ge=0)
-    b: int = Field(ge=0)
-    c: int = Field(ge=0)
-    mas_hit: list[str] = []
-    num_mas: int = Field(ge=0)
-
-
-class Record(_Open):
-    """One case's record; ``metrics`` and ``c_breakdown`` are present when ``status == "scored"``."""
-
-    case_id: str = Field(min_length=1)
-    source_file: str | None = None
-    domain: str = "unknown"
-    task_type: str = "unknown"
-    status: Literal["scored", "failed"]
-    error: str | None = None
-    misalignment_points: list[MisalignmentPoint] = []
-    questions: list[Question] = []
-    metrics: Metrics | None = None
-    c_breakdown: dict[CReason, NonNegativeInt] | None = None
-
-    @model_validator(mode="after")
-    def _scored_has_metrics(self) -> "Record":
-        if self.status == "scored" and (self.metrics is None or self.c_breakdown is None):
-            raise ValueError("a scored record needs 'metrics' and 'c_breakdown'")
-        return self
 
 
 class RunArgs(_Open):
@@ -176,11 +107,7 @@ def _validate(model: type[BaseModel], path: Path, data: Any = None) -> Any:
     try:
         return model.model_validate(_read_json(path) if data is None else data)
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise ResultsError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}{more}") from None
+        raise ResultsError(validation_problem(path, exc)) from None
 
 
 def load_results(path: str | Path) -> Results:
@@ -194,9 +121,10 @@ def load_results(path: str | Path) -> Results:
     if not root.is_dir():
         raise ResultsError(f"{root}: not a folder")
     try:
-        run = _validate(RunInfo, root / "run.json", read_run_json(root))
-    except RunJsonError as exc:
+        manifest = read_manifest(root, "evaluate")
+    except ManifestError as exc:
         raise ResultsError(str(exc)) from None
+    run = _validate(RunInfo, root / "run.json", manifest.model_dump(mode="json", exclude_unset=True))
     summary = _validate(Summary, root / "summary.json") if (root / "summary.json").exists() else None
     files = sorted((root / "records").rglob("*.json")) if (root / "records").is_dir() else []
     if not files:

@@ -1,0 +1,273 @@
+"""What a ``build`` will cost, before any call (``ioa-synth estimate build``): calls per
+component from the plan, prompt tokens counted on the rendered prompts, completion tokens
+from what the build directory has measured (:mod:`ioa_synth.runs.spend`).
+
+Calls. Each case not yet accepted or discarded (a reserve tuple drawn for a discard
+counts too, as far as the reserve lasts) makes, per stage *s*: one generation, one more
+when its first attempt fails (probability 1 - ``first_attempt``); a judge call for each
+generation that passed the content rules and gates (share ``judged``); stage 2 only when
+stage 1 passed (``after_regeneration``). Each call is sent again ``retries`` times on
+average (unusable replies, failed sends). The rates are the build directory's own
+(:func:`ioa_synth.build.passrates.pass_rates`), else :data:`DEFAULT_RATES`, unless given
+(``--pass-rates FILE``, the same keys per stage).
+
+Tokens. The stage-1 generator prompt of every case is rendered and counted (of at most
+:data:`~ioa_synth.runs.spend.COUNTED_CASES` cases evenly spread over the plan: the mean of a
+few hundred is within a percent of the whole). A prompt
+that shows an earlier output (the judges', stage 2's) is rendered with that output left
+blank (its plan's names, ids and turns only) and counted, plus the expected tokens of the
+output it shows: the producing call's completion tokens times the share of them the
+prompt carries (:data:`EMBED_SHARE`, or measured on the calls stored here). A
+regeneration's prompt adds the judge's feedback (its completion). Completion tokens are
+the means measured here per stage and role, else the request's ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.prices import Price
+from ioa_synth.protocol.plan import CasePlan, points_for
+from ioa_synth.protocol.planting import load_type_mix, plant_types
+from ioa_synth.protocol.rubric import Rubric, load_rubric
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
+from ioa_synth.seeds.tuples import SeedTuple
+from ioa_synth.llm.component_setup import ComponentSetup, component_setup, prices_for
+
+#: Stated pass rates of a build directory that has measured none: per stage, the share of
+#: first attempts passing, of stages passing after the regeneration, of generations judged.
+DEFAULT_RATES: dict[str, dict[str, float]] = {
+    "stage1": {"first_attempt": 0.7, "after_regeneration": 0.9, "judged": 1.0},
+    "stage2": {"first_attempt": 0.8, "after_regeneration": 0.95, "judged": 1.0},
+}
+#: Share of a generated output's completion tokens that a later prompt showing it carries
+#: (no JSON keys or quotes; the stage-1 judge does not see the outline), per prompt: the
+#: stage-1 judge, the stage-2 generator, the stage-2 judge (of both outputs). Measured with
+#: the Qwen2.5 tokenizer on the toolkit's hand-written sample case (2 and 4 points, JSON
+#: as ``json.dumps`` writes it): 0.41-0.48, 0.52-0.62, 0.40-0.50.
+EMBED_SHARE = {"s1j": 0.45, "s2g": 0.57, "s2j": 0.45}
+
+
+@dataclass
+class BuildPlan:
+    """What ``build`` was asked: seeds per cell (primaries, reserves), split and options."""
+
+    seeds: list[SeedTuple]
+    reserve: int
+    split: str
+    type_mix: str | None = None
+    given_rates: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
+    plan = CasePlan.for_seed(seed_id)
+    types = types or ("definitional",) * len(plan.ma_ids)
+    return Stage1Output.model_validate({
+        "meeting_scenario": "",
+        "members": [{"id": f"M{i + 1}", "name": name, "role": "", "expertise": "", "background": "",
+                     "private_state": "", "hidden_assumptions": ["", "", ""]} for i, name in enumerate(plan.names)],
+        "misalignment_points": [{"id": ma, "type": t, "topic": "", "surface_form": "", "member_a_understanding": "",
+                                 "member_b_understanding": "", "why_undetected": ""} for ma, t in zip(plan.ma_ids, types)],
+        "conversation_outline": [{"turn": n, "speaker": s, "description": "", "ma_ids": []}
+                                 for n, s in enumerate(plan.speakers, 1)]})
+
+
+def _blank_dialogue(profiles: Stage1Output) -> Stage2Output:
+    names = {m.id: m.name for m in profiles.members}
+    return Stage2Output.model_validate({"turns": [
+        {"turn_idx": t.turn, "speaker_id": t.speaker, "speaker_name": names[t.speaker], "inner_thought": "",
+         "utterance": ""} for t in profiles.conversation_outline]})
+
+
+@dataclass
+class _Case:
+    seed: SeedTuple
+    planned_types: tuple[str, ...] | None
+
+
+def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
+               judge: ComponentSetup) -> dict[str, int]:
+    """Tokens of the case's prompts with every earlier output left blank."""
+    profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
+    s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
+                                                                   case.planned_types))
+    s2 = DIALOGUE.render("generator", **DIALOGUE.generator_context(case.seed, profiles, None, None, plan_mode,
+                                                                   case.planned_types))
+    j1 = judge_prompt(PROFILES, case, profiles, profiles, rubric, PROFILES.reads_types and bool(case.planned_types))
+    j2 = judge_prompt(DIALOGUE, case, profiles, _blank_dialogue(profiles), rubric,
+                      DIALOGUE.reads_types and bool(case.planned_types))
+    return {"s1g": gen.counter.messages(s1.messages), "s2g": gen.counter.messages(s2.messages),
+            "s1j": judge.counter.messages(j1.messages), "s2j": judge.counter.messages(j2.messages)}
+
+
+def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
+    """The cases still to build (with their planned types) and how many are finished."""
+    stored: dict[str, tuple[str, str]] = {}
+    types: dict[str, tuple[str, ...]] = {}
+    if catalog is not None:
+        tables = {t for (t,) in catalog.execute("SELECT table_name FROM information_schema.tables")}
+        stored = {s: (c, st) for s, c, st in catalog.execute(
+            "SELECT seed_id, case_id, status FROM cases WHERE split = ?", [plan.split])}
+        if "planned_types" in tables:
+            types = {c: tuple(json.loads(t)) for c, t in catalog.execute(
+                "SELECT case_id, types_json FROM planned_types WHERE split = ?", [plan.split])}
+    todo, finished, new = [], 0, []
+    for seed in plan.seeds:
+        case_id, status = stored.get(seed.seed_id, (None, None))
+        if status in ("accepted", "discarded"):
+            finished += 1
+            continue
+        case = _Case(seed, types.get(case_id) if case_id else None)
+        todo.append(case)
+        if case.planned_types is None:
+            new.append(case)
+    if new:  # planted as build will plant them (after the split's stored plans), nothing written
+        start = Counter(t for ts in types.values() for t in ts)
+        planted = plant_types([(c.seed.seed_id, points_for(c.seed.seed_id)) for c in new],
+                              load_type_mix(plan.type_mix), start)
+        for c in new:
+            c.planned_types = planted[c.seed.seed_id]
+    return todo, finished
+
+
+def _rates(catalog: Catalog | None, split: str, measured: Measured, given: dict[str, dict[str, float]]
+           ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
+    """Rates per stage and where each comes from (``given``, ``measured``, ``default``)."""
+    found: dict[str, Any] = {}
+    if catalog is not None:
+        from ioa_synth.build.passrates import pass_rates
+
+        found = pass_rates(catalog).get(split, {})
+    rates: dict[str, dict[str, float]] = {}
+    source: dict[str, dict[str, str]] = {}
+    for stage in ("stage1", "stage2"):
+        s = int(stage[-1])
+        gens, judges = measured.calls.get((s, "generator")), measured.calls.get((s, "judge"))
+        seen = {k: v for k, v in (found.get(stage) or {}).items() if k in ("first_attempt", "after_regeneration")
+                and v is not None}
+        if gens and judges is not None:
+            seen["judged"] = min(1.0, judges / gens)
+        rates[stage], source[stage] = {}, {}
+        for key, default in DEFAULT_RATES[stage].items():
+            for origin, table in (("given", given.get(stage) or {}), ("measured", seen)):
+                if key in table:
+                    rates[stage][key], source[stage][key] = float(table[key]), origin
+                    break
+            else:
+                rates[stage][key], source[stage][key] = default, "default"
+    return rates, source
+
+
+def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_model: str | None = None,
+                   prices: dict[str, Price] | None = None, tokenizer: str | None = None,
+                   batch: bool = False, catalog: Catalog | None = None) -> dict[str, Any]:
+    """The estimate of ``build`` over ``plan`` into ``out_dir`` (read, never written), in
+    the contract of :func:`ioa_synth.runs.spend.fold`; ``catalog``: the directory's, when
+    the caller has it open.
+
+    Raises:
+        ioa_synth.llm.tokens.TokenizerError: a ``tokenizer`` given that cannot be built.
+        ioa_synth.llm.config.ConfigError: a blank base URL variable.
+    """
+    gen = component_setup("generator", config, local_model, tokenizer)
+    judge = component_setup("judge", config, local_model, tokenizer)
+    setups = {"generator": gen, "judge": judge}
+    opened = catalog is None and (Path(out_dir) / "catalog.duckdb").is_file()
+    if opened:
+        from ioa_synth.build.tables import BUILD_TABLES
+
+        catalog = Catalog(out_dir, read_only=True, tables=[BUILD_TABLES])
+    try:
+        measured = measure(catalog, lambda c, t: setups[c].counter.text(t),
+                           lambda c, m: setups[c].counter.messages(m), roles=lambda r: "judge" if r == "judge" else
+                           "generator" if r == "generator" else r)
+        todo, finished = _cases(catalog, plan)
+        rates, rate_source = _rates(catalog, plan.split, measured, plan.given_rates)
+    finally:
+        if opened and catalog is not None:
+            catalog.close()
+    rubric = load_rubric()
+    plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
+    counted = sampled(todo)
+    sk = [_skeletons(c, plan_mode, rubric, gen, judge) for c in counted]
+
+    def mean(key: str) -> float:
+        return sum(s[key] for s in sk) / len(sk) if sk else 0.0
+
+    comp_source: dict[str, str] = {}
+
+    def completion(stage: int, role: str, setup: ComponentSetup) -> float:
+        value = measured.completion.get((stage, role))
+        comp_source[f"stage{stage} {role}"] = "measured" if value is not None else f"max_tokens {setup.max_tokens}"
+        return value if value is not None else float(setup.max_tokens)
+
+    e1, e2 = completion(1, "generator", gen), completion(2, "generator", gen)
+    c1, c2 = completion(1, "judge", judge), completion(2, "judge", judge)
+    share: dict[str, float] = {}
+
+    def shown(kind: str, stage: int, role: str, carried: float) -> float:
+        """Mean prompt tokens of a prompt showing ``carried`` output tokens."""
+        seen = measured.prompt.get((stage, role))
+        skeleton = mean(kind)
+        share[kind] = EMBED_SHARE[kind] if seen is None or not carried else \
+            max(0.0, min(2.0, (seen - skeleton) / carried))
+        return skeleton + share[kind] * carried
+
+    s1j, s2g, s2j = shown("s1j", 1, "judge", e1), shown("s2g", 2, "generator", e1), shown("s2j", 2, "judge", e1 + e2)
+    n = float(len(todo))
+    r1, r2 = rates["stage1"], rates["stage2"]
+    discard = 1 - r1["after_regeneration"] * r2["after_regeneration"]
+    extra = min(float(plan.reserve), n * discard / (1 - discard) if discard < 1 else float(plan.reserve))
+    n += extra
+    reach2 = n * r1["after_regeneration"]
+
+    def retried(stage: int, role: str) -> float:
+        return 1 + measured.retries.get((stage, role), 0.0)
+
+    kinds = [
+        CallKind("generator", "stage 1 generator", n * retried(1, "generator"), mean("s1g"), e1),
+        CallKind("generator", "stage 1 regeneration", n * (1 - r1["first_attempt"]) * retried(1, "generator"),
+                 mean("s1g") + c1, e1),
+        CallKind("judge", "stage 1 judge", n * (2 - r1["first_attempt"]) * r1["judged"] * retried(1, "judge"), s1j, c1),
+        CallKind("generator", "stage 2 generator", reach2 * retried(2, "generator"), s2g, e2),
+        CallKind("generator", "stage 2 regeneration", reach2 * (1 - r2["first_attempt"]) * retried(2, "generator"),
+                 s2g + c2, e2),
+        CallKind("judge", "stage 2 judge", reach2 * (2 - r2["first_attempt"]) * r2["judged"] * retried(2, "judge"),
+                 s2j, c2),
+    ]
+    assumptions = {
+        "command": "build", "split": plan.split, "cases": len(todo), "already_finished": finished,
+        "prompts_counted_for_cases": len(counted),
+        "reserve_draws": round(extra, 1), "batch": batch,
+        "pass_rates": rates, "pass_rate_source": rate_source,
+        "completion_tokens_per_call": {k: round(v, 1) for k, v in
+                                       {"stage1 generator": e1, "stage2 generator": e2, "stage1 judge": c1,
+                                        "stage2 judge": c2}.items()},
+        "completion_source": comp_source,
+        "shown_output_share": {k: round(v, 3) for k, v in share.items()},
+        "retries_per_call": {f"stage{s} {r}": round(v, 3) for (s, r), v in measured.retries.items()},
+        "tokenizers": {name: s.describe() for name, s in setups.items()},
+    }
+    return fold(kinds, prices_for(setups, prices or {}), assumptions)
+
+
+def estimate_of_plans(plans: dict, plan_args: dict[str, Any], catalog: Catalog, config: ToolkitConfig,
+                      local_model: str | None, type_mix: str | None, batch: bool) -> dict[str, Any] | None:
+    """The estimate of a build about to run over ``plans`` (cells of
+    :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``; ``None`` when
+    it cannot be made (a tokenizer that cannot be read...): a build never fails for it."""
+    seeds = [s for p in plans.values() for s in p.primary]
+    reserve = sum(len(p.reserve) for p in plans.values())
+    try:
+        return estimate_build(BuildPlan(seeds, reserve, plan_args["split"], type_mix), catalog.out_dir, config,
+                              local_model, batch=batch, catalog=catalog)
+    except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
+        return None

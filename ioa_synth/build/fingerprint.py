@@ -1,0 +1,81 @@
+"""The build's setup description (its fingerprint parts) and the check that keys resume
+of a build directory (``build``, ``regenerate``; ``audit`` records it).
+
+Per component (:mod:`ioa_synth.runs.fingerprint` for the generic parts): its identity
+(model, seed, temperature, structured output, request options, the generator's plan
+mode; no base URL), the build templates it renders (the generator its ``*generator*``
+ones, the judges their ``*judge*`` ones), for the judges the rubric (version and sha256,
+App. B.2) and for the generator the content-gate thresholds
+(:mod:`ioa_synth.protocol.gates`) and the version of the case plan
+(:mod:`ioa_synth.protocol.plan`). The description of a setup stays byte-identical
+across releases unless one of those parts changes (a test keeps it so): a build
+directory made by an earlier release resumes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ioa_synth.build.prompts import CAPABILITY
+from ioa_synth.core.templates import all_template_hashes
+from ioa_synth.protocol.gates import load_gates
+from ioa_synth.protocol.plan import PLAN_VERSION
+from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.fingerprint import component_identity, component_view, describe_components, templates_rendered
+from ioa_synth.runs.run_rows import check_fingerprint
+
+#: Commands whose setup must match the directory's (they write build calls and scores).
+BUILD_COMMANDS = ("build", "regenerate")
+
+#: Roles whose calls the rubric shapes (scores against its dimensions and thresholds).
+JUDGE_ROLES = ("judge", "audit_judge")
+
+
+def component_description(component: str, identity: dict[str, Any], templates: Mapping[str, str],
+                          rubric: dict[str, Any]) -> dict[str, Any]:
+    """What is fingerprinted for one build component: ``identity`` (without base URL), the
+    templates it renders, for judges the ``rubric`` and for the generator the content-gate
+    thresholds and the case plan's version."""
+    desc = component_identity(identity)
+    desc["templates"] = templates_rendered(templates, "judge" if component in JUDGE_ROLES else component)
+    if component in JUDGE_ROLES:
+        desc["rubric"] = rubric
+    if component == "generator":
+        desc["gates"] = load_gates().model_dump(mode="json")  # the content gates admit or reject its output
+        desc["case_plan"] = PLAN_VERSION  # the plan's schema constants shape what it writes
+    return desc
+
+
+def rubric_identity() -> dict[str, Any]:
+    """``{"version", "sha256"}`` of the rubric in force."""
+    return {"version": load_rubric().version, "sha256": rubric_sha256()}
+
+
+def build_setup_description(endpoints: Mapping[str, Any]) -> dict[str, Any]:
+    """The fingerprinted facts of a build run: ``endpoints`` maps component -> ``Endpoint``;
+    ``{"fingerprint_version": 2, "components": {name: component_description}}``. The
+    ``describe`` of ``build``, ``regenerate`` and ``audit``."""
+    templates = all_template_hashes(CAPABILITY)
+    rubric = rubric_identity()
+    return describe_components(endpoints, lambda name, identity: component_description(name, identity, templates,
+                                                                                           rubric))
+
+
+def _upgrade_v1(component: str, stored: dict[str, Any], description: dict[str, Any]) -> dict[str, Any]:
+    """A component of a version-1 build description (templates and rubric at the top level)."""
+    return component_description(component, stored, description.get("templates") or {},
+                                 description.get("rubric") or {})
+
+
+def build_component_view(description: dict[str, Any], component: str) -> dict[str, Any] | None:
+    """The description of ``component`` in a stored build setup description of any version
+    (:func:`ioa_synth.runs.fingerprint.component_view`)."""
+    return component_view(description, component, _upgrade_v1)
+
+
+def check_build_setup(catalog: Catalog, description: dict[str, Any]) -> str:
+    """The ``check`` of ``build`` and ``regenerate``: the fingerprint of ``description``,
+    or :class:`~ioa_synth.runs.run_rows.FingerprintMismatch` when a component that has
+    successful build calls stored here changed."""
+    return check_fingerprint(catalog, description, commands=BUILD_COMMANDS, view=build_component_view)

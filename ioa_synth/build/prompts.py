@@ -1,0 +1,45 @@
+"""The build's prompt templates (``ioa_synth/build/templates/``, App. B): registered with
+:mod:`ioa_synth.core.templates` under ``build/`` when the build package is imported, and
+their instructions registered with the content gates, which compare generated text with
+what the generator prompts say (:func:`ioa_synth.protocol.gates_text.register_instructions`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+from ioa_synth.core.templates import Prompt, register_templates, render_template, template_prose
+from ioa_synth.protocol.gates_text import register_instructions
+
+#: The capability name of the build's templates (``build/<file>``).
+CAPABILITY = "build"
+
+#: (stage, role) -> template name of the build loop.
+TEMPLATE_FILES: dict[tuple[int, str], str] = {
+    (1, "generator"): "build/stage1_generator.jinja2",
+    (1, "judge"): "build/stage1_judge.jinja2",
+    (2, "generator"): "build/stage2_generator.jinja2",
+    (2, "judge"): "build/stage2_judge.jinja2",
+}
+
+
+def generator_instructions() -> Iterator[str]:
+    """The literal text of the generator templates (what the gates' copy check compares with)."""
+    for (_, role), name in TEMPLATE_FILES.items():
+        if role == "generator":
+            yield from template_prose(name)
+
+
+def render(stage: int, role: str, **context: Any) -> Prompt:
+    """Render the build template of (``stage``, ``role``) with ``context``.
+
+    Raises:
+        KeyError: no template for that stage and role.
+        jinja2.UndefinedError: the context lacks a variable the template uses.
+    """
+    return render_template(TEMPLATE_FILES[(stage, role)], **context)
+
+
+register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates")
+register_instructions("build generator templates", generator_instructions)

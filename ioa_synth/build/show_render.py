@@ -1,0 +1,103 @@
+"""``ioa-synth show``'s rich rendering of a :func:`ioa_synth.build.show.case_view`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ioa_synth.build.stages import stage_spec
+from ioa_synth.protocol.rubric import load_rubric
+
+
+def render_case(view: dict[str, Any], console: Console) -> None:
+    """Print :func:`case_view` data with rich: header, scenario, members, misalignment
+    points, outline, dialogue with inner thoughts, judge scores, gate failures."""
+    colour = {"accepted": "green", "discarded": "red", "failed": "red"}.get(view["status"], "yellow")
+    head = Text.assemble((view["case_id"], "bold"), "  ", (view["status"], f"bold {colour}"))
+    lines: list[Any] = [head]
+    if view["seed"]:
+        lines.append(Text(f"seed: {view['seed'].get('title', '')} ({view['seed'].get('seed_id', '')})"))
+    if view.get("imported"):
+        lines.append(Text(f"imported from {view['imported']['source']} (ioa-synth build import): not generated or "
+                          "judged by this build"))
+    for key in ("discard_reason", "error"):
+        if view[key]:
+            lines.append(Text(f"{key.replace('_', ' ')}: {view[key]}", style=colour))
+    console.print(Panel(Group(*lines), title="ioa-synth show"))
+    s1, s2 = view["stage1"], view["stage2"]
+    if s1:
+        _render_stage_head(console, 1, s1)
+        if s1["output"]:
+            _render_profiles(console, s1["output"])
+    if s2:
+        _render_stage_head(console, 2, s2)
+        if s2["output"]:
+            _render_dialogue(console, s2["output"])
+    for stage, s in ((1, s1), (2, s2)):
+        if s:
+            _render_checks(console, stage, s)
+
+
+def _render_stage_head(console: Console, stage: int, s: dict[str, Any]) -> None:
+    name = stage_spec(stage).name
+    if not s["attempts"]:
+        console.rule(f"stage {stage} ({name}), imported")
+        return
+    source = f", written from profiles attempt {s['profiles_attempt']}" if s.get("profiles_attempt") else ""
+    console.rule(f"stage {stage} ({name}), attempt {s['attempt']} (attempts: {', '.join(map(str, s['attempts']))})"
+                 f"{source}")
+
+
+def _render_profiles(console: Console, p: dict[str, Any]) -> None:
+    console.print(Panel(p["meeting_scenario"], title="meeting scenario"))
+    members = Table(title="members", show_lines=True)
+    for col in ("id", "name / role", "expertise / background", "private state", "hidden assumptions"):
+        members.add_column(col)
+    for m in p["members"]:
+        members.add_row(m["id"], f"{m['name']}\n{m['role']}", f"{m['expertise']}\n{m['background']}",
+                        m["private_state"], "\n".join(f"- {a}" for a in m["hidden_assumptions"]))
+    console.print(members)
+    points = Table(title="misalignment points", show_lines=True)
+    for col in ("id", "type / topic", "surface form", "M1 understands", "M2 understands", "why undetected"):
+        points.add_column(col)
+    for m in p["misalignment_points"]:
+        points.add_row(m["id"], f"{m['type']}\n{m['topic']}", m["surface_form"], m["member_a_understanding"],
+                       m["member_b_understanding"], m["why_undetected"])
+    console.print(points)
+    if not p["conversation_outline"]:
+        return
+    outline = Table(title="conversation outline")
+    for col in ("turn", "speaker", "description", "MAs"):
+        outline.add_column(col)
+    for t in p["conversation_outline"]:
+        outline.add_row(str(t["turn"]), t["speaker"], t["description"], ", ".join(t["ma_ids"]))
+    console.print(outline)
+
+
+def _render_dialogue(console: Console, d: dict[str, Any]) -> None:
+    for t in d["turns"]:
+        console.print(Text.assemble((f"[{t['turn_idx']}] {t['speaker_name']} ({t['speaker_id']})", "bold")))
+        console.print(Text(f"    thinks: {t['inner_thought']}", style="italic dim"))
+        console.print(Text(f"    says:   {t['utterance']}"))
+
+
+def _render_checks(console: Console, stage: int, s: dict[str, Any]) -> None:
+    if s["problems"] or s["gate_failures"]:
+        body = "\n".join(f"- {p}" for p in s["problems"] + s["gate_failures"])
+        console.print(Panel(body, title=f"stage {stage}, attempt {s['attempt']}: rule and gate failures "
+                                        "(the judge was not called)", style="red"))
+    if not s["verdicts"]:
+        return
+    dims = [d.name for d in load_rubric().stage(stage).dimensions]
+    table = Table(title=f"stage {stage}, attempt {s['attempt']}: judge scores", show_lines=True)
+    for col in ("judge", "item", *dims, "feedback"):
+        table.add_column(col)
+    for v in s["verdicts"]:
+        fb = v["feedback"] + (f"\n[red]judge inconsistency: {v['inconsistency']}[/red]" if v["inconsistency"] else "")
+        table.add_row(f"{v['judge_role']}\n{v['judge_model']}", v["item"],
+                      *(str(v["scores"].get(d, "")) for d in dims), fb)
+    console.print(table)

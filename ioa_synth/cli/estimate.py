@@ -1,0 +1,121 @@
+"""``ioa-synth estimate build|evaluate ...``: calls, tokens and cost of a run before any call.
+
+The arguments after ``build`` or ``evaluate`` are that command's own, read by that
+command's parser (so they are the same by construction); ``--prices``, ``--pass-rates``,
+``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ioa_synth.cli import app
+from ioa_synth.cli.common import PANEL_BUILD, fail
+from ioa_synth.cli.options import json_option
+
+ESTIMATED = ("build", "evaluate")
+
+
+@app.command(rich_help_panel=PANEL_BUILD, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def estimate(
+    ctx: typer.Context,
+    command: str = typer.Argument(..., metavar="COMMAND",
+                                  help="The command to estimate, build or evaluate, followed by its arguments"),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="USD per million tokens per component or model "
+                                          '(JSON: {"generator": {"input": 2.5, "output": 10, "batch": 0.5}})'),
+    pass_rates: Optional[Path] = typer.Option(None, "--pass-rates", help="Build pass rates to assume (JSON: "
+                                              '{"stage1": {"first_attempt": 0.7, "after_regeneration": 0.9}})'),
+    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Count with: chars, tiktoken:<encoding>, "
+                                            "gguf:<path>, or an embedded model's name (default: per component)"),
+    as_json: bool = json_option("Print JSON instead of a table"),
+) -> None:
+    """Estimate the calls, tokens and cost of 'build' or 'evaluate' with the same arguments
+    (ioa-synth estimate build --split test --out DIR ...), before any call: nothing is sent
+    or written.
+
+    Exit status: 0, or 2 for bad input.
+    """
+    from click import ClickException
+
+    from ioa_synth.cli.common import check_choice
+    from ioa_synth.llm.config import ConfigError
+    from ioa_synth.llm.prices import PricesError, load_prices
+    from ioa_synth.llm.tokens import TokenizerError
+    from ioa_synth.runs.catalog import CatalogLocked, CatalogUnusable
+
+    check_choice("the command", command, ESTIMATED)
+    try:
+        price_table = load_prices(prices) if prices is not None else {}
+        rates = _load_rates(pass_rates) if pass_rates is not None else {}
+    except PricesError as exc:
+        fail(str(exc))
+    target = typer.main.get_command(app).get_command(ctx, command)  # type: ignore[attr-defined]
+    try:
+        sub = target.make_context(f"ioa-synth estimate {command}", list(ctx.args), parent=ctx)
+    except ClickException as exc:
+        fail(exc.format_message())
+    try:
+        if command == "build":
+            est = _build(sub.params, price_table, rates, tokenizer)
+        else:
+            est = _evaluate(sub.params, price_table, tokenizer)
+    except (ConfigError, TokenizerError, ValueError, CatalogLocked, CatalogUnusable) as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(est, indent=2, default=str))
+        return
+    from ioa_synth.reports.output import wide_console
+    from ioa_synth.reports.spend_table import assumption_lines, estimate_table
+
+    console = wide_console()
+    batch = est["assumptions"].get("batch")
+    console.print(estimate_table(est, f"estimate: ioa-synth {command}" + (" --batch" if batch else "")))
+    for line in assumption_lines(est):
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def _load_rates(path: Path) -> dict[str, dict[str, float]]:
+    """``--pass-rates``: ``{"stage1"|"stage2": {first_attempt|after_regeneration|judged: rate}}``."""
+    from ioa_synth.core.jsonl import read_json
+    from ioa_synth.llm.prices import PricesError
+
+    data = read_json(path, PricesError)
+    keys = ("first_attempt", "after_regeneration", "judged")
+    if not isinstance(data, dict) or not set(data) <= {"stage1", "stage2"} or not all(
+            isinstance(v, dict) and set(v) <= set(keys) and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in v.values())
+            for v in data.values()):
+        raise PricesError(f"{path}: give {{\"stage1\"|\"stage2\": {{{'|'.join(keys)}: a rate from 0 to 1}}}}")
+    return data
+
+
+def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | None) -> dict[str, Any]:
+    from ioa_synth.build.estimate import BuildPlan, estimate_build
+    from ioa_synth.build.run import CellPlan, plan_from_seeds
+    from ioa_synth.cli.build import _pool_plans
+    from ioa_synth.llm.config import load_config
+    from ioa_synth.protocol.planting import load_type_mix
+    from ioa_synth.seeds.tuples import load_seed_file
+
+    out, limit = params["out"], params["limit"]
+    load_type_mix(params["type_mix"])
+    if params["seeds"] is not None:
+        tuples = load_seed_file(params["seeds"])
+        plans = plan_from_seeds(tuples[:limit] if limit else tuples)
+    else:
+        plans = _pool_plans(out, params["split"], limit, CellPlan)
+    seeds = [s for p in plans.values() for s in p.primary]
+    reserve = sum(len(p.reserve) for p in plans.values())
+    plan = BuildPlan(seeds, reserve, params["split"], params["type_mix"], rates)
+    return estimate_build(plan, out, load_config(params["config"]), params["local_model"], prices, tokenizer,
+                          batch=bool(params.get("batch") or params.get("batch_dir")))
+
+
+def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
+    from ioa_synth.evaluate.estimate import estimate_evaluate
+
+    return estimate_evaluate(params, prices, tokenizer)

@@ -1,0 +1,172 @@
+"""``ioa-synth collab report``: Pass@1 per configuration (paper Table 6), trigger rate,
+additional rounds and ΔPass@1 against ``discussion`` (Table 23), and paired tests between
+configurations with the task as the unit: the paired bootstrap of
+:func:`ioa_synth.evaluate.analysis.bootstrap.paired_bootstrap` (10,000 resamples, seed
+20260516, two-sided p, 95% percentile interval) and the exact sign-flip permutation test of
+:func:`ioa_synth.evaluate.analysis.permutation.sign_flip_test`.
+
+``report.json``: ``{"bench", "n_tasks", "tasks_per_config", "pass_at_1": {config: p},
+"delta_vs_discussion": {config: d}, "trigger_rate": {config: r | null}, "extra_rounds":
+{config: x | null}, "comparisons": {"A vs B": {"n", "diff", "ci", "p_bootstrap",
+"p_permutation"}}, "tests"}``; rates are fractions, ``diff`` is B − A over the tasks both ran.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from ioa_synth.collab.team import PLAIN_CONFIGS
+from ioa_synth.evaluate.analysis.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
+from ioa_synth.evaluate.analysis.permutation import sign_flip_test
+
+#: What a task record holds at least (docs/collab.md, Records).
+RECORD_KEYS = ("task_id", "config", "turns", "final", "passed", "triggered", "extra_rounds")
+
+
+class ReportError(ValueError):
+    """A folder that holds no collaboration results (one line)."""
+
+
+def record_path(out: Path, task_id: str, config: str) -> Path:
+    """``RESULTS/tasks/<task_id>__<config>.json`` (BigCodeBench's ``BigCodeBench/13`` puts
+    the file in a ``BigCodeBench/`` folder)."""
+    return out / "tasks" / f"{task_id}__{config}.json"
+
+
+def read_records(out: Path) -> list[dict[str, Any]]:
+    """Every task record under ``out/tasks`` (sorted by path).
+
+    Raises:
+        ReportError: no record, or an unreadable one or one that is not a task record.
+    """
+    records = []
+    for path in sorted((out / "tasks").rglob("*__*.json")):
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ReportError(f"{path}: unreadable task record ({exc})") from exc
+        missing = [k for k in RECORD_KEYS if k not in rec] if isinstance(rec, dict) else list(RECORD_KEYS)
+        if missing:
+            raise ReportError(f"{path}: not a task record (no {', '.join(missing)})")
+        records.append(rec)
+    if not records:
+        raise ReportError(f"{out}: no finished task yet (tasks/ is empty)")
+    return records
+
+
+def config_order(configs: set[str] | list[str]) -> list[str]:
+    """``single``, ``discussion``, ``self-reflection``, then ``mcq:NAME`` in name order."""
+    plain = [c for c in PLAIN_CONFIGS if c in configs]
+    return plain + sorted(c for c in configs if c not in PLAIN_CONFIGS)
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(fmean(values), 12) if values else None
+
+
+def build_report(records: list[dict[str, Any]], bench: str | None = None) -> dict[str, Any]:
+    """The report of ``records`` (see the module docstring)."""
+    by_config: dict[str, dict[str, dict[str, Any]]] = {}
+    for rec in records:
+        by_config.setdefault(rec["config"], {})[rec["task_id"]] = rec
+    configs = config_order(set(by_config))
+    tasks = sorted({r["task_id"] for r in records})
+    passed = {c: {t: float(bool(r["passed"])) for t, r in by_config[c].items()} for c in configs}
+    pass_at_1 = {c: _mean(list(passed[c].values())) for c in configs}
+    intervenes = {c: c not in ("single", "discussion") for c in configs}
+    trigger = {c: _mean([float(bool(r["triggered"])) for r in by_config[c].values()]) if intervenes[c] else None
+               for c in configs}
+    extra = {c: _mean([float(r["extra_rounds"]) for r in by_config[c].values()]) if intervenes[c] else None
+             for c in configs}
+    comparisons = {}
+    for a, b in combinations(configs, 2):
+        both = sorted(set(passed[a]) & set(passed[b]))
+        if not both:
+            continue
+        xa, xb = [passed[a][t] for t in both], [passed[b][t] for t in both]
+        boot = paired_bootstrap(xa, xb)
+        # one pair: both sign patterns are as extreme as the observed one, p = 1 exactly
+        p_perm = sign_flip_test(xa, xb).p if len(both) > 1 else 1.0
+        comparisons[f"{a} vs {b}"] = {"n": len(both), "diff": boot.diff,
+                                      "ci": None if boot.ci_low is None else [boot.ci_low, boot.ci_high],
+                                      "p_bootstrap": boot.p, "p_permutation": p_perm}
+    delta: dict[str, float | None] = {}
+    for c in configs:
+        if "discussion" not in passed:
+            delta[c] = None
+        elif c == "discussion":
+            delta[c] = 0.0
+        else:
+            key = f"discussion vs {c}" if f"discussion vs {c}" in comparisons else f"{c} vs discussion"
+            comp = comparisons.get(key)
+            delta[c] = None if comp is None else (comp["diff"] if key.startswith("discussion") else -comp["diff"])
+    return {"bench": bench or (records[0].get("bench") if records else None), "n_tasks": len(tasks),
+            "tasks_per_config": {c: len(by_config[c]) for c in configs}, "pass_at_1": pass_at_1,
+            "delta_vs_discussion": delta, "trigger_rate": trigger, "extra_rounds": extra, "comparisons": comparisons,
+            "tests": {"unit": "task", "statistic": "mean per-task difference B - A of passed (0/1)",
+                      "bootstrap": {"resamples": DEFAULT_RESAMPLES, "seed": DEFAULT_SEED, "confidence": CONFIDENCE,
+                                    "p": "two-sided"},
+                      "permutation": "paired sign-flip, exact up to 20 tasks, two-sided"}}
+
+
+def _pct(v: float | None, signed: bool = False) -> str:
+    if v is None:
+        return "–"
+    return f"{100 * v:+.1f}" if signed else f"{100 * v:.1f}"
+
+
+def _p(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3g}"
+
+
+def table_rows(report: dict[str, Any]) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+    """Rows of Table 6 (config, tasks, Pass@1 %), Table 23 (config, trigger rate %,
+    additional rounds per task, ΔPass@1 vs discussion in points) and the comparisons."""
+    t6 = [[c, str(report["tasks_per_config"][c]), _pct(report["pass_at_1"][c])] for c in report["pass_at_1"]]
+    t23 = [[c, _pct(report["trigger_rate"][c]),
+            "–" if report["extra_rounds"][c] is None else f"+{report['extra_rounds'][c]:.2f}",
+            _pct(report["delta_vs_discussion"][c], signed=True)]
+           for c in report["pass_at_1"] if c not in ("single", "discussion")]
+    comp = [[k, str(v["n"]), _pct(v["diff"], signed=True),
+             "–" if v["ci"] is None else f"[{_pct(v['ci'][0], True)}, {_pct(v['ci'][1], True)}]",
+             _p(v["p_bootstrap"]), _p(v["p_permutation"])] for k, v in report["comparisons"].items()]
+    return t6, t23, comp
+
+
+HEADERS = (("configuration", "tasks", "Pass@1 (%)"),
+           ("configuration", "trigger rate (%)", "additional rounds / task", "ΔPass@1 vs discussion"),
+           ("A vs B", "tasks", "B − A (points)", "95% CI", "p (bootstrap)", "p (sign-flip)"))
+TITLES = ("Table 6: Pass@1 per configuration", "Table 23: interventions against plain discussion",
+          "Paired comparisons (task as unit)")
+
+
+def tables(report: dict[str, Any]) -> list[Any]:
+    """The report as rich tables."""
+    from rich.table import Table
+
+    out = []
+    for title, header, rows in zip(TITLES, HEADERS, table_rows(report)):
+        table = Table(title=f"{title} ({report['bench']}, {report['n_tasks']} tasks)" if out == [] else title)
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        out.append(table)
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """``report.md``: the same tables in Markdown."""
+    lines = [f"# Collaboration report ({report['bench']}, {report['n_tasks']} tasks)", ""]
+    for title, header, rows in zip(TITLES, HEADERS, table_rows(report)):
+        lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows] or ["| " + " | ".join("–" for _ in header) + " |"]
+        lines.append("")
+    lines.append("Rates are shares of tasks; comparisons pair the tasks both configurations ran (paired bootstrap, "
+                 f"{DEFAULT_RESAMPLES:,} resamples, seed {DEFAULT_SEED}; exact sign-flip permutation). "
+                 "Numbers from a small embedded model say nothing about the paper's claims.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,199 @@
+"""``ioa-synth collab run``: every (task, configuration) pair not yet on disk, on the shared
+run layer — every call through the run's recorder into ``catalog.duckdb``, ``--workers``
+calls in flight across tasks, Ctrl-C stops within seconds, a re-run resumes.
+
+Layout of ``RESULTS``: ``run.json`` (command, settings, components, fingerprint),
+``tasks/<task_id>__<config>.json`` (written atomically when that run ends, scored),
+``catalog.duckdb`` (``llm_calls``; the ``collab_calls`` view reads the calls' tags,
+:mod:`ioa_synth.collab.tables`).
+A call's key is ``(<task_id>__<config>, step, "<component>|<kind>:<agent>", 0)``
+(steps: :mod:`ioa_synth.collab.team`), so a killed run repeats only the calls that were
+in flight. A changed component (model, temperature, ...) with stored calls, changed
+protocol settings or changed tasks are refused once results are stored; adding a
+configuration or a detector is not a change.
+
+This module is the only one of ``collab/`` that knows the run layer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ioa_synth import __version__
+from ioa_synth.collab.detectors import Detector, detector_sources
+from ioa_synth.collab.protocol import run_task
+from ioa_synth.collab.report import record_path
+from ioa_synth.collab.scoring import score
+from ioa_synth.collab.tables import COLLAB_TABLES
+from ioa_synth.collab.tasks import Task, tasks_digest
+from ioa_synth.collab.team import Ask, CollabSettings
+from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.core.templates import all_template_hashes, template_sha256
+from ioa_synth.evaluate.probers import McqProber
+from ioa_synth.llm.client import Endpoint, LLMCallError, LLMClient
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.errors import StopRun
+from ioa_synth.llm.replies import reply_json, reply_text
+from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.fingerprint import component_identity, describe_components
+from ioa_synth.runs.scheduler import worker_pool
+from ioa_synth.runs.recorder import CallKey, CallRecorder
+from ioa_synth.runs.setup_check import SetupCheck
+
+COMMAND = "collab run"
+SETUP_VERSION = 1
+
+@dataclass
+class RunJob:
+    """What to run: ``tasks`` (after ``--limit``) of ``all_tasks`` under ``configs``."""
+
+    tasks: list[Task]
+    all_tasks: list[Task]
+    configs: list[str]
+    settings: CollabSettings
+    detectors: list[Detector] = field(default_factory=list)
+    workers: int = 8
+
+
+def unit_id(task_id: str, config: str) -> str:
+    """The unit of work and first part of its calls' keys: ``<task_id>__<config>``."""
+    return f"{task_id}__{config}"
+
+
+def component_of(role: str) -> str:
+    """The component of a team call's ``llm_calls.role`` (``discusser``, ``detector:NAME``)."""
+    return role.split("|", 1)[0]
+
+
+def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
+    """The fingerprinted setup: each component's identity and the templates it renders
+    (a detector: the evaluate prober's ``mcq`` prompt; the discusser: the team's), the
+    protocol settings and the task file's digest."""
+    templates = all_template_hashes("collab")
+    mcq = {McqProber.template: template_sha256(McqProber.template)}
+
+    def part(name: str, identity: dict[str, Any]) -> dict[str, Any]:
+        return component_identity(identity) | {"templates": mcq if name.startswith("detector:") else templates}
+
+    return describe_components(eps, part) | {"collab_setup_version": SETUP_VERSION, "toolkit_version": __version__,
+                                             "study": job.settings.as_dict(), "tasks": tasks_digest(job.all_tasks)}
+
+
+def _results_stored(catalog: Catalog) -> bool:
+    stored = catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
+    return bool(stored) or any((catalog.out_dir / "tasks").rglob("*.json"))
+
+
+#: The setup check of a team run: a changed component with stored calls is refused, and so
+#: are changed protocol settings or tasks once a call or a task record is stored (a new
+#: configuration or detector is neither).
+CHECK_SETUP = SetupCheck(commands=(COMMAND,), component_of=component_of,
+                         protocol=lambda desc: {k: desc.get(k) for k in ("study", "tasks")},
+                         results_stored=_results_stored)
+
+
+@dataclass
+class RecordedCaller:
+    """The :class:`~ioa_synth.collab.protocol.Caller` of one unit: each call through the
+    run's ``recorder`` on the shared call ``pool``."""
+
+    recorder: CallRecorder
+    clients: dict[str, LLMClient]
+    pool: ThreadPoolExecutor
+    task_id: str
+    config: str
+
+    def _call(self, ask: Ask) -> Any:
+        key = CallKey(unit_id(self.task_id, self.config), ask.step, f"{ask.component}|{ask.role}", 0)
+        kind, _, agent = ask.role.partition(":")
+        tags = {"task_id": self.task_id, "config": self.config, "component": ask.component, "kind": kind,
+                "agent": agent.split(":")[0] or None}
+        value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name, ask.parse,
+                                      temperature=ask.temperature, tags=tags,
+                                      decode=reply_text if ask.schema is None else reply_json)
+        return value
+
+    def one(self, ask: Ask) -> Any:
+        return self.pool.submit(self._call, ask).result()
+
+    def all(self, asks: list[Ask]) -> list[Any]:
+        futures = [self.pool.submit(self._call, a) for a in asks]
+        return [f.result() for f in futures]
+
+
+def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | None, console: Console,
+               args: dict[str, Any]) -> dict[str, Any]:
+    """Run every (task, configuration) not yet on disk; return this run's counts.
+
+    Raises:
+        FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
+        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
+    """
+    catalog = Catalog(out, tables=[COLLAB_TABLES])  # with the view collab_calls
+    try:
+
+        def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
+            for ep in eps.values():  # --seed: another draw of every sampled reply
+                if ep.seed is not None:
+                    ep.seed += job.settings.seed
+            return describe(eps, job)
+
+        with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, kind="collab",
+                      describe=describe_job, check=CHECK_SETUP, settings=job.settings.as_dict(),
+                      setup_version=SETUP_VERSION, manifest_extra={"configs": job.configs},
+                      sources=detector_sources(job.detectors)) as run:
+            stats = _run_units(job, out, run, console)
+            run.summary.update({k: v for k, v in stats.items() if k != "errors"})
+        return stats
+    finally:
+        catalog.close()
+
+
+def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dict[str, Any]:
+    stats: dict[str, Any] = {"done": 0, "failed": 0, "skipped": 0, "passed": 0}
+    pending: deque[tuple[Task, str]] = deque()
+    for config in job.configs:
+        for task in job.tasks:
+            if record_path(out, task.task_id, config).is_file():
+                stats["skipped"] += 1
+            else:
+                pending.append((task, config))
+    # every unit's calls are replayed by key; the recorder counts what a stopped run kept
+    recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
+    progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"))
+    run.attach(progress)
+    errors: list[str] = []
+
+    def one(unit: tuple[Task, str]) -> str:
+        task, config = unit
+        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config)
+        try:
+            record = run_task(caller, task, config, job.settings)
+        except StopRun:
+            raise
+        except LLMCallError as exc:
+            errors.append(f"{task.task_id} {config}: {exc}")
+            return "failed"
+        record = score(record, task, job.settings, stop=run.guard.stop)
+        write_json_atomic(record_path(out, task.task_id, config), record)
+        return "passed" if record["passed"] else "failed-check"
+
+    def done(unit: tuple[Task, str], status: str) -> None:
+        stats["done" if status != "failed" else "failed"] += 1
+        stats["passed"] += status == "passed"
+        progress.advance(status, unit_id(unit[0].task_id, unit[1]))
+
+    # units in flight: enough that the call pool always has ready calls
+    slots = max(1, min(len(pending), 2 * job.workers + 2))
+    with progress, worker_pool(job.workers, "collab-call") as calls:
+        run.map(pending, one, done, workers=slots, unit="task", name="collab-task")
+    stats["errors"] = errors[:20]
+    return stats

@@ -1,0 +1,45 @@
+"""Detectors: evaluate prober configurations used outside ``evaluate`` (live meetings, a
+team's loop). ``--detector NAME=CONFIG`` names one: the ``prober`` block of a config file,
+its endpoint from ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY`` (:func:`env_prefix`),
+falling back to ``PROBER_*``, then ``OPENAI_*``, else the embedded model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ioa_synth.llm.config import ToolkitConfig
+
+MAX_DETECTORS = 26
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A detector: its ``name`` (shown only in the report), config file and loaded config."""
+
+    name: str
+    config_path: str
+    config: ToolkitConfig
+
+
+def parse_detector(spec: str, load: Callable[[Path], ToolkitConfig]) -> Detector:
+    """``NAME=CONFIG`` -> :class:`Detector` (``load`` reads the config file).
+
+    Raises:
+        ValueError: no ``=``, a bad name; whatever ``load`` raises for the file.
+    """
+    name, sep, path = spec.partition("=")
+    if not sep or not path:
+        raise ValueError(f"--detector {spec!r}: expected NAME=CONFIG (a config file with a \"prober\" block)")
+    if not _NAME.match(name):
+        raise ValueError(f"--detector {spec!r}: a name is 1-40 letters, digits, '.', '_' or '-'")
+    return Detector(name, path, load(Path(path)))
+
+
+def env_prefix(name: str) -> str:
+    """``IOA_DETECTOR_<NAME>``: the prefix of detector ``name``'s ``_BASE_URL`` / ``_API_KEY``
+    variables (non-word characters as ``_``, upper case)."""
+    return "IOA_DETECTOR_" + re.sub(r"\W", "_", name).upper()

@@ -1,0 +1,127 @@
+"""What an ``evaluate`` will cost, before any call (``ioa-synth estimate evaluate``).
+
+Calls per case not yet scored: the prober's (one; two in the ``ambiguity`` mode; none
+with ``--questions-from``), the simulator's (both participants, every rollout) and one
+validity-filter call when a question diverges (share ``filtered``: measured in the results
+folder, else 1). Each call is sent again as often as the folder measured (content retries).
+
+Tokens: the prober's first prompt is rendered per case and counted; the simulator's and
+the filter's prompts are rendered per case with no question and counted, plus the
+questions they show: the prober's completion tokens (measured, else ``max_tokens``) times
+:data:`SHOWN_SHARE`, or the share measured on the calls stored in the folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ioa_synth.core.templates import render_template
+from ioa_synth.evaluate.access import filter_context, simulator_context
+from ioa_synth.evaluate.inputs import load_cases
+from ioa_synth.evaluate.probers import PROBERS, first_prompt
+from ioa_synth.evaluate.records import STAGES, read_record
+from ioa_synth.evaluate.run import component_of
+from ioa_synth.evaluate.simulator import PARTICIPANTS, TEMPLATE as SIMULATOR_TEMPLATE
+from ioa_synth.evaluate.validity import TEMPLATE as FILTER_TEMPLATE
+from ioa_synth.llm.component_setup import component_setup, prices_for
+from ioa_synth.llm.config import load_config
+from ioa_synth.llm.prices import Price
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.spend import CallKind, fold, measure, sampled
+
+#: Share of the prober's completion tokens that a simulator or filter prompt showing its
+#: questions carries (the JSON keys go, the "Question n:" framing comes): stated.
+SHOWN_SHARE = 0.8
+
+
+def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenizer: str | None) -> dict[str, Any]:
+    """The estimate of ``evaluate`` with the command's ``params`` (its parsed options).
+
+    Raises:
+        ioa_synth.evaluate.inputs.InputError / ValueError: unreadable ``--data``.
+        ioa_synth.llm.tokens.TokenizerError, ConfigError: see :func:`component_setup`.
+    """
+    mode, rollouts, out = params["mode"], params["rollouts"], Path(params["out"])
+    config = load_config(params["config"])
+    cases = load_cases(params["data"])
+    cases = cases[:params["limit"]] if params["limit"] else cases
+    todo = [c for c in cases if (read_record(out, c.case_id) or {}).get("status") != "scored"]
+    needed = [c for c in ("prober", "simulator", "validity_filter")
+              if not (c == "prober" and params["questions_from"]) and not (c == "simulator" and mode == "direct")]
+    setups = {c: component_setup(c, config, params["local_model"], tokenizer) for c in needed}
+    catalog = Catalog(out, read_only=True) if (out / "catalog.duckdb").is_file() else None
+    try:
+        measured = measure(catalog, lambda c, t: setups[c].counter.text(t) if c in setups else len(t) // 4,
+                           lambda c, m: setups[c].counter.messages(m) if c in setups else 0, roles=component_of)
+        filtered = _filtered_share(catalog)
+    finally:
+        if catalog is not None:
+            catalog.close()
+
+    def by_component(table: dict[tuple[int, str], float], comp: str) -> float | None:
+        values = [v for (s, r), v in table.items() if s == STAGES[comp] and component_of(r) == comp]
+        return sum(values) / len(values) if values else None
+
+    def completion(comp: str) -> float:
+        value = by_component(measured.completion, comp)
+        return value if value is not None else float(setups[comp].max_tokens) if comp in setups else 0.0
+
+    prober_out = completion("prober") if "prober" in setups else 0.0
+    kinds: list[CallKind] = []
+    n = len(todo)
+    counted = sampled(todo)
+    share: dict[str, float] = {}
+
+    def shown(comp: str, skeleton: float) -> float:
+        seen = by_component(measured.prompt, comp)
+        share[comp] = SHOWN_SHARE if seen is None or not prober_out else max(0.0, min(2.0, (seen - skeleton) / prober_out))
+        return skeleton + share[comp] * prober_out
+
+    def retried(comp: str) -> float:
+        return 1 + (by_component(measured.retries, comp) or 0.0)
+
+    if "prober" in setups:
+        prober = PROBERS[mode]
+        template = getattr(prober, "first_template")
+        first = _mean([setups["prober"].counter.messages(first_prompt(template, c, params["access"]).messages)
+                       for c in counted])
+        calls = 2 if mode == "ambiguity" else 1
+        kinds.append(CallKind("prober", f"prober ({mode})", n * calls * retried("prober"), first, prober_out))
+    if "simulator" in setups:
+        sk = _mean([setups["simulator"].counter.messages(render_template(
+            SIMULATOR_TEMPLATE, **simulator_context(c, p), questions=[]).messages) for c in counted for p in PARTICIPANTS])
+        kinds.append(CallKind("simulator", "simulator", n * len(PARTICIPANTS) * rollouts * retried("simulator"),
+                              shown("simulator", sk), completion("simulator")))
+    if "validity_filter" in setups:
+        sk = _mean([setups["validity_filter"].counter.messages(render_template(
+            FILTER_TEMPLATE, **filter_context(c), questions=[]).messages) for c in counted])
+        kinds.append(CallKind("validity_filter", "validity filter", n * filtered * retried("validity_filter"),
+                              shown("validity_filter", sk), completion("validity_filter")))
+    assumptions = {
+        "command": "evaluate", "mode": mode, "rollouts": rollouts, "cases": n, "already_scored": len(cases) - n,
+        "prompts_counted_for_cases": len(counted),
+        "batch": bool(params.get("batch") or params.get("batch_dir")), "filtered_share": filtered,
+        "completion_tokens_per_call": {c: round(completion(c), 1) for c in setups},
+        "completion_source": {c: "measured" if by_component(measured.completion, c) is not None
+                              else f"max_tokens {setups[c].max_tokens}" for c in setups},
+        "shown_output_share": {k: round(v, 3) for k, v in share.items()},
+        "tokenizers": {c: s.describe() for c, s in setups.items()},
+    }
+    return fold(kinds, prices_for(setups, prices), assumptions)
+
+
+def _mean(values: list[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _filtered_share(catalog: Catalog | None) -> float:
+    """Share of the cases with a simulator call that also got a filter call (1 without any)."""
+    if catalog is None:
+        return 1.0
+    rows = catalog.execute(
+        "SELECT count(DISTINCT case_id) FILTER (WHERE stage = ?), count(DISTINCT case_id) FILTER (WHERE stage = ?) "
+        "FROM llm_calls WHERE error IS NULL", [STAGES["simulator"], STAGES["validity_filter"]])
+    simulated, filtered = rows[0] if rows else (0, 0)
+    return filtered / simulated if simulated else 1.0
+

@@ -1,0 +1,160 @@
+"""The manifest of a results folder, ``RESULTS/run.json``: what ran there, with which
+settings and components, and when; one typed model, written by
+:func:`ioa_synth.runs.context.open_run` (``kind=...``) and read by :func:`read_manifest`,
+the one reader of that file.
+
+On disk (keys in this order; a capability may add its own, e.g. belief's
+``probe_temperature``)::
+
+    {"kind": "evaluate",                   # the folder kind (ioa_synth.runs.folder_kinds)
+     "command": "evaluate",                # the command that wrote it ("belief run", ...)
+     "argv": [...], "args": {...},         # the command line and its parsed arguments
+     "settings": {...},                    # the capability's protocol settings
+     "components": {"prober": {"model", "temperature", "structured_output",
+                               "request_options", "base_url_kind"}},   # no key, no URL
+     "fingerprint": "16 hex", "fingerprint_parts": {...},              # the setup description
+     "versions": {"toolkit": "0.x", "setup": 2},
+     "started_at": "2025-01-01T00:00:00Z", "finished_at": null}
+
+Folders written before the manifest had ``kind`` and ``versions`` read as well: their kind
+comes from ``command`` (the kind that registered it, else its first word: ``belief run`` ->
+``belief``). Modelled on the run logs of inspect_ai (one typed header per eval log).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.core.jsonl import read_json
+from ioa_synth.llm.client import Endpoint
+from ioa_synth.runs import folder_kinds
+
+#: The manifest's file name inside a results folder.
+MANIFEST_FILE = "run.json"
+
+
+class ManifestError(ValueError):
+    """A ``run.json`` that cannot be used: missing, unreadable, not UTF-8 or JSON, not the
+    manifest of a results folder, or (when a kind is asked for) of another kind. The
+    message is one line naming the file or folder."""
+
+
+class Versions(BaseModel):
+    """``versions``: the toolkit's version and the capability's setup version (the version
+    of the setup description it fingerprints; ``None`` when it has none)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    toolkit: str | None = None
+    setup: int | str | None = None
+
+
+class Manifest(BaseModel):
+    """A results folder's ``run.json`` (see the module docstring for the shape). Unknown keys
+    are kept (``extra="allow"``), so manifests of other versions read and write back unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+    command: str
+    argv: list[str] = Field(default_factory=list)
+    args: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    components: dict[str, Any] = Field(default_factory=dict)
+    fingerprint: str | None = None
+    fingerprint_parts: dict[str, Any] = Field(default_factory=dict)
+    versions: Versions = Field(default_factory=Versions)
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_kind(cls, data: Any) -> Any:
+        """A manifest written before ``kind`` existed: the kind of its command."""
+        if isinstance(data, dict) and "kind" not in data and isinstance(data.get("command"), str):
+            return {"kind": folder_kinds.kind_of_command(data["command"]), **data}
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``run.json`` object (fields first, in their order, then the extra keys)."""
+        return self.model_dump(mode="json")
+
+
+def now_iso() -> str:
+    """The current UTC time as ``run.json`` stores it: ``2025-01-01T00:00:00Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def component_settings(ep: Endpoint) -> dict[str, Any]:
+    """The manifest's view of one component: model, temperature, structured output, request
+    options and ``base_url_kind`` (``embedded`` | ``remote``); no key, no URL."""
+    return {"model": ep.model, "temperature": ep.temperature, "structured_output": ep.structured_output,
+            "request_options": ep.request_options, "base_url_kind": "embedded" if ep.embedded else "remote"}
+
+
+def new_manifest(kind: str, command: str, endpoints: dict[str, Endpoint], args: dict[str, Any],
+                 description: dict[str, Any], fingerprint: str, *, settings: dict[str, Any] | None = None,
+                 setup_version: int | str | None = None, toolkit_version: str | None = None,
+                 extra: dict[str, Any] | None = None) -> Manifest:
+    """The manifest of a run starting now (``argv`` is this process's command line).
+
+    ``extra`` adds keys of the capability's own; its ``components`` entries are merged over
+    the endpoints' (e.g. a component answered from stored results instead of a model)."""
+    from ioa_synth import __version__
+
+    extra = dict(extra or {})
+    components = {name: component_settings(ep) for name, ep in endpoints.items()} | extra.pop("components", {})
+    return Manifest(kind=kind, command=command, argv=sys.argv[1:], args=args, settings=settings or {},
+                    components=components, fingerprint=fingerprint, fingerprint_parts=description,
+                    versions=Versions(toolkit=toolkit_version or __version__, setup=setup_version),
+                    started_at=now_iso(), finished_at=None, **extra)
+
+
+def write_manifest(folder: Path, manifest: Manifest) -> Path:
+    """Write ``folder/run.json`` atomically; return its path."""
+    return write_json_atomic(Path(folder) / MANIFEST_FILE, manifest.to_json())
+
+
+def read_manifest(folder: str | Path, kind: str | None = None) -> Manifest:
+    """``folder/run.json`` as a :class:`Manifest`; with ``kind``, only a manifest of that kind.
+
+    Raises:
+        ManifestError: one line naming the file: missing (asking whether ``folder`` is a
+            results folder of ``kind``), unreadable, not UTF-8, not JSON, not an object, a
+            value of the wrong type, no ``command``; with ``kind``: written by another
+            command (naming it).
+    """
+    folder = Path(folder)
+    path = folder / MANIFEST_FILE
+    what = folder_kinds.title(kind) if kind else "a results folder"
+    data = read_json(path, ManifestError, missing=f"missing (is this {what}?)")
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: not a JSON object")
+    if not isinstance(data.get("command"), str) and not isinstance(data.get("kind"), str):
+        if kind:
+            raise ManifestError(f"{folder} is not {folder_kinds.short_title(kind)} (its run.json names no command)")
+        raise ManifestError(f"{path}: names no command (not the run.json of a results folder)")
+    if kind and data.get("kind", folder_kinds.kind_of_command(data.get("command", ""))) != kind:
+        command = data.get("command")
+        by = f"written by 'ioa-synth {command}'" if isinstance(command, str) else f"of kind {data.get('kind')!r}"
+        raise ManifestError(f"{folder} is not {folder_kinds.short_title(kind)} (its run.json was {by})")
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        where = ".".join(str(p) for p in errors[0]["loc"]) or "(top level)"
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise ManifestError(f"{path}: {where}: {errors[0]['msg']}{more}") from None
+
+
+def finish_manifest(folder: Path, manifest: Manifest) -> Manifest:
+    """Write ``manifest`` again with ``finished_at`` set to now; return the new one."""
+    done = manifest.model_copy(update={"finished_at": now_iso()})
+    write_manifest(folder, done)
+    return done
