@@ -9,7 +9,7 @@ import hashlib
 import importlib.util
 import io
 import json
-import sys
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -133,9 +133,31 @@ def test_the_build_command_names_every_setting_the_server_needs():
     assert srv.server == ls.SERVER_ID and ls.LLAMA_CPP_COMMIT in srv.server
 
 
-def test_count_tokens_uses_the_models_own_tokenizer():
-    short, long = ls.count_tokens("smollm2-135m", ["Hello world", "Hello world. " * 50 + "\\n is kept as typed"])
-    assert 2 <= short <= 4 and long > 100
+# Text the estimate counts: prose, numbers, JSON, accents, CJK, emoji, runs of spaces, newlines.
+TEXTS = ["The 2,400 questions from the March 2024 crawl; recall@10 >= 0.82!\n\n  indented   text\tand tabs",
+         "Design the participants: M1 Ada Okafor (research lead) and M2 Ben Lindqvist — «évaluation» naïve café 北京 🙂",
+         '{"ma_scores": {"MA1": {"subtlety": 3, "feedback": "No changes needed."}}}',
+         "def f(x):\n    return x ** 2  # 12345678901234\n\n\n", "<|im_start|>user\nHi<|im_end|>"]
+
+
+@pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-coder-1.5b"])
+def test_the_estimates_tokenizer_counts_as_llama_cpp_does(name):
+    """``ioa-synth estimate`` counts embedded prompts with a tokenizer rebuilt from the
+    model's GGUF (:func:`ioa_synth.llm.tokens.gguf_counter`); the built ``llama-tokenize``
+    (llama.cpp's own, the server's) gives the same counts."""
+    from ioa_synth.llm.local_weights import installed_local_models, model_path
+    from ioa_synth.llm.tokens import gguf_counter
+
+    if name not in installed_local_models():
+        pytest.skip(f"{name} is not installed")
+    gguf = model_path(name)
+    counter = gguf_counter(gguf)
+    for text in TEXTS:
+        done = subprocess.run([str(ls.binary("llama-tokenize")), "-m", str(gguf), "--stdin", "--no-escape",
+                               "--no-bos", "--ids", "--log-disable"], input=text.encode(), capture_output=True,
+                              timeout=120, check=True)
+        ids = json.loads(done.stdout.decode().strip().splitlines()[-1])
+        assert counter.text(text) == len(ids), text
 
 
 def test_the_server_environment_drops_llama_settings_and_does_not_spin(monkeypatch):

@@ -4,7 +4,8 @@ where ``scripts/setup.sh`` caches the build, and how the toolkit finds it.
 The source is the llama.cpp tree that the ``llama-cpp-python`` 0.3.36 sdist vendors
 (``vendor/llama.cpp``, llama.cpp commit :data:`LLAMA_CPP_COMMIT`), fetched with pip and
 checked against :data:`SDIST_SHA256`. ``scripts/build_llama_server.py`` builds the targets
-``llama-server`` and ``llama-tokenize`` statically with :data:`CMAKE_FLAGS` into
+``llama-server`` and ``llama-tokenize`` (llama.cpp's own tokenizer, which the tests hold the
+estimate's token counter to) statically with :data:`CMAKE_FLAGS` into
 :func:`build_dir` (``$IOA_SYNTH_CACHE/llama.cpp/<key>``, the key a hash of the sdist's
 sha256 and the flags), writing :data:`STAMP` last; a folder without it is not a build.
 """
@@ -12,12 +13,9 @@ sha256 and the flags), writing :data:`STAMP` last; a folder without it is not a 
 from __future__ import annotations
 
 import hashlib
-import json
-import subprocess
 from pathlib import Path
-from typing import Sequence
 
-from ioa_synth.llm.local_weights import LocalModelError, cache_dir, model_path
+from ioa_synth.llm.local_weights import LocalModelError, cache_dir
 
 SDIST = "llama-cpp-python==0.3.36"
 SDIST_FILE = "llama_cpp_python-0.3.36.tar.gz"
@@ -71,23 +69,3 @@ def binary(target: str = "llama-server", cache: Path | None = None) -> Path:
         raise LocalModelError(f"llama.cpp's llama-server is not built for this toolkit (no {folder / STAMP}); "
                               f"{SETUP_HINT}")
     return folder / target
-
-
-def count_tokens(name: str, texts: Sequence[str], timeout: float = 60.0) -> list[int]:
-    """Tokens of each of ``texts`` under local model ``name``'s own tokenizer, as its
-    server counts a prompt's text (llama.cpp's ``llama-tokenize``, vocabulary only, no
-    weights loaded; the beginning-of-text token counted where the model adds one; no chat
-    template: a chat request adds its role markers, a few tokens per message).
-
-    One process per text (~0.1 s each). Raises :class:`LocalModelError` when the model or
-    the build is missing or ``llama-tokenize`` fails."""
-    exe, gguf = binary("llama-tokenize"), model_path(name)
-    counts = []
-    for text in texts:
-        done = subprocess.run([str(exe), "-m", str(gguf), "--stdin", "--no-escape", "--ids", "--log-disable"],
-                              input=text.encode(), capture_output=True, timeout=timeout)
-        if done.returncode != 0:
-            raise LocalModelError(f"llama-tokenize failed for {name} (exit {done.returncode}): "
-                                  f"{done.stderr.decode(errors='replace')[-500:]}")
-        counts.append(len(json.loads(done.stdout.decode().strip().splitlines()[-1])))
-    return counts
