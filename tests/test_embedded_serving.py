@@ -174,6 +174,15 @@ def test_a_build_made_on_the_old_embedded_server_is_refused_unless_nothing_succe
     assert res.exit_code == 0, res.stderr
 
 
+def test_a_schema_llama_server_cannot_convert_names_structured_output():
+    """llama.cpp's words for a schema it cannot turn into a grammar (HTTP 400) point at the key."""
+    from ioa_synth.llm.errors import setup_hint
+
+    said = ("Unable to generate parser for this template. Automatic parser generation failed: JSON schema "
+            "conversion failed:\nInvalid pattern ^(abc$: unbalanced parentheses")
+    assert 'set "structured_output" for judge' in setup_hint("judge", 400, said, "http://127.0.0.1:1/v1")
+
+
 def _streaming_client(server: ScriptedServer, timeout: float, stop: threading.Event | None = None) -> LLMClient:
     cfg = ComponentConfig(timeout=timeout, max_retries=0, content_retries=0)
     ep = Endpoint.from_config("judge", cfg, server.base_url, "scripted", None, embedded=True)

@@ -114,7 +114,7 @@ def setup_hint(component: str, status: int, message: str, base_url: str, route: 
         return f'set "seed": null for {component} in --config'
     if re.search(r"(?<!completion_)max_tokens", low):
         return f'use "max_completion_tokens" instead of "max_tokens" in {component}.request_options'
-    if any(w in low for w in ("response_format", "json_schema", "structured", "json_object")):
+    if any(w in low for w in ("response_format", "json_schema", "json schema", "structured", "json_object")):
         return f'set "structured_output" for {component} in --config ("json_object_schema" or "none")'
     if status == 404 and not base_url.rstrip("/").endswith("/v1") and "model" not in low:
         return f"{up}_BASE_URL (or OPENAI_BASE_URL) {base_url} may be missing /v1"
