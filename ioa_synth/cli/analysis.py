@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind,
                                   write_errors)
 from ioa_synth.cli.options import json_option, seed_option

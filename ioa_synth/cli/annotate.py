@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_QUALITY, fail
 from ioa_synth.cli.options import out_dir_option, split_option
 from ioa_synth.text.plural import plural

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_QUALITY, config_or_fail, fail, llm_command_errors, lowered_workers
 from ioa_synth.cli.options import limit_option, local_model_option, out_dir_option, split_option, workers_option
 

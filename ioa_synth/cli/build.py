@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import PANEL_BUILD, fail, llm_command_errors, lowered_workers, writable_out
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, out_dir_option,

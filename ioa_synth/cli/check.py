@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_QUALITY, fail
 from ioa_synth.cli.options import json_option, out_dir_option, threshold_option
 

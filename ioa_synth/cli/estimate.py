@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import typer
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_BUILD, fail
 from ioa_synth.cli.options import json_option
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_BUILD, config_or_fail, fail, llm_command_errors, lowered_workers
 from ioa_synth.cli.options import config_option, local_model_option, out_dir_option, split_option, workers_option
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_BUILD, fail
 from ioa_synth.cli.options import json_option, out_dir_option
 

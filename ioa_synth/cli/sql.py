@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from ioa_synth.cli import app
+from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
 from ioa_synth.cli.options import json_option
 
