@@ -145,8 +145,8 @@ def _bad_cases(tmp_path: Path, cli, endpoint, seeds_file) -> dict[str, tuple[lis
     shutil.rmtree(no_train / "train")
     seeds = write_record(tmp_path / "x" / "business" / "planning_000.json")
     seeds.write_text(seeds_file(2).read_text())  # a seed JSONL, not a record
-    plain = write_record(tmp_path / "y" / "law" / "planning_001.json", {"profiles": {"members": []}})
-    odd = write_record(tmp_path / "z" / "notes" / "meeting.json")
+    write_record(tmp_path / "y" / "law" / "planning_001.json", {"profiles": {"members": []}})
+    write_record(tmp_path / "z" / "notes" / "meeting.json")
     other = dict(sample_record(), case_id=f"train/{SAMPLE_ID}")
     tagged = write_record(tmp_path / "w" / f"{SAMPLE_ID}.json", other)
     (tmp_path / "empty").mkdir()
@@ -182,7 +182,7 @@ def test_a_case_built_here_is_never_replaced(cli, endpoint, seeds_file, tmp_path
     out = tmp_path / "b"
     assert cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out).exit_code == 0
     ((case_id,),) = q(out, "SELECT case_id FROM cases")
-    clash = write_record(tmp_path / "recs" / (case_id.split("/", 1)[1] + ".json"))
+    write_record(tmp_path / "recs" / (case_id.split("/", 1)[1] + ".json"))
     fresh = write_record(tmp_path / "recs" / "law" / "planning_009.json")
     before = tree(out)
     res = cli("build", "import", tmp_path / "recs", "--split", "test", "--out", out)

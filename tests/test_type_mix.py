@@ -116,7 +116,7 @@ def _one_case_build(cli, endpoint, seeds_file, tmp_path, times):
     seeds = seeds_file(1)
     # the plan of the single case: learn it by planting, as the build will
     seed_id = json.loads(seeds.read_text().splitlines()[0])["seed_id"]
-    types = plant_types([(f"x", points_for(seed_id))], load_type_mix("paper"))["x"]
+    types = plant_types([("x", points_for(seed_id))], load_type_mix("paper"))["x"]
     responder.planned = {f"MA{i + 1}": t for i, t in enumerate(types)}
     res = cli("build", "--seeds", seeds, "--split", "test", "--out", out, "--workers", "1")
     assert res.exit_code == 0, res.output

@@ -62,7 +62,7 @@ def test_kill_9_then_resume(tmp_path):
 
 
 def test_ctrl_c_exits_130_then_resumes(tmp_path):
-    tasks, out = hp_tasks(2), tmp_path / "res"
+    out = tmp_path / "res"
     with ScriptedServer(CollabScript(tasks=hp_tasks(), latency=0.05)) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-int-test-0000"}
         proc = subprocess.Popen(_cmd(out, "--limit", "2"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
