@@ -29,37 +29,13 @@ from ioa_synth.runs.apply import apply_batch
 from ioa_synth.runs.folder_checks import CatalogLocked, CatalogUnusable, check_utf8, check_writable, shown_path
 from ioa_synth.runs.journal import JOURNAL_FILE, Entry, Journal
 from ioa_synth.runs.migrate import check_versions, prepare_tables
+from ioa_synth.runs.read_query import READ_STATEMENTS, run_read_query
 from ioa_synth.runs.schema import META_TABLE, RUNS_TABLES, TableSet, dumps
 
 __all__ = ["CATALOG_FILE", "READ_STATEMENTS", "Catalog", "CatalogLocked", "CatalogUnusable", "TableSet",
            "check_utf8", "check_writable", "dumps", "shown_path"]
 
 CATALOG_FILE = "catalog.duckdb"
-
-#: DuckDB statement types :meth:`Catalog.read_query` runs (``SHOW``/``DESCRIBE`` parse as SELECT).
-READ_STATEMENTS = ("SELECT", "EXPLAIN")
-
-
-def run_read_query(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple]]:
-    """Run one user-given query on ``con`` (read-only, without external access):
-    ``(column names, rows)``; only :data:`READ_STATEMENTS` run.
-
-    Raises:
-        ValueError: ``sql`` is not exactly one statement (the message gives the count) or
-            not a query.
-        duckdb.Error: DuckDB refused or failed the statement.
-    """
-    statements = con.extract_statements(sql)
-    if len(statements) != 1:
-        raise ValueError(f"give exactly one SQL statement (got {len(statements)})")
-    kind = statements[0].type.name
-    if kind not in READ_STATEMENTS:
-        raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
-                         f"this is a {kind} statement")
-    cur = con.execute(sql)
-    columns = [d[0] for d in cur.description or []]
-    return columns, cur.fetchall() if columns else []
-
 
 class Catalog:
     """Thread-safe handle on ``DIR/catalog.duckdb``.

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 
 import duckdb
 
-from ioa_synth.runs.catalog import CATALOG_FILE, run_read_query
+from ioa_synth.runs.catalog import CATALOG_FILE
+from ioa_synth.runs.read_query import run_read_query
 from ioa_synth.runs.folder_checks import CatalogUnusable
 from ioa_synth.runs.recorder import CallKey
 

@@ -41,7 +41,6 @@ from ioa_synth.evaluate.probers import StoredQuestions
 from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import parse_questions
-from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.scoring import prf
 from ioa_synth.evaluate.tables import EVALUATE_TABLES
 from ioa_synth.llm.client import Endpoint
@@ -52,54 +51,10 @@ from ioa_synth.runs.recorder import load_replay_tries, now_utc
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.catalog_set import sibling_calls
 from ioa_synth.runs.context import open_run
-from ioa_synth.runs.folder_kinds import detect_folder
-from ioa_synth.runs.run_rows import FingerprintMismatch
-from ioa_synth.runs.setup_check import SetupCheck
 from ioa_synth.train.cases import CaseIndex, Data, SplitMismatchError, UnknownCaseError  # noqa: F401 - raised here
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
-
-#: ``runs.command`` of a reward catalog.
-COMMAND = "train reward"
-#: Version of the reward's setup description (its ``fingerprint_version``). 2: each component
-#: described on its own (model and request settings with the evaluate templates' sha256),
-#: compared one by one against its stored successful calls.
-REWARD_SETUP_VERSION = 2
-#: The components a reward calls (the prober is the policy being trained).
-COMPONENTS = ("simulator", "validity_filter")
-REWARDS_TABLE = "train_rewards"
-REWARDS_COLUMNS = """
-    completion_key VARCHAR, case_id VARCHAR, f1 DOUBLE, precision DOUBLE, recall DOUBLE, k INTEGER,
-    a INTEGER, b INTEGER, c INTEGER, categories VARCHAR, mas_hit VARCHAR, error VARCHAR, run_id VARCHAR,
-    created_at TIMESTAMP
-"""
-
-
-class RewardSetupError(FingerprintMismatch):
-    """The ``out`` folder cannot hold this reward's calls (another command's folder)."""
-
-
-#: A component may not change once it has successful calls stored in the reward's folder.
-_CHECK_COMPONENTS = SetupCheck(commands=(COMMAND,), component_of=component_of)
-
-
-def _refuse_results_folder(out: Path) -> None:
-    """Refuse a results folder or a session folder (told by its files; no catalog opened)."""
-    found = detect_folder(out, open_catalog=False)
-    if found is not None or (out / "run.json").exists() or (out / "records").is_dir():
-        what = found.title if found is not None else "a results folder"
-        raise RewardSetupError(f"{out} is {what}; give the reward a catalog folder of its own")
-
-
-def _check_folder(catalog: Catalog, description: dict[str, Any]) -> str:
-    """Refuse another command's folder, and a component changed since it stored calls here."""
-    others = [c for (c,) in catalog.execute("SELECT DISTINCT command FROM runs WHERE command <> ?", [COMMAND])]
-    if others:
-        found = detect_folder(catalog.out_dir, catalog=catalog)
-        what = f"{found.title} (" if found is not None and found.kind != "reward" else "another command's folder ("
-        raise RewardSetupError(f"{catalog.out_dir} is {what}it holds runs of {', '.join(others)}); give the reward "
-                               "a catalog folder of its own")
-    return _CHECK_COMPONENTS(catalog, description)
-
+from ioa_synth.train.reward_folder import (COMMAND, COMPONENTS, REWARD_SETUP_VERSION, REWARDS_COLUMNS,  # noqa: F401
+                                          REWARDS_TABLE, RewardSetupError, check_folder, refuse_results_folder)
 
 class RewardScorer:
     """Scores completions of the ``data`` splits' cases, ``workers`` at once.
@@ -134,7 +89,7 @@ class RewardScorer:
         cfg = config if isinstance(config, ToolkitConfig) else load_config(config)
         self.settings = EvalSettings(mode="mcq", rollouts=rollouts)
         out = Path(out)
-        _refuse_results_folder(out)
+        refuse_results_folder(out)
         self._stack = ExitStack()
         self._closed = False
         try:
@@ -143,7 +98,7 @@ class RewardScorer:
                     "workers": workers, "local_model": local_model, **self.settings.as_dict()}
             self.run = self._stack.enter_context(open_run(
                 self.catalog, COMMAND, list(COMPONENTS), cfg, local_model, args, describe=self._describe,
-                check=_check_folder, interruptible=False, setup_version=REWARD_SETUP_VERSION))
+                check=check_folder, interruptible=False, setup_version=REWARD_SETUP_VERSION))
             self.catalog.ensure_table(REWARDS_TABLE, REWARDS_COLUMNS)
             stored = [c for (c,) in self.catalog.execute("SELECT DISTINCT case_id FROM llm_calls WHERE error IS NULL")]
             self.recorder = self.run.recorder(replay_of=stored)
