@@ -32,7 +32,7 @@ from ioa_synth.build.planted import plant_split
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
-from ioa_synth.runs.spend import record_estimate, should_record
+from ioa_synth.runs.spend import record_run_estimate
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
@@ -87,21 +87,12 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         on_start()
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args,
                       describe=build_setup_description, check=check_build_setup) as run:
-            _record_estimate(catalog, run.run_id, estimate)
+            record_run_estimate(catalog, run.run_id, "build", estimate)
             run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
                                       type_mix=type_mix, dedup=dedup, batch=batch).run()
         return run.summary
     finally:
         catalog.close()
-
-
-def _record_estimate(catalog: Catalog, run_id: str, estimate: tuple[dict, Callable[[Catalog], dict | None]] | None
-                     ) -> None:
-    if estimate is None or not should_record(catalog, estimate[0]):
-        return
-    made = estimate[1](catalog)
-    if made is not None:
-        record_estimate(catalog, run_id, "build", estimate[0], made)
 
 
 class _Scheduler:

@@ -187,6 +187,20 @@ def spend_report(catalog: Catalog, component_of: Callable[[str], str]) -> dict[s
             "estimate": last["estimate"], "spent": spent(catalog, last["created_at"], component_of, prices)}
 
 
+def record_run_estimate(catalog: Catalog, run_id: str, command: str,
+                        estimate: tuple[dict[str, Any], Callable[[Catalog], dict[str, Any] | None]] | None) -> None:
+    """Record the estimate a run of ``command`` starts from, for ``status``. ``estimate`` is
+    ``(plan, make)``: ``plan`` the run's arguments that decide what it will do (JSON-able),
+    ``make(catalog)`` the estimate (the contract of :func:`fold`) or ``None`` when it cannot
+    be made. Nothing is recorded (``make`` is not called) without ``estimate`` or when the
+    estimate recorded last is of the same ``plan`` (:func:`should_record`)."""
+    if estimate is None or not should_record(catalog, estimate[0]):
+        return
+    made = estimate[1](catalog)
+    if made is not None:
+        record_estimate(catalog, run_id, command, estimate[0], made)
+
+
 def should_record(catalog: Catalog, plan: dict[str, Any]) -> bool:
     """Whether a run of ``plan`` records its estimate: not when the estimate recorded last
     is of the same plan (a resumed run keeps the estimate its job started from)."""
