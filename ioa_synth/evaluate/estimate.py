@@ -46,7 +46,7 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
     config = load_config(params["config"])
     cases = load_cases(params["data"])
     cases = cases[:params["limit"]] if params["limit"] else cases
-    todo = [c for c in cases if (read_record(out, c.case_id) or {}).get("status") != "scored"]
+    todo = [c for c in cases if getattr(read_record(out, c.case_id), "status", None) != "scored"]
     needed = [c for c in ("prober", "simulator", "validity_filter")
               if not (c == "prober" and params["questions_from"]) and not (c == "simulator" and mode == "direct")]
     setups = {c: component_setup(c, config, params["local_model"], tokenizer) for c in needed}
