@@ -78,10 +78,20 @@ def evaluate(
             "config": str(config) if config else None, "local_model": local_model,
             "questions_from": str(questions_from) if questions_from else None,
             "batch": mode_of_batch is not None, "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+    params = {"data": data, "out": out, "config": config, "limit": limit, "mode": mode, "access": access,
+              "rollouts": rollouts, "questions_from": questions_from, "local_model": local_model,
+              "batch": batch, "batch_dir": batch_dir}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.evaluate.estimate import estimate_of_run
+
+        return estimate_of_run(params, todo, cfg, catalog)
+
     console = Console(stderr=True)
     with llm_command_errors():
         summary = run_evaluate(job, out, cfg, workers=workers, local_model=local_model, console=console, args=args,
-                               on_start=announce, batch=mode_of_batch)
+                               on_start=announce, batch=mode_of_batch, estimate=(plan, estimate))
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural
 

@@ -18,14 +18,14 @@ from typing import Any
 
 from ioa_synth.core.templates import render_template
 from ioa_synth.evaluate.access import filter_context, simulator_context
-from ioa_synth.evaluate.inputs import load_cases
+from ioa_synth.evaluate.inputs import EvalCase, load_cases
 from ioa_synth.evaluate.probers import PROBERS, first_prompt
 from ioa_synth.evaluate.records import STAGES, read_record
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.simulator import PARTICIPANTS, TEMPLATE as SIMULATOR_TEMPLATE
 from ioa_synth.evaluate.validity import TEMPLATE as FILTER_TEMPLATE
 from ioa_synth.llm.component_setup import component_setup, prices_for
-from ioa_synth.llm.config import load_config
+from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.llm.prices import Price
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.spend import CallKind, fold, measure, sampled
@@ -35,28 +35,37 @@ from ioa_synth.runs.spend import CallKind, fold, measure, sampled
 SHOWN_SHARE = 0.8
 
 
-def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenizer: str | None) -> dict[str, Any]:
-    """The estimate of ``evaluate`` with the command's ``params`` (its parsed options).
+def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenizer: str | None, *,
+                      cases: list[EvalCase] | None = None, config: ToolkitConfig | None = None,
+                      catalog: Catalog | None = None) -> dict[str, Any]:
+    """The estimate of ``evaluate`` with the command's ``params`` (its parsed options: ``data``,
+    ``out``, ``config``, ``limit``, ``mode``, ``access``, ``rollouts``, ``questions_from``,
+    ``local_model``, ``batch``, ``batch_dir``). A run about to start passes what it has
+    already read: ``cases`` (after ``--limit``), ``config`` and its open ``catalog``
+    (otherwise the folder's is opened read-only, when there is one).
 
     Raises:
         ioa_synth.evaluate.inputs.InputError / ValueError: unreadable ``--data``.
         ioa_synth.llm.tokens.TokenizerError, ConfigError: see :func:`component_setup`.
     """
     mode, rollouts, out = params["mode"], params["rollouts"], Path(params["out"])
-    config = load_config(params["config"])
-    cases = load_cases(params["data"])
-    cases = cases[:params["limit"]] if params["limit"] else cases
+    config = config if config is not None else load_config(params["config"])
+    if cases is None:
+        cases = load_cases(params["data"])
+        cases = cases[:params["limit"]] if params["limit"] else cases
     todo = [c for c in cases if getattr(read_record(out, c.case_id), "status", None) != "scored"]
     needed = [c for c in ("prober", "simulator", "validity_filter")
               if not (c == "prober" and params["questions_from"]) and not (c == "simulator" and mode == "direct")]
     setups = {c: component_setup(c, config, params["local_model"], tokenizer) for c in needed}
-    catalog = Catalog(out, read_only=True) if (out / "catalog.duckdb").is_file() else None
+    opened = catalog is None and (out / "catalog.duckdb").is_file()
+    if opened:
+        catalog = Catalog(out, read_only=True)
     try:
         measured = measure(catalog, lambda c, t: setups[c].counter.text(t) if c in setups else len(t) // 4,
                            lambda c, m: setups[c].counter.messages(m) if c in setups else 0, roles=component_of)
         filtered = _filtered_share(catalog)
     finally:
-        if catalog is not None:
+        if opened and catalog is not None:
             catalog.close()
 
     def by_component(table: dict[tuple[int, str], float], comp: str) -> float | None:
@@ -109,6 +118,18 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
         "tokenizers": {c: s.describe() for c, s in setups.items()},
     }
     return fold(kinds, prices_for(setups, prices), assumptions)
+
+
+def estimate_of_run(params: dict[str, Any], cases: list[EvalCase], config: ToolkitConfig,
+                    catalog: Catalog) -> dict[str, Any] | None:
+    """The estimate an ``evaluate`` run starts from (``status`` shows it beside what was
+    spent), with the prices of ``--config`` (``price_per_mtok``) and each component's own
+    tokenizer; ``None`` when it cannot be made (a tokenizer that cannot be read...): a run
+    never fails for it."""
+    try:
+        return estimate_evaluate(params, {}, None, cases=cases, config=config, catalog=catalog)
+    except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the run
+        return None
 
 
 def _mean(values: list[int]) -> float:

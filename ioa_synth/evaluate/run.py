@@ -43,6 +43,7 @@ from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.manifest import component_settings
 from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
+from ioa_synth.runs.spend import record_run_estimate
 
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 
@@ -123,12 +124,18 @@ CHECK_SETUP = SetupCheck(commands=("evaluate",), component_of=component_of, prot
 
 def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: int = 4, local_model: str | None = None,
                  console: Console | None = None, args: dict[str, Any] | None = None,
-                 on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None) -> dict[str, Any]:
+                 on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
+                 estimate: tuple[dict[str, Any], Callable[[Catalog], dict[str, Any] | None]] | None = None
+                 ) -> dict[str, Any]:
     """Evaluate ``job`` into ``out_dir``; return ``summary.json`` plus ``run`` =
     ``{"scored", "failed", "skipped", "tokens"}`` of this invocation. ``on_start()`` is
     called once the catalog is open (not in use by another run), before any endpoint is.
     With ``batch`` the calls go out in waves of batches (:mod:`ioa_synth.runs.waves`);
-    the records are those a live run writes.
+    the records are those a live run writes. ``estimate``, ``(plan, make)``:
+    ``make(catalog)`` gives the estimate of this run
+    (:func:`ioa_synth.evaluate.estimate.estimate_of_run`), recorded before the first call
+    for ``status`` unless the estimate recorded last is of the same ``plan``
+    (:func:`ioa_synth.runs.spend.record_run_estimate`).
 
     When the run stops early (setup error, Ctrl-C) ``summary.json`` still describes the
     records written so far (``complete: false``) and the ``runs`` row says why it stopped.
@@ -150,6 +157,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
                       describe=lambda eps: fingerprint_parts(eps, job), check=CHECK_SETUP,
                       settings=job.settings.as_dict(), setup_version=EVAL_SETUP_VERSION,
                       manifest_extra=reused if job.stored_questions is not None else None) as run:
+            record_run_estimate(catalog, run.run_id, "evaluate", estimate)
             run.summary |= {"scored": 0, "failed": 0, "skipped": 0, "tokens": 0}
             scheduler = _Scheduler(out_dir, job, run, workers, console, batch)
             try:
