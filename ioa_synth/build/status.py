@@ -66,8 +66,9 @@ def cell_table(rows: list[dict[str, Any]], title: str = "Cases per cell") -> Tab
     return table
 
 
-def token_use(catalog: Catalog) -> list[dict[str, Any]]:
-    """Per component (the ``role`` of its calls), over every stored request (``llm_calls``
+def token_use(catalog: Catalog, by: str = "role") -> list[dict[str, Any]]:
+    """Per component (the SQL expression ``by`` over ``llm_calls``, by default the ``role``
+    of its calls; returned as ``role``), over every stored request (``llm_calls``
     keeps each try): ``calls`` tried, ``failed_calls`` (an HTTP error, a timeout or a
     rejected reply), ``retried_calls`` (failed tries followed by another try of the same
     call in the same run), ``timed_out_calls``, prompt and completion tokens (billed: every
@@ -77,12 +78,12 @@ def token_use(catalog: Catalog) -> list[dict[str, Any]]:
     return catalog.query_dicts(
         "WITH c AS (SELECT *, created_at < max(created_at) OVER (PARTITION BY run_id, case_id, stage, role, attempt) "
         "AS followed FROM llm_calls) "
-        "SELECT role, count(*) AS calls, count(*) FILTER (WHERE error IS NOT NULL) AS failed_calls, "
+        f"SELECT {by} AS role, count(*) AS calls, count(*) FILTER (WHERE error IS NOT NULL) AS failed_calls, "
         "count(*) FILTER (WHERE error IS NOT NULL AND followed) AS retried_calls, "
         "count(*) FILTER (WHERE error LIKE 'APITimeoutError%') AS timed_out_calls, "
         "sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, "
         "coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) FILTER (WHERE error IS NOT NULL), 0) "
-        "AS failed_tokens FROM c GROUP BY role ORDER BY role")
+        "AS failed_tokens FROM c GROUP BY ALL ORDER BY 1")
 
 
 _STAGE = re.compile(r"stage (\d) failed twice")
@@ -206,17 +207,7 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         disc.add_row("(none)", "", "", "0")
     tables.append(disc)
     tables.append(_health_table(report["judge_health"]))
-    tok = Table(title="Tokens per component")
-    for col in ("component", "calls tried", "failed", "retried", "timed out", "prompt tokens", "completion tokens",
-                "of which failed tries"):
-        tok.add_column(col, justify="left" if col == "component" else "right")
-    for r in report["tokens"]:
-        tok.add_row(r["role"], str(r["calls"]), str(r["failed_calls"]), str(r["retried_calls"]),
-                    str(r["timed_out_calls"]), _count(r["prompt_tokens"]), _count(r["completion_tokens"]),
-                    f"{r['failed_tokens']:,}")
-    if not report["tokens"]:
-        tok.add_row("(no calls yet)", *[""] * 7)
-    tables.append(tok)
+    tables.append(token_table(report["tokens"]))
     for split, dist in report["ma_types"].items():
         untyped = f"; {dist['untyped']} imported without a type, left out" if dist.get("untyped") else ""
         t = Table(title=f"Accepted misalignment types, {split} ({plural(dist['points'], 'point')}{untyped}) vs the "
@@ -232,6 +223,21 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         tables.append(spend_table(spend["estimate"], spend["spent"],
                                   f"Estimated (when the build started, {spend['estimated_at'][:19]}) and spent since"))
     return tables
+
+
+def token_table(rows: list[dict[str, Any]], name: str = "role") -> Table:
+    """"Tokens per component" of :func:`token_use` rows (the component under key ``name``)."""
+    tok = Table(title="Tokens per component")
+    for col in ("component", "calls tried", "failed", "retried", "timed out", "prompt tokens", "completion tokens",
+                "of which failed tries"):
+        tok.add_column(col, justify="left" if col == "component" else "right")
+    for r in rows:
+        tok.add_row(r[name], str(r["calls"]), str(r["failed_calls"]), str(r["retried_calls"]),
+                    str(r["timed_out_calls"]), _count(r["prompt_tokens"]), _count(r["completion_tokens"]),
+                    f"{r['failed_tokens']:,}")
+    if not rows:
+        tok.add_row("(no calls yet)", *[""] * 7)
+    return tok
 
 
 def _health_table(health: dict[str, list[dict[str, Any]]]) -> Table:
