@@ -1,8 +1,7 @@
-"""``ioa-synth build`` and ``ioa-synth status``."""
+"""``ioa-synth build`` (``status`` is in :mod:`ioa_synth.cli.status`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -12,7 +11,7 @@ from rich.console import Console
 from ioa_synth.cli.app import app
 from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
 from ioa_synth.cli.common import PANEL_BUILD, fail, llm_command_errors, lowered_workers, writable_out
-from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, out_dir_option,
+from ioa_synth.cli.options import (config_option, limit_option, local_model_option, out_dir_option,
                                    split_option, threshold_option, workers_option)
 from ioa_synth.llm.config import ConfigError, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
@@ -126,29 +125,3 @@ def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
             budget -= len(plan.primary)
         plans = {c: p for c, p in plans.items() if p.primary}
     return plans
-
-
-@app.command(rich_help_panel=PANEL_BUILD)
-def status(
-    out: Path = out_dir_option(),
-    as_json: bool = json_option(),
-) -> None:
-    """Show counts per split and cell, and token use, of a build directory."""
-    from ioa_synth.build.tables import BUILD_TABLES
-    from ioa_synth.runs.catalog import Catalog
-    from ioa_synth.build.status import status_report, status_tables
-
-    try:
-        cat = Catalog(out, read_only=True, tables=[BUILD_TABLES])
-    except FileNotFoundError:
-        fail(f"{out}: no catalog.duckdb here (not a build directory)")
-    with cat:
-        report = status_report(cat)
-    if as_json:
-        typer.echo(json.dumps(report, indent=2, default=str))
-        return
-    from ioa_synth.reports.output import wide_console
-
-    console = wide_console()
-    for table in status_tables(report):
-        console.print(table)

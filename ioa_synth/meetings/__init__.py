@@ -21,4 +21,5 @@ def _is_session(path: Path) -> bool:
     return (path / "session.json").is_file() and (path / "private").is_dir()
 
 
-register_folder_kind("meeting", "a live-meeting session folder", marker=_is_session)
+register_folder_kind("meeting", "a live-meeting session folder", marker=_is_session,
+                     hint="read it with 'ioa-synth meeting report'")

@@ -8,4 +8,5 @@ the heavy ML libraries; ``scripts/train_prober.py`` (the ``train`` extra) runs T
 from ioa_synth.runs.folder_kinds import register_folder_kind
 
 #: The reward's catalog folder (``train score --out``, ``RewardScorer(out=...)``).
-register_folder_kind("reward", "a reward catalog folder (the --out of 'train score')", commands=("train reward",))
+register_folder_kind("reward", "a reward catalog folder (the --out of 'train score')", commands=("train reward",),
+                     hint="read its calls with 'ioa-synth sql'")

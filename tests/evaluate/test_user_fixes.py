@@ -113,7 +113,8 @@ def test_build_and_evaluate_folders_are_not_mixed(cli, trio, endpoint, seeds_fil
     assert build_dir.joinpath("catalog.duckdb").stat().st_mtime_ns == calls_before
     results = tmp_path / "results"
     assert evaluate(cli, two_cases, results).exit_code == 0
-    for args in (("status", "--out", results), ("show", "test/law/planning_000", "--out", results),
+    assert cli("status", "--out", results).exit_code == 0  # status reads both kinds
+    for args in (("show", "test/law/planning_000", "--out", results),
                  ("audit", "--out", results, "--split", "test"),
                  ("regenerate", "test/law/planning_000", "--out", results),
                  ("annotate", "export", "--out", results, "--split", "test", "--format", "csv"),

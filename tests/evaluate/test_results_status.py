@@ -1,0 +1,108 @@
+"""``evaluate`` records the estimate it starts from, and ``status --out RESULTS`` shows the
+run: cases done / total, failed cases, tokens per component and that estimate beside what
+was spent (scripted servers at the HTTP boundary, the shipped sample case)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from ioa_helpers import one_line_error, q
+
+from .eval_helpers import STUDY_1, Study
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "evaluate" / "test"
+#: App. E.1's first study without its MA4 question: the sample case plants three MAs.
+SAMPLE_STUDY = [x for x in STUDY_1 if x.hit != "MA4"]
+PRICES = {"prober": {"input": 2.5, "output": 10.0}, "simulator": {"input": 0.15, "output": 0.6},
+          "validity_filter": {"input": 1.0, "output": 4.0}}
+
+
+def _config(tmp_path: Path) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({c: {"price_per_mtok": p} for c, p in PRICES.items()}))
+    return path
+
+
+def test_evaluate_records_its_estimate_and_status_shows_it_beside_the_spend(cli, trio, tmp_path):
+    servers = trio(Study(SAMPLE_STUDY))
+    out, config = tmp_path / "results", _config(tmp_path)
+    res = cli("evaluate", "--data", SAMPLE, "--out", out, "--config", config, "--rollouts", "2", "--workers", "1")
+    assert res.exit_code == 0, res.output
+    assert servers.counts() == (1, 4, 1)
+    (command, plan), = q(out, "SELECT command, plan_json FROM estimates")
+    assert command == "evaluate" and json.loads(plan)["rollouts"] == 2 and "workers" not in json.loads(plan)
+
+    report = json.loads(cli("status", "--out", out, "--json").stdout)
+    assert report["kind"] == "evaluate"
+    assert report["cases"] == {"total": 1, "scored": 1, "failed": 0, "to_do": 0} and report["failed_cases"] == []
+    tokens = {t["component"]: t for t in report["tokens"]}
+    assert {c: t["calls"] for c, t in tokens.items()} == {"prober": 1, "simulator": 4, "validity_filter": 1}
+    assert tokens["simulator"]["prompt_tokens"] == 4 * 100  # as the scripted server billed
+    spend = report["spend"]
+    assert spend["command"] == "evaluate"
+    est, spent = spend["estimate"], spend["spent"]
+    assert est["assumptions"]["cases"] == 1 and est["assumptions"]["rollouts"] == 2
+    calls = {c: (est["components"][c]["calls"], spent["components"][c]["calls"]) for c in PRICES}
+    assert calls == {"prober": (1, 1), "simulator": (4, 4), "validity_filter": (1, 1)}
+    assert spent["total"]["calls"] == est["total"]["calls"] == 6
+    # priced with --config's price_per_mtok, the estimate and the spend alike
+    p = spent["components"]["prober"]
+    assert p["cost"] == (p["prompt_tokens"] * 2.5 + p["completion_tokens"] * 10.0) / 1e6
+    assert est["components"]["prober"]["cost"] is not None and est["total"]["cost"] is not None
+
+    text = cli("status", "--out", out)
+    assert text.exit_code == 0, text.output
+    assert "1/1 done" in text.stdout and "Tokens per component" in text.stdout
+    assert "Estimated (when the run started" in text.stdout and "spent" in text.stdout
+
+    # the same plan again (all scored: no call) keeps the estimate the job started from
+    assert cli("evaluate", "--data", SAMPLE, "--out", out, "--config", config, "--rollouts", "2").exit_code == 0
+    assert q(out, "SELECT count(*) FROM estimates") == [(1,)]
+    # and estimate evaluate reads a folder with records: nothing left to do
+    res = cli("estimate", "evaluate", "--data", SAMPLE, "--out", out, "--rollouts", "2", "--tokenizer", "chars",
+              "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["assumptions"]["already_scored"] == 1
+
+
+def test_status_lists_failed_cases_and_the_cases_to_do(cli, trio, tmp_path):
+    data = tmp_path / "data" / "test"
+    for n in (1, 2, 3):
+        dest = data / "software_engineering" / f"troubleshooting_00{n}.json"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SAMPLE / "software_engineering" / "troubleshooting_001.json", dest)
+    servers = trio(Study(SAMPLE_STUDY))
+    servers.prober.responder = lambda body, headers: _bad_json(body)
+    out = tmp_path / "results"
+    res = cli("evaluate", "--data", data, "--out", out, "--limit", "2", "--workers", "1")
+    assert res.exit_code == 1, res.output
+    report = json.loads(cli("status", "--out", out, "--json").stdout)
+    assert report["cases"] == {"total": 2, "scored": 0, "failed": 2, "to_do": 0}
+    assert [f["case_id"] for f in report["failed_cases"]] == ["software_engineering/troubleshooting_001",
+                                                              "software_engineering/troubleshooting_002"]
+    assert all(f["error"] for f in report["failed_cases"])
+    text = cli("status", "--out", out).stdout
+    assert "0/2 done" not in text and "2/2 done" in text and "Failed cases" in text
+    assert "troubleshooting_002" in text
+
+
+def _bad_json(body):
+    from ioa_synth.testing.scripted_server import chat_reply
+
+    return chat_reply('{"questions": not json')
+
+
+def test_status_names_other_results_folders_and_the_command_that_reads_them(cli, tmp_path):
+    for kind, command, reader in (("belief", "belief run", "belief report"), ("collab", "collab run", "collab report")):
+        folder = tmp_path / kind
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps({"kind": kind, "command": command}))
+        for args in (("status", "--out", folder), ("status", "--out", folder, "--json")):
+            res = cli(*args)
+            assert res.exit_code == 2
+            one_line_error(res, f"--out {folder} is an 'ioa-synth {command}' results folder", f"'ioa-synth {reader}'")
+    session = tmp_path / "session"
+    assert cli("meeting", "import", "samples/meetings/standup.txt", "--out", session).exit_code == 0
+    one_line_error(cli("status", "--out", session), "a live-meeting session folder", "'ioa-synth meeting report'")
