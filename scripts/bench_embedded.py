@@ -51,8 +51,7 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ioa_synth.build.contexts import generator_context  # noqa: E402
-from ioa_synth.core.templates import render  # noqa: E402
+from ioa_synth.build.stages import PROFILES  # noqa: E402
 from ioa_synth.llm import local_model as lm  # noqa: E402
 from ioa_synth.llm.client import LLMCallError, LLMClient  # noqa: E402
 from ioa_synth.llm.config import ToolkitConfig  # noqa: E402
@@ -94,7 +93,7 @@ def stage1_requests(n: int) -> list[tuple[list[dict[str, str]], dict[str, Any]]]
     out = []
     for i in range(n):
         seed = seeds[i % len(seeds)]
-        prompt = render(1, "generator", **generator_context(1, seed, None, None, None, "scaffold", None))
+        prompt = PROFILES.render("generator", **PROFILES.generator_context(seed, None, None, None, "scaffold", None))
         out.append((prompt.messages, stage1_request_schema("scaffold", seed.seed_id, None)))
     return out
 
