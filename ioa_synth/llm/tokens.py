@@ -127,18 +127,18 @@ def gguf_counter(path: Path, exact: bool = True, note: str = "") -> TokenCounter
     path = Path(path)
     if not path.is_file():
         raise TokenizerError(f"{path}: no such model file")
-    tok, frame = _loaded_gguf(path, path.stat().st_mtime_ns)
+    tok, frame = _loaded_gguf(path, _cache_path(path))
     encode: Callable[[str], int] = lambda text: len(tok.encode(text, add_special_tokens=False).ids)  # noqa: E731
     return TokenCounter(f"gguf:{path.name}", exact, encode, frame, per_message=0 if frame else PER_MESSAGE, note=note)
 
 
 @functools.lru_cache(maxsize=4)
-def _loaded_gguf(path: Path, mtime_ns: int) -> tuple[Any, Callable[[list[dict[str, str]]], str] | None]:
+def _loaded_gguf(path: Path, cached: Path) -> tuple[Any, Callable[[list[dict[str, str]]], str] | None]:
     """The tokenizer and chat frame of the ``.gguf`` in ``path``, built once per process and
-    file version (building one takes ~0.25 s; a run's estimate asks for it per component)."""
+    ``cached`` file (:func:`_cache_path`: the file's version in the cache folder); building
+    one takes ~0.25 s, and a run's estimate asks for it per component."""
     from tokenizers import Tokenizer
 
-    cached = _cache_path(path)
     try:
         data = json.loads(cached.read_text(encoding="utf-8"))
         tok, template = Tokenizer.from_str(data["tokenizer"]), data["chat_template"]
