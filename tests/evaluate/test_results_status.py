@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from ioa_helpers import one_line_error, q
@@ -67,7 +69,25 @@ def test_evaluate_records_its_estimate_and_status_shows_it_beside_the_spend(cli,
     assert json.loads(res.stdout)["assumptions"]["already_scored"] == 1
 
 
-def test_status_lists_failed_cases_and_the_cases_to_do(cli, trio, tmp_path):
+def test_status_of_a_run_in_progress_shows_its_cases_and_waits_for_the_calls(cli, trio, tmp_path):
+    trio(Study(SAMPLE_STUDY))
+    out = tmp_path / "results"
+    assert cli("evaluate", "--data", SAMPLE, "--out", out).exit_code == 0
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from ioa_synth.runs.catalog import Catalog; "
+                               f"c = Catalog({str(out)!r}); print('open', flush=True); sys.stdin.read(); c.close()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"  # another process is the catalog's writer now
+        report = json.loads(cli("status", "--out", out, "--json").stdout)
+        assert report["catalog"] == "in use" and report["tokens"] is None
+        assert report["cases"]["scored"] == 1
+        res = cli("status", "--out", out)
+        assert res.exit_code == 0 and "1/1 done" in res.stdout and "in use" in res.stdout
+    finally:
+        holder.communicate("", timeout=60)
+
+
+def test_status_lists_the_failed_cases_of_a_limited_run(cli, trio, tmp_path):
     data = tmp_path / "data" / "test"
     for n in (1, 2, 3):
         dest = data / "software_engineering" / f"troubleshooting_00{n}.json"
