@@ -23,24 +23,29 @@ ROOT = Path(__file__).resolve().parent.parent
 CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export", "train", "seeds", "collab")
 
 #: The fingerprint of a default build setup (generator, judge, audit_judge on model "m", all
-#: settings default) as release 69a4637 computed it, before the build's parts moved out of the
-#: runs layer. A change here means every build directory made before refuses to resume those
-#: components: change it only with a template, the rubric, the gates or the plan on purpose.
+#: settings default), remote (False) and embedded (True). The remote one is as release 69a4637
+#: computed it, before the build's parts moved out of the runs layer. The embedded one changed
+#: once on purpose since: the embedded model moved to llama.cpp's llama-server, whose default
+#: structured output is ``json_schema`` (llama-cpp-python's server needed
+#: ``json_object_schema``), so an embedded build directory made before refuses those
+#: components with the usual one line. A change here means every build directory made before
+#: refuses to resume those components: change it only with a template, the rubric, the gates,
+#: the plan or the request settings on purpose.
 DEFAULT_SETUP = {False: ("21ab8f402b52c2d9", {"audit_judge": "130c9ae333b14736", "generator": "680e3ce04cf19d44",
                                               "judge": "130c9ae333b14736"}),
-                 True: ("f5061833f125f770", {"audit_judge": "7081373b89c1bb29", "generator": "71275da3ca550de7",
-                                             "judge": "7081373b89c1bb29"})}
+                 True: ("306379b0630786ae", {"audit_judge": "cf44d323fd1af5a9", "generator": "0c8d7d4c732332bc",
+                                             "judge": "cf44d323fd1af5a9"})}
 
 
-def _endpoints(structured: bool, components=("generator", "judge", "audit_judge")) -> dict[str, Endpoint]:
-    return {c: Endpoint.from_config(c, ComponentConfig(), "http://host:9000/v1", "m", None, structured)
+def _endpoints(embedded: bool, components=("generator", "judge", "audit_judge")) -> dict[str, Endpoint]:
+    return {c: Endpoint.from_config(c, ComponentConfig(), "http://host:9000/v1", "m", None, embedded)
             for c in components}
 
 
-@pytest.mark.parametrize("structured", [False, True])
-def test_default_build_setup_describes_itself_as_the_earlier_release(structured):
-    desc = build_setup_description(_endpoints(structured))
-    whole, parts = DEFAULT_SETUP[structured]
+@pytest.mark.parametrize("embedded", [False, True])
+def test_default_build_setup_describes_itself_as_the_earlier_release(embedded):
+    desc = build_setup_description(_endpoints(embedded))
+    whole, parts = DEFAULT_SETUP[embedded]
     assert {c: fingerprint(d) for c, d in desc["components"].items()} == parts
     assert fingerprint(desc) == whole
     gen = desc["components"]["generator"]
