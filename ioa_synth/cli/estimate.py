@@ -65,6 +65,7 @@ def estimate(
             est = _evaluate(sub.params, price_table, tokenizer)
     except (ConfigError, TokenizerError, ValueError, CatalogLocked, CatalogUnusable) as exc:
         fail(str(exc))
+    _note_unused_prices(price_table, est)
     if as_json:
         typer.echo(json.dumps(est, indent=2, default=str))
         return
@@ -76,6 +77,19 @@ def estimate(
     console.print(estimate_table(est, f"estimate: ioa-synth {command}" + (" --batch" if batch else "")))
     for line in assumption_lines(est):
         console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def _note_unused_prices(price_table: dict, est: dict[str, Any]) -> None:
+    """Say on stderr which ``--prices`` keys name neither a component nor a model of this run
+    (a typo such as ``genrator`` would otherwise leave a component unpriced without a word;
+    a shared prices file may hold other models, so this is a note, not an error)."""
+    models = {t.get("model") for t in est["assumptions"].get("tokenizers", {}).values()}
+    unused = [k for k in price_table if k not in est["components"] and k not in models]
+    if unused:
+        typer.echo(f"note: --prices: {', '.join(repr(k) for k in unused)} "
+                   f"{'names' if len(unused) == 1 else 'name'} no component or model of this run "
+                   f"(components: {', '.join(est['components'])}; models: {', '.join(sorted(m for m in models if m))})",
+                   err=True)
 
 
 def _load_rates(path: Path) -> dict[str, dict[str, float]]:

@@ -32,8 +32,8 @@ class PricesError(ValueError):
 class BatchPrice(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
 
 
 class Price(BaseModel):
@@ -42,15 +42,16 @@ class Price(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
     batch: float | BatchPrice = Field(default=BATCH_SHARE)
 
     @field_validator("batch")
     @classmethod
     def _share(cls, v: Any) -> Any:
-        if isinstance(v, (int, float)) and v < 0:
-            raise ValueError("must be a non-negative share of the live price (0.5: half price)")
+        if isinstance(v, (int, float)) and not 0 <= v <= 1:  # NaN fails too
+            raise ValueError("must be a share of the live price from 0 to 1 (0.5: half price), or "
+                             '{"input": ..., "output": ...} in USD per million tokens')
         return v
 
     def batch_prices(self) -> tuple[float, float]:
