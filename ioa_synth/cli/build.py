@@ -10,7 +10,8 @@ from rich.console import Console
 
 from ioa_synth.cli.app import app
 from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
-from ioa_synth.cli.common import PANEL_BUILD, fail, llm_command_errors, lowered_workers, writable_out
+from ioa_synth.cli.common import (PANEL_BUILD, fail, llm_command_errors, lowered_workers, refuse_other_kind,
+                                  writable_out)
 from ioa_synth.cli.options import (config_option, limit_option, local_model_option, out_dir_option,
                                    split_option, threshold_option, workers_option)
 from ioa_synth.llm.config import ConfigError, load_config
@@ -47,6 +48,7 @@ def build(
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")
     writable_out(out)
+    refuse_other_kind(out, "build")
     mode = batch_mode(["generator", "judge"], batch, batch_dir)
     from ioa_synth.protocol.planting import TypeMixError, load_type_mix
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ioa_synth.cli.common import fail, writable_out
+from ioa_synth.cli.common import fail, refuse_other_kind, writable_out
 from ioa_synth.cli.options import out_dir_option, split_option
 from ioa_synth.text.plural import plural
 
@@ -27,6 +27,7 @@ def build_import(
     from ioa_synth.build.importer import RecordImportError, import_records
 
     writable_out(out)
+    refuse_other_kind(out, "build")
     try:
         result = import_records(records, split, out)
     except RecordImportError as exc:

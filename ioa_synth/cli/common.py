@@ -52,6 +52,7 @@ def _kinds():
     import ioa_synth.build  # noqa: F401
     import ioa_synth.collab  # noqa: F401
     import ioa_synth.evaluate  # noqa: F401
+    import ioa_synth.export  # noqa: F401
     import ioa_synth.meetings  # noqa: F401
     import ioa_synth.train  # noqa: F401
     from ioa_synth.runs import folder_kinds
@@ -59,15 +60,29 @@ def _kinds():
     return folder_kinds
 
 
+#: What a run may leave in its output folder before anything tells its kind (a catalog with
+#: no rows yet, the embedded server's log, a manifest): such a folder is resumed, not refused.
+OWN_LEFTOVERS = frozenset({"catalog.duckdb", "catalog.duckdb.wal", "catalog.journal", "logs", "private", "run.json",
+                           ".DS_Store"})
+
+
 def refuse_other_kind(path: Path, wanted: str, option: str = "--out", hint: str = "use a folder of its own") -> None:
     """Exit 2 with one line (ending in ``hint``) when ``path`` is a folder of another kind
     than ``wanted`` (:func:`folder_kind`): output folders of different commands never mix,
-    and a command reading results names the kind it was given."""
+    and a command reading results names the kind it was given. For ``--out`` (a folder the
+    command writes) a folder of no kind that holds anything but :data:`OWN_LEFTOVERS` (a
+    user's own files) is refused too: a run never writes its files among someone else's."""
     kinds = _kinds()
     try:
         kinds.check_folder_kind(path, wanted, what=f"{option} {path}", hint=hint)
     except kinds.FolderKindMismatch as exc:
         fail(str(exc))
+    if option == "--out" and path.is_dir() and kinds.folder_kind(path) is None:
+        foreign = sorted(p.name for p in path.iterdir() if p.name not in OWN_LEFTOVERS)
+        if foreign:
+            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            fail(f"{option} {path} is not empty ({foreign[0]}{more}) and is not {kinds.title(wanted)}; "
+                 "give a new or empty folder")
 
 
 def folder_kind(path: Path) -> str | None:
