@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail
+from ioa_synth.cli.common import PANEL_SHARE, check_out_folder, fail, writable_out
 from ioa_synth.cli.options import out_dir_option, threshold_option
 
 
@@ -30,6 +30,7 @@ def export(
     if not chosen or bad:
         fail(f"--splits must list some of {', '.join(SPLITS)} (got {splits!r})")
     check_out_folder(to, "--to")
+    writable_out(to, "--to")
     try:
         import datasets  # noqa: F401
         import mlcroissant  # noqa: F401

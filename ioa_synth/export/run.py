@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,10 +18,10 @@ from typing import Any
 
 from ioa_synth.build.builddir import open_catalog
 from ioa_synth.build.dedup import DEFAULT_THRESHOLD
+from ioa_synth.export import FILE_LIST
 from ioa_synth.export.records import SPLIT_NAMES, export_record
 
 #: The list of the files an export wrote (relative path -> ``{"bytes", "sha256"}``).
-FILE_LIST = ".ioa-export-files.json"
 
 
 class ExportError(ValueError):
@@ -112,8 +113,14 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
         prov = provenance(cat, kept, threshold)
     pretty = name or f"IoA cases built with ioa-synth ({', '.join(SPLIT_NAMES[s] for s in kept)})"
     disable_progress_bars()  # one summary line, no bars, on the command line
-    to.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.", dir=to.parent))
+    try:
+        to.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{to.name}.", dir=to.parent))
+    except OSError as exc:
+        raise ExportError(f"--to: cannot write {to}: {exc.strerror or exc}") from None
+    mask = os.umask(0)
+    os.umask(mask)
+    tmp.chmod(0o777 & ~mask)  # mkdtemp makes it 0700; the published folder gets the user's usual mode
     try:
         files, sizes = {}, {}
         for s in kept:
