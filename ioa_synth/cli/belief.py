@@ -42,6 +42,25 @@ def _load_items(path: Path):
         fail(str(exc))
 
 
+def _check_items_out(out: Path, source: Path) -> None:
+    """Exit 2 with one line, before any work, when ``out`` (an items file a command writes)
+    is a folder, the input file itself, or an existing file that is not an items file (a
+    user's file is never overwritten; an earlier output of the same command is, so a re-run
+    resumes from its stored calls)."""
+    from ioa_synth.belief.items import ItemsError, load_items
+
+    if out.exists() and out.is_dir():
+        fail(f"--out {out} is a folder; name the items file to write")
+    if out.exists() and source.exists() and out.resolve() == source.resolve():
+        fail(f"--out {out} is the input file; name another file to write")
+    if out.is_file():
+        try:
+            load_items(out)
+        except ItemsError:
+            fail(f"--out {out} exists and is not an items file; name a new file to write (nothing was written)")
+    writable_out(out.parent)
+
+
 @items_app.command("import")
 def items_import(
     file: Path = typer.Argument(..., metavar="FILE", help="CounterFact JSON, PopQA TSV, SimpleQA CSV or items JSONL"),
@@ -59,9 +78,7 @@ def items_import(
     from ioa_synth.belief.writer import write_items as complete
 
     check_choice("--format", fmt, FORMATS)
-    if out.exists() and out.is_dir():
-        fail(f"--out {out} is a folder; name the items file to write")
-    writable_out(out.parent)
+    _check_items_out(out, file)
     cfg = config_or_fail(config)
     try:
         drafts, dropped = import_items(file, fmt)
@@ -194,9 +211,7 @@ def screen(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import write_json_atomic
 
-    if out.exists() and out.is_dir():
-        fail(f"--out {out} is a folder; name the items file to write")
-    writable_out(out.parent)
+    _check_items_out(out, items)
     cfg = config_or_fail(config)
     all_items = _load_items(items)
     th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)
