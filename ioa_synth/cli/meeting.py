@@ -75,6 +75,7 @@ def probe(
 ) -> None:
     """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
     from ioa_synth.llm.errors import LLMCallError
+    from ioa_synth.evaluate.detectors import prober_config
     from ioa_synth.meetings.probe import MAX_DETECTORS, parse_detector, probe_session
     from ioa_synth.meetings.session import SessionError
 
@@ -82,7 +83,7 @@ def probe(
     if len(detector) > MAX_DETECTORS:
         fail(f"at most {MAX_DETECTORS} detectors (got {len(detector)})")
     try:
-        detectors = [parse_detector(spec, config_or_fail) for spec in detector]
+        detectors = [parse_detector(spec, prober_config) for spec in detector]
     except ValueError as exc:
         fail(str(exc))
     done = lambda name, n: typer.echo(f"detector {name}: {n} question(s)", err=True)  # noqa: E731

@@ -5,29 +5,10 @@ to ``PROBER_*``, then ``OPENAI_*`` (as ``meeting probe`` does)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from ioa_synth.evaluate.detectors import Detector, env_prefix, parse_detector
-from ioa_synth.llm.config import ConfigError, ToolkitConfig, load_config
+from ioa_synth.evaluate.detectors import Detector, env_prefix, parse_detector, prober_config
 from ioa_synth.llm.endpoints import EndpointSource
-from ioa_synth.text.utf8 import decode_utf8
 
 __all__ = ["Detector", "detector_sources", "load_detector", "prober_config"]
-
-
-def prober_config(path: Path) -> ToolkitConfig:
-    """A detector's config file: a ``--config`` file that must have a ``prober`` block.
-
-    Raises:
-        ConfigError: unreadable, invalid, or no ``prober`` block.
-    """
-    config = load_config(path)  # names a missing file, bad JSON, unknown keys
-    data = json.loads(decode_utf8(path.read_bytes(), path, ConfigError))
-    if not isinstance(data, dict) or not isinstance(data.get("prober"), dict):
-        raise ConfigError(f"{path}: no \"prober\" block; a detector's config gives its model in "
-                          "{\"prober\": {\"model\": ...}}")
-    return config
 
 
 def load_detector(spec: str) -> Detector:

@@ -5,12 +5,14 @@ falling back to ``PROBER_*``, then ``OPENAI_*``, else the embedded model."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.config import ConfigError, ToolkitConfig, load_config
+from ioa_synth.text.utf8 import decode_utf8
 
 MAX_DETECTORS = 26
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
@@ -43,3 +45,19 @@ def env_prefix(name: str) -> str:
     """``IOA_DETECTOR_<NAME>``: the prefix of detector ``name``'s ``_BASE_URL`` / ``_API_KEY``
     variables (non-word characters as ``_``, upper case)."""
     return "IOA_DETECTOR_" + re.sub(r"\W", "_", name).upper()
+
+
+def prober_config(path: Path) -> ToolkitConfig:
+    """A detector's config file: a ``--config`` file that must have a ``prober`` block (a
+    detector is a prober configuration; a config without one, e.g. a build's, would silently
+    run the default prober under the detector's name).
+
+    Raises:
+        ConfigError: unreadable, invalid, or no ``prober`` block.
+    """
+    config = load_config(path)  # names a missing file, bad JSON, unknown keys
+    data = json.loads(decode_utf8(path.read_bytes(), path, ConfigError))
+    if not isinstance(data, dict) or not isinstance(data.get("prober"), dict):
+        raise ConfigError(f"{path}: no \"prober\" block; a detector's config gives its prober settings in "
+                          "{\"prober\": {\"model\": ...}} ({\"prober\": {}} for the default prober)")
+    return config
