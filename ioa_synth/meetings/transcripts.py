@@ -120,9 +120,15 @@ def guess_format(path: Path, raw: str) -> str:
                           f"'Name: text' lines; give --format)")
 
 
-def merge_cues(cues: list[Cue], where: str) -> list[Cue]:
+#: How each format names a cue's speaker, for the error of a first cue without one.
+_SPEAKER_FORMS = {"vtt": "a voice tag <v Name> or 'Name: text'", "srt": "'Name: text'",
+                  "whisper": "a \"speaker\" field in the segment (a diarised transcript, e.g. WhisperX)",
+                  "text": "'Name: text'"}
+
+
+def merge_cues(cues: list[Cue], where: str, fmt: str = "vtt") -> list[Cue]:
     """One turn per run of consecutive cues of one speaker; a cue without a speaker joins
-    the turn before it.
+    the turn before it (``fmt`` words the error: a Whisper segment, a subtitle cue).
 
     Raises:
         TranscriptError: no text at all, or the first cue names no speaker.
@@ -133,7 +139,9 @@ def merge_cues(cues: list[Cue], where: str) -> list[Cue]:
             continue
         if cue.speaker is None or (turns and turns[-1].speaker == cue.speaker):
             if not turns:
-                raise TranscriptError(f"{where}: cue {i + 1} names no speaker (expected a voice tag or 'Name: text')")
+                what = "segment" if fmt == "whisper" else "cue" if fmt in ("vtt", "srt") else "line"
+                raise TranscriptError(f"{where}: {what} {i + 1} names no speaker (expected "
+                                      f"{_SPEAKER_FORMS.get(fmt, _SPEAKER_FORMS['text'])})")
             turns[-1].text = f"{turns[-1].text} {cue.text}"
             continue
         turns.append(Cue(cue.speaker, cue.text))
@@ -157,7 +165,7 @@ def read_transcript(path: Path, fmt: str = "auto") -> tuple[str, list[Cue]]:
     if not raw.strip():
         raise TranscriptError(f"{where}: the file is empty")
     fmt = guess_format(path, raw) if fmt == "auto" else fmt
-    turns = merge_cues(_READERS[fmt](raw, where), where)
+    turns = merge_cues(_READERS[fmt](raw, where), where, fmt)
     speakers = list(dict.fromkeys(t.speaker for t in turns))
     if not MIN_PARTICIPANTS <= len(speakers) <= MAX_PARTICIPANTS:
         raise TranscriptError(f"{where}: {len(speakers)} speaker(s) found; a session needs "
