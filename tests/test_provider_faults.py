@@ -217,7 +217,7 @@ def test_activity_line_lists_the_longest_calls_and_counts_failures():
     act.rejected("prober")
     line = act.describe()
     assert line.startswith("5 calls in flight (simulator ") and ", +1 more)" in line and "(40 tokens)" in line
-    assert "40 tokens streamed" in line and "tokens/s" in line
+    assert "40 tokens streamed" in line and "tokens/s per call" in line
     assert line.endswith("2 tries failed, 1 retried")
     assert (act.tried["simulator"], act.failed["simulator"], act.failed["prober"]) == (5, 1, 1)
     for h in handles:

@@ -7,7 +7,7 @@ rejected), retried (a failed try followed by another one) and timed out, per com
 :meth:`CallActivity.describe` turns that into the part of a progress line that shows
 work is happening while no case has finished yet::
 
-    2 calls in flight (generator 312 s, judge 45 s); 1,840 tokens streamed, 6.1 tokens/s; 3 tries failed (2 timed out), 3 retried
+    2 calls in flight (generator 312 s, judge 45 s); 1,840 tokens streamed, 6.1 tokens/s per call; 3 tries failed (2 timed out), 3 retried
 
 The same counts are what ``ioa-synth status`` reads back from ``llm_calls``.
 """
@@ -94,8 +94,10 @@ class CallActivity:
         return sorted(calls, key=lambda c: -c[1])
 
     def rate(self) -> float | None:
-        """Tokens per second streamed by the calls in flight and finished (from each call's
-        first token on); ``None`` before any token."""
+        """Tokens per second of one call: the tokens streamed by the calls in flight and
+        finished over their summed streaming time (from each call's first token on), i.e. the
+        decoding speed a request sees, not the run's throughput (N calls decoding at once
+        stream about N times that); ``None`` before any token."""
         now = time.monotonic()
         with self._lock:
             seconds = self._stream_seconds + sum(now - c.first_token for c in self._calls.values()
@@ -113,7 +115,7 @@ class CallActivity:
             parts.append(f"{len(calls)} call{'s' if len(calls) != 1 else ''} in flight ({listed}{more})")
         if self.streamed_total:
             rate = self.rate()
-            parts.append(f"{self.streamed_total:,} tokens streamed" + (f", {rate:.1f} tokens/s" if rate else ""))
+            parts.append(f"{self.streamed_total:,} tokens streamed" + (f", {rate:.1f} tokens/s per call" if rate else ""))
         failed, timed_out, retried = (sum(c.values()) for c in (self.failed, self.timed_out, self.retried))
         if failed:
             parts.append(f"{failed} tr{'ies' if failed != 1 else 'y'} failed"
