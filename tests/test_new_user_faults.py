@@ -131,3 +131,19 @@ def test_a_whisper_segment_without_a_speaker_is_called_a_segment(cli, tmp_path):
     res = cli("meeting", "import", f, "--out", tmp_path / "s")
     assert res.exit_code == 2
     one_line_error(res, "segment 1 names no speaker", '"speaker" field')
+
+
+def test_a_sessions_private_files_are_the_owners_alone(cli, tmp_path):
+    session = tmp_path / "s"
+    assert cli("meeting", "import", ROOT / "samples" / "meetings" / "sample.vtt", "--out", session).exit_code == 0
+    assert stat.S_IMODE((session / "private").stat().st_mode) == 0o700
+    files = list((session / "private").iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_meeting_report_refuses_the_same_session_twice(cli, tmp_path):
+    session = tmp_path / "s"
+    assert cli("meeting", "import", ROOT / "samples" / "meetings" / "sample.vtt", "--out", session).exit_code == 0
+    res = cli("meeting", "report", session, session, "--out", tmp_path / "study")
+    assert res.exit_code == 2 and not (tmp_path / "study").exists()
+    one_line_error(res, "again", "give each meeting once")

@@ -183,6 +183,11 @@ def report(
     target = check_out_folder(out, "--out") or session_dirs[0]
     write = out is not None or not as_json
     sessions = [_session(d) for d in session_dirs]
+    seen: dict[str, Path] = {}
+    for d, s in zip(session_dirs, sessions):
+        if s.session_id in seen:  # the same meeting twice would count as two, and pair with itself
+            fail(f"{d} is the session {seen[s.session_id]} again (session_id {s.session_id}); give each meeting once")
+        seen[s.session_id] = d
     cfg = config_or_fail(config)
     merge = (lambda s, v: pooled_recall(s, v, rule, cfg, local_model)) if merge_judge else None
     try:

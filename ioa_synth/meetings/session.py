@@ -38,6 +38,16 @@ class SessionError(ValueError):
     """A session folder that cannot serve the requested step (one line)."""
 
 
+def write_private(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON at ``path`` inside a session's ``private/`` folder, atomically:
+    the folder is the owner's alone (0700) and the file too (0600), since it holds real names
+    or answer-page tokens that no other user of a shared machine may read."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    write_json_atomic(path, value)
+    path.chmod(0o600)
+
+
 class Session:
     """An imported session folder (see the module docstring)."""
 
@@ -68,10 +78,10 @@ class Session:
         aliases = resolve_aliases(list(aliases), speakers(turns))
         participants, names, pturns, replace = pseudonymise(turns, aliases)
         folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(folder / "private" / "names.json", names)
+        write_private(folder / "private" / "names.json", names)
         if aliases:
-            write_json_atomic(folder / "private" / "aliases.json", [{"name": n, "alias": a} for n, a in aliases])
-        write_json_atomic(folder / "private" / "links.json", {secrets.token_urlsafe(18): p.id for p in participants})
+            write_private(folder / "private" / "aliases.json", [{"name": n, "alias": a} for n, a in aliases])
+        write_private(folder / "private" / "links.json", {secrets.token_urlsafe(18): p.id for p in participants})
         write_json_atomic(folder / "session.json", {
             "session_id": uuid.uuid4().hex[:12], "format": fmt, "source": replace(source),
             "participants": [{"id": p.id, "pseudonym": p.pseudonym} for p in participants], "turns": pturns})
@@ -90,8 +100,11 @@ class Session:
             return default
 
     def write(self, value: Any, *parts: str) -> None:
-        """Write ``value`` as JSON at ``parts``, atomically."""
-        write_json_atomic(self.path(*parts), value)
+        """Write ``value`` as JSON at ``parts``, atomically (owner-only under ``private/``)."""
+        if parts and parts[0] == "private":
+            write_private(self.path(*parts), value)
+        else:
+            write_json_atomic(self.path(*parts), value)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
