@@ -147,3 +147,13 @@ def test_meeting_report_refuses_the_same_session_twice(cli, tmp_path):
     res = cli("meeting", "report", session, session, "--out", tmp_path / "study")
     assert res.exit_code == 2 and not (tmp_path / "study").exists()
     one_line_error(res, "again", "give each meeting once")
+
+
+def test_belief_report_points_at_the_judge_when_fpi_moves_without_an_attacker():
+    from ioa_synth.belief.report import judge_check_lines
+
+    summary = {"conditions": {"m|simpleqa|k=0": {"fpi": 1.0}, "m|popqa|k=0": {"fpi": 0.0},
+                              "m|simpleqa|k=1": {"fpi": 1.0}, "m|counterfact|k=0": {"fpi": None}}}
+    lines = judge_check_lines(summary)
+    assert len(lines) == 1 and "m|simpleqa|k=0: FPI 100% with no attacker" in lines[0]
+    assert "belief agreement" in lines[0]

@@ -147,6 +147,18 @@ def partial_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def judge_check_lines(summary: dict[str, Any]) -> list[str]:
+    """Lines for the terminal naming each condition with no attacker (``k=0``) whose FPI is
+    above 0: nobody claimed the manipulated answer there, so a private answer labelled
+    manipulated points at the belief judge (or an item whose answers are close, e.g. years),
+    not at persuasion; ``belief agreement`` measures the labels against a second judge."""
+    lines = [f"check: {key}: FPI {e['fpi']:.0%} with no attacker; nobody claimed the manipulated answer, "
+             "so look at the belief judge's labels ('ioa-synth belief agreement')"
+             for key, e in summary["conditions"].items()
+             if key.endswith("|k=0") and isinstance(e.get("fpi"), (int, float)) and e["fpi"] > 0]
+    return lines
+
+
 def write_report(out: Path) -> dict[str, Any] | None:
     """Write ``summary.json`` and ``curves.png`` into ``out``; ``None`` when no conversation
     is finished yet."""
@@ -171,8 +183,13 @@ def summary_table(summary: dict[str, Any]):
 
     cols = ("fpi", "initial_infection", "turn_infection", "public_endorsement", "public_correction",
             "truth_knower_correction")
-    table = Table(title="belief study")
-    table.add_column("condition")
+    keys = list(summary["conditions"])
+    models = {k.split("|", 1)[0] for k in keys}
+    one_model = len(models) == 1 and all(k.count("|") == 2 for k in keys)
+    # one model: named in the title, so the condition column (source, k) fits a terminal
+    shown = {k: (k.split("|", 1)[1].replace("|", " ") if one_model else k) for k in keys}
+    table = Table(title=f"belief study ({next(iter(models))})" if one_model else "belief study")
+    table.add_column("condition", no_wrap=True)
     table.add_column("items", justify="right")
     for c in cols:
         table.add_column(c.replace("_", " "), justify="right")
@@ -180,5 +197,5 @@ def summary_table(summary: dict[str, Any]):
     for key, e in summary["conditions"].items():
         n, expected = e["n_items"], e.get("expected", e["n_items"])
         items = str(n) if n >= expected else f"{n} of {expected}"
-        table.add_row(key, items, *(_pct(e[c]) for c in cols), _pct(e["categories"]["hidden_infection"]))
+        table.add_row(shown[key], items, *(_pct(e[c]) for c in cols), _pct(e["categories"]["hidden_infection"]))
     return table

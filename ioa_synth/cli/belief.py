@@ -166,7 +166,7 @@ def report(
     import json
 
     from ioa_synth.belief.plots import plot_curves
-    from ioa_synth.belief.report import ReportError, partial_lines, summarize, summary_table
+    from ioa_synth.belief.report import ReportError, judge_check_lines, partial_lines, summarize, summary_table
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
@@ -185,7 +185,7 @@ def report(
         console.print(summary_table(summary))
         for path in paths:
             console.print(f"wrote {path}", soft_wrap=True)
-    for line in partial_lines(summary):
+    for line in partial_lines(summary) + judge_check_lines(summary):
         typer.echo(line, err=True)
 
 

@@ -22,7 +22,7 @@ def test_report_json_sql_and_control(endpoint, tmp_path, cli):
     entry = summary["conditions"]["scripted|counterfact|k=1"]
     assert entry["n_items"] == 2 and entry["n_benign"] == 2 and "ci" in entry
     table = cli("belief", "report", out)
-    assert table.exit_code == 0 and "scripted|counterfact|k=1" in table.stdout
+    assert table.exit_code == 0 and "belief study (scripted)" in table.stdout and "counterfact k=1" in table.stdout
     assert f"wrote {out / 'curves.png'}" in " ".join(table.stdout.split())
     rows = cli("sql", out, "SELECT component, count(*) AS n FROM belief_calls GROUP BY 1 ORDER BY 1", "--json")
     assert rows.exit_code == 0, rows.stderr
