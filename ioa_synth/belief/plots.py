@@ -47,6 +47,11 @@ def title(summary: dict[str, Any]) -> str:
     return text
 
 
+#: Line styles and markers cycled over the conditions (see :func:`curves_figure`).
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
 def curves_figure(summary: dict[str, Any]):
     """The matplotlib ``Figure`` of the infection curves (headless): steps are whole rounds,
     so the step axis has integer ticks only; the share axis runs from just below 0 to just
@@ -60,10 +65,15 @@ def curves_figure(summary: dict[str, Any]):
 
     fig = Figure(figsize=(7.5, 5.2))
     ax = fig.add_subplot()
-    for key, entry in summary["conditions"].items():
+    conditions = list(summary["conditions"].items())
+    for i, (key, entry) in enumerate(conditions):
         ys = _nan(entry.get("curve") or [])
         steps = list(range(len(ys)))
-        (line,) = ax.plot(steps, ys, marker="o", markersize=3, label=condition_label(key, entry))
+        # identical curves (common at 0 or 1) would hide each other: each condition gets its own
+        # line style and marker, and earlier ones bigger open markers, so every one stays visible
+        (line,) = ax.plot(steps, ys, linestyle=LINE_STYLES[i % len(LINE_STYLES)], marker=MARKERS[i % len(MARKERS)],
+                          markersize=min(14, 4 + 2 * (len(conditions) - 1 - i)), markerfacecolor="none",
+                          label=condition_label(key, entry))
         bands = (entry.get("ci") or {}).get("curve") or []
         if any(b is not None for b in bands):
             lo = _nan([b[0] if b else None for b in bands])
@@ -75,7 +85,7 @@ def curves_figure(summary: dict[str, Any]):
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(-Y_MARGIN, 1 + Y_MARGIN)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside the data
     fig.text(0.01, 0.005, CAPTION, fontsize=7, ha="left", va="bottom")
     fig.subplots_adjust(bottom=0.22)
     return fig
