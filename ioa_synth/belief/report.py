@@ -6,7 +6,6 @@ false, and :func:`partial_lines` names the conditions that miss conversations.""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from ioa_synth.belief.conversation import LABELLING, LEGACY_LABELLING
 from ioa_synth.belief.metrics import condition_metrics
 from ioa_synth.belief.plots import plot_curves
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
+from ioa_synth.core.jsonl import read_json_records
 from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 
 
@@ -55,16 +55,8 @@ def read_conversations(out: Path) -> list[dict[str, Any]]:
             conversation, or an unreadable record or one that is not a conversation.
     """
     belief_manifest(out)
-    convs = []
-    for path in sorted((out / "conversations").glob("*.json")):
-        try:
-            conv = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ReportError(f"{path}: unreadable conversation record ({exc})") from exc
-        missing = [k for k in RECORD_KEYS if k not in conv] if isinstance(conv, dict) else list(RECORD_KEYS)
-        if missing:
-            raise ReportError(f"{path}: not a conversation record (no {', '.join(missing)})")
-        convs.append(conv)
+    convs = read_json_records(sorted((out / "conversations").glob("*.json")), RECORD_KEYS, "conversation record",
+                              ReportError)
     if not convs:
         raise ReportError(f"{out}: no finished conversation yet (conversations/ is empty)")
     return convs

@@ -13,13 +13,13 @@ configurations with the task as the unit: the paired bootstrap of
 
 from __future__ import annotations
 
-import json
 from itertools import combinations
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from ioa_synth.collab.team import PLAIN_CONFIGS
+from ioa_synth.core.jsonl import read_json_records
 from ioa_synth.evaluate.analysis.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
 from ioa_synth.evaluate.analysis.permutation import sign_flip_test
 
@@ -43,16 +43,7 @@ def read_records(out: Path) -> list[dict[str, Any]]:
     Raises:
         ReportError: no record, or an unreadable one or one that is not a task record.
     """
-    records = []
-    for path in sorted((out / "tasks").rglob("*__*.json")):
-        try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ReportError(f"{path}: unreadable task record ({exc})") from exc
-        missing = [k for k in RECORD_KEYS if k not in rec] if isinstance(rec, dict) else list(RECORD_KEYS)
-        if missing:
-            raise ReportError(f"{path}: not a task record (no {', '.join(missing)})")
-        records.append(rec)
+    records = read_json_records(sorted((out / "tasks").rglob("*__*.json")), RECORD_KEYS, "task record", ReportError)
     if not records:
         raise ReportError(f"{out}: no finished task yet (tasks/ is empty)")
     return records

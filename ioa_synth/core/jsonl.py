@@ -1,11 +1,12 @@
 """Reading JSONL files line by line with errors that name ``path:line``, a JSON file whole,
-and the one wording every command uses for input that is not JSON."""
+the per-unit JSON records of a results folder, and the one wording every command uses for
+input that is not JSON."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ioa_synth.text.utf8 import decode_utf8
 
@@ -63,3 +64,25 @@ def json_problem(where: object, exc: json.JSONDecodeError, *, in_line: bool = Fa
     ``path:N``) only the column is given."""
     at = f"column {exc.colno}" if in_line else f"line {exc.lineno}, column {exc.colno}"
     return f"{where}: invalid JSON at {at}: {exc.msg}"
+
+
+def read_json_records(paths: Iterable[Path], keys: Sequence[str], what: str, error: type[ValueError] = ValueError,
+                      ) -> list[dict[str, Any]]:
+    """The JSON object in each of ``paths``, in order, each holding every one of ``keys``
+    (a results folder's per-unit records: a task run, a conversation).
+
+    Raises:
+        error: a file that cannot be read or parsed (``"<path>: unreadable <what> (...)"``),
+            or that is not an object holding ``keys`` (``"<path>: not a <what> (no k1, k2)"``).
+    """
+    records = []
+    for path in paths:
+        try:
+            rec = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise error(f"{path}: unreadable {what} ({exc})") from exc
+        missing = [k for k in keys if k not in rec] if isinstance(rec, dict) else list(keys)
+        if missing:
+            raise error(f"{path}: not a {what} (no {', '.join(missing)})")
+        records.append(rec)
+    return records
