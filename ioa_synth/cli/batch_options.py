@@ -1,16 +1,21 @@
 """The batch options of ``build`` and ``evaluate`` (``--batch``, ``--batch-dir``), checked
-before any work: one ``error:`` line and exit 2 for a component on the embedded model or a
-folder that cannot be written."""
+before any work and without writing anything (:func:`batch_mode`: one ``error:`` line and
+exit 2), the ``--batch-dir`` folder created only once every check of the command passed
+(:func:`create_batch_dir`)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ioa_synth.cli.common import fail
+
+if TYPE_CHECKING:
+    from ioa_synth.llm.config import ToolkitConfig
+    from ioa_synth.runs.batch_mode import BatchMode
 
 
 def batch_option() -> Any:
@@ -23,19 +28,33 @@ def batch_dir_option() -> Any:
     """``--batch-dir DIR``: batch mode with files (``vllm run-batch`` or any tool)."""
     return typer.Option(None, "--batch-dir", help="Batch mode with files: write each wave's requests to "
                         "DIR/<wave>.input.jsonl and stop (exit 75) until DIR/<wave>.output.jsonl exists "
-                        "(e.g. from vllm run-batch)")
+                        "(e.g. from vllm run-batch); not with --batch")
 
 
-def batch_mode(components: list[str], batch: bool, batch_dir: Path | None):
-    """The run's :class:`~ioa_synth.runs.waves.BatchMode` (``None``: live calls).
+def batch_mode(components: list[str], batch: bool, batch_dir: Path | None, config: ToolkitConfig) -> BatchMode | None:
+    """The run's :class:`~ioa_synth.runs.batch_mode.BatchMode` (``None``: live calls), checked
+    and nothing written (``estimate`` runs the same checks): :func:`create_batch_dir` makes
+    the folder when the run is about to start.
 
-    ``--batch-dir`` implies ``--batch``. Refused (exit 2): a component with no base URL
-    (it would run on the embedded model, which has no batch mode), a ``--batch-dir`` that
-    is a file or cannot be created or written."""
+    Refused (exit 2), each with one line:
+
+    - ``--batch`` and ``--batch-dir`` together (two transports; the run would use one of them);
+    - a component with no base URL (it would run on the embedded model, which has no batch mode);
+    - a ``--batch-dir`` that is a file, or that could not be created or written
+      (:func:`ioa_synth.runs.folder_checks.check_writable`);
+    - ``--batch-dir`` with a component that has no ``model`` in ``config``: the input files
+      name each request's model and the endpoint is never contacted, so it cannot be asked
+      for its first model.
+    """
     if not batch and batch_dir is None:
         return None
+    if batch and batch_dir is not None:
+        fail("--batch and --batch-dir are two ways to send the calls; give one: --batch (the endpoints' Batch "
+             "API) or --batch-dir DIR (request files for vllm run-batch or any tool)")
     from ioa_synth.llm.config import ConfigError, env_endpoint
     from ioa_synth.runs.batch_mode import BatchMode
+    from ioa_synth.runs.catalog import CatalogUnusable
+    from ioa_synth.runs.folder_checks import check_writable
 
     option = "--batch-dir" if batch_dir is not None else "--batch"
     try:
@@ -46,13 +65,30 @@ def batch_mode(components: list[str], batch: bool, batch_dir: Path | None):
         names = ", ".join(embedded)
         fail(f"{option} needs a remote endpoint for every component; {names} would run on the embedded model, "
              f"which has no batch mode (set {embedded[0].upper()}_BASE_URL or OPENAI_BASE_URL)")
-    if batch_dir is not None:
-        if batch_dir.exists() and not batch_dir.is_dir():
-            fail(f"--batch-dir {batch_dir} exists and is not a folder")
-        try:
-            batch_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            fail(f"--batch-dir {batch_dir}: cannot create it ({exc.strerror or exc})")
-        if not os.access(batch_dir, os.W_OK | os.X_OK):
-            fail(f"--batch-dir {batch_dir} is not writable")
+    if batch_dir is None:
+        return BatchMode()
+    if batch_dir.exists() and not batch_dir.is_dir():
+        fail(f"--batch-dir {batch_dir} exists and is not a folder")
+    try:
+        check_writable(batch_dir)
+    except CatalogUnusable as exc:
+        fail(f"--batch-dir: {exc}")
+    unnamed = [c for c in components if not config.component(c).model]
+    if unnamed:
+        fail(f"--batch-dir never contacts the endpoint, so it cannot ask which model to use: set \"model\" in the "
+             f"--config block of {', '.join(unnamed)} (each request line names its model)")
     return BatchMode(batch_dir=batch_dir)
+
+
+def create_batch_dir(mode: BatchMode | None) -> None:
+    """Make ``mode``'s ``--batch-dir`` (nothing for live calls or ``--batch``): call it once
+    every check of the command passed, so that a refused run leaves no empty folder behind.
+    Exit 2 with one line when it cannot be created."""
+    if mode is None or mode.batch_dir is None:
+        return
+    try:
+        mode.batch_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"--batch-dir {mode.batch_dir}: cannot create it ({exc.strerror or exc})")
+    if not os.access(mode.batch_dir, os.W_OK | os.X_OK):
+        fail(f"--batch-dir {mode.batch_dir} is not writable")

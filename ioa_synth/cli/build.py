@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 import typer
 from rich.console import Console
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option, create_batch_dir
 from ioa_synth.cli.common import (PANEL_BUILD, fail, llm_command_errors, lowered_workers, refuse_other_kind,
                                   writable_out)
 from ioa_synth.cli.options import (config_option, limit_option, local_model_option, out_dir_option,
                                    split_option, threshold_option, workers_option)
-from ioa_synth.llm.config import ConfigError, load_config
+from ioa_synth.llm.config import ConfigError, ToolkitConfig, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 from ioa_synth.text.plural import plural
+
+if TYPE_CHECKING:
+    from ioa_synth.runs.batch_mode import BatchMode
+
+#: The LLM components a build calls.
+BUILD_COMPONENTS = ["generator", "judge"]
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
@@ -42,30 +48,12 @@ def build(
     Exit status: 0 every case accepted or discarded, 1 some case failed, 2 bad input or
     a setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
-    from ioa_synth.build.run import CellPlan, plan_from_seeds, run_build
+    from ioa_synth.build.run import run_build
     from ioa_synth.build.status import cell_counts, cell_table
 
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out} exists and is not a directory")
-    writable_out(out)
-    refuse_other_kind(out, "build")
-    mode = batch_mode(["generator", "judge"], batch, batch_dir)
-    from ioa_synth.protocol.planting import TypeMixError, load_type_mix
-
-    try:
-        load_type_mix(type_mix)
-    except TypeMixError as exc:
-        fail(str(exc))
-    try:
-        cfg = load_config(config)
-        if seeds is not None:
-            tuples = load_seed_file(seeds)
-            plans = plan_from_seeds(tuples[:limit] if limit else tuples)
-        else:
-            plans = _pool_plans(out, split, limit, CellPlan)
-    except (SeedError, ConfigError, ValueError) as exc:
-        fail(str(exc))
-    workers, announce = lowered_workers(["generator", "judge"], workers)  # said once the catalog is open
+    cfg, plans, mode, workers, announce = build_inputs(split, out, seeds, config, limit, type_mix, workers, batch,
+                                                       batch_dir)  # announce: once the catalog is open
+    create_batch_dir(mode)
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
@@ -106,6 +94,52 @@ def build(
                       f"\"SELECT case_id, error FROM cases WHERE status = 'failed'\"); run the same command again, "
                       f"or ioa-synth regenerate --out {out} --status failed, to retry them", soft_wrap=True)
         raise typer.Exit(1)
+
+
+class BuildInputs(NamedTuple):
+    """What :func:`build_inputs` read and checked."""
+
+    config: ToolkitConfig
+    #: ``{cell: CellPlan}``: the seed tuples to build, by cell
+    plans: dict
+    #: ``None``: live calls
+    batch: BatchMode | None
+    #: ``--workers``, lowered to the embedded model's slots when it serves every component
+    workers: int
+    #: says the lowering once (:func:`~ioa_synth.cli.common.lowered_workers`)
+    announce: Callable[[], None]
+
+
+def build_inputs(split: str, out: Path, seeds: Path | None, config: Path | None, limit: int | None, type_mix: str,
+                 workers: int, batch: bool, batch_dir: Path | None) -> BuildInputs:
+    """Every check of ``build``'s arguments and folders, in order, with nothing written:
+    ``build`` and ``estimate build`` both call it, so that they refuse the same input with
+    the same line (exit 2). ``--out`` must be a folder that could be written, of no other
+    kind and without a user's own files; then the type mix, the config, the seed tuples
+    (``--seeds``, else the pool of ``seeds assign`` in ``--out``, cut to ``--limit``), the
+    batch options (:func:`~ioa_synth.cli.batch_options.batch_mode`) and the endpoint
+    variables (:func:`~ioa_synth.cli.common.lowered_workers`).
+    """
+    from ioa_synth.build.run import CellPlan, plan_from_seeds
+    from ioa_synth.protocol.planting import TypeMixError, load_type_mix
+
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a directory")
+    writable_out(out)
+    refuse_other_kind(out, "build")
+    try:
+        load_type_mix(type_mix)
+        cfg = load_config(config)
+        if seeds is not None:
+            tuples = load_seed_file(seeds)
+            plans = plan_from_seeds(tuples[:limit] if limit else tuples)
+        else:
+            plans = _pool_plans(out, split, limit, CellPlan)
+    except (TypeMixError, SeedError, ConfigError, ValueError) as exc:
+        fail(str(exc))
+    mode = batch_mode(BUILD_COMPONENTS, batch, batch_dir, cfg)
+    workers, announce = lowered_workers(BUILD_COMPONENTS, workers)
+    return BuildInputs(cfg, plans, mode, workers, announce)
 
 
 def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:

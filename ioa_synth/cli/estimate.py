@@ -39,13 +39,10 @@ def estimate(
 
     Exit status: 0, or 2 for bad input.
     """
-    from click import ClickException
-
     from ioa_synth.cli.common import check_choice
     from ioa_synth.llm.config import ConfigError
     from ioa_synth.llm.prices import PricesError, load_prices
     from ioa_synth.llm.tokens import TokenizerError
-    from ioa_synth.runs.catalog import CatalogLocked, CatalogUnusable
 
     check_choice("the command", command, ESTIMATED)
     try:
@@ -53,17 +50,16 @@ def estimate(
         rates = _load_rates(pass_rates) if pass_rates is not None else {}
     except PricesError as exc:
         fail(str(exc))
+    # The command's own parser, as a command of the root: a usage error reads as the
+    # command's own (the root prints it, with the hint 'ioa-synth build --help').
     target = typer.main.get_command(app).get_command(ctx, command)  # type: ignore[attr-defined]
-    try:
-        sub = target.make_context(f"ioa-synth estimate {command}", list(ctx.args), parent=ctx)
-    except ClickException as exc:
-        fail(exc.format_message())
+    sub = target.make_context(command, list(ctx.args), parent=ctx.parent)
     try:
         if command == "build":
             est = _build(sub.params, price_table, rates, tokenizer)
         else:
             est = _evaluate(sub.params, price_table, tokenizer)
-    except (ConfigError, TokenizerError, ValueError, CatalogLocked, CatalogUnusable) as exc:
+    except (ConfigError, TokenizerError, ValueError) as exc:
         fail(str(exc))
     _note_unused_prices(price_table, est)
     if as_json:
@@ -108,28 +104,27 @@ def _load_rates(path: Path) -> dict[str, dict[str, float]]:
 
 
 def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | None) -> dict[str, Any]:
+    """The estimate of ``build`` with its parsed ``params``, after the command's own checks
+    (:func:`~ioa_synth.cli.build.build_inputs`: what ``build`` refuses, this refuses)."""
     from ioa_synth.build.estimate import BuildPlan, estimate_build
-    from ioa_synth.build.run import CellPlan, plan_from_seeds
-    from ioa_synth.cli.build import _pool_plans
-    from ioa_synth.llm.config import load_config
-    from ioa_synth.protocol.planting import load_type_mix
-    from ioa_synth.seeds.tuples import load_seed_file
+    from ioa_synth.cli.build import build_inputs
 
-    out, limit = params["out"], params["limit"]
-    load_type_mix(params["type_mix"])
-    if params["seeds"] is not None:
-        tuples = load_seed_file(params["seeds"])
-        plans = plan_from_seeds(tuples[:limit] if limit else tuples)
-    else:
-        plans = _pool_plans(out, params["split"], limit, CellPlan)
-    seeds = [s for p in plans.values() for s in p.primary]
-    reserve = sum(len(p.reserve) for p in plans.values())
-    plan = BuildPlan(seeds, reserve, params["split"], params["type_mix"], rates)
-    return estimate_build(plan, out, load_config(params["config"]), params["local_model"], prices, tokenizer,
-                          batch=bool(params.get("batch") or params.get("batch_dir")))
+    p = params
+    cfg, plans, mode, _, _ = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"],
+                                          p["workers"], p["batch"], p["batch_dir"])
+    seeds = [s for plan in plans.values() for s in plan.primary]
+    reserve = sum(len(plan.reserve) for plan in plans.values())
+    plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates)
+    return estimate_build(plan, p["out"], cfg, p["local_model"], prices, tokenizer, batch=mode is not None)
 
 
 def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
+    """The estimate of ``evaluate`` with its parsed ``params``, after the command's own checks
+    (:func:`~ioa_synth.cli.evaluate.evaluate_inputs`: what ``evaluate`` refuses, this refuses)."""
+    from ioa_synth.cli.evaluate import evaluate_inputs
     from ioa_synth.evaluate.estimate import estimate_evaluate
 
-    return estimate_evaluate(params, prices, tokenizer)
+    p = params
+    inputs = evaluate_inputs(p["data"], p["out"], p["config"], p["limit"], p["mode"], p["rollouts"], p["permute_seed"],
+                             p["questions_from"], p["workers"], p["batch"], p["batch_dir"])
+    return estimate_evaluate(p, prices, tokenizer, cases=inputs.todo, config=inputs.config)

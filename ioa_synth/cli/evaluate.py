@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 import typer
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option, create_batch_dir
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
 from ioa_synth.cli.options import access_option, config_option, limit_option, local_model_option, workers_option
+
+if TYPE_CHECKING:
+    from ioa_synth.llm.config import ToolkitConfig
+    from ioa_synth.runs.batch_mode import BatchMode
 
 
 @app.command(rich_help_panel=PANEL_EVALUATE)
@@ -41,36 +45,12 @@ def evaluate(
     from rich.console import Console
 
     from ioa_synth.evaluate.case import EvalSettings
-    from ioa_synth.evaluate.inputs import InputError, load_cases
-    from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
     from ioa_synth.evaluate.report import summary_table
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
 
-    check_choice("--mode", mode, MODES)
-    if mode == "direct" and (rollouts != 1 or permute_seed is not None):
-        fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
-    if mode != "mcq" and questions_from is not None:
-        fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
-    check_out_folder(out)
-    if out.is_dir() and folder_kind(out) == "build":
-        fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases or seeds); "
-             "evaluate into a results folder of its own")
-    refuse_other_kind(out, "evaluate")
-    check_out_folder(questions_from, "--questions-from")
-    if questions_from is not None and questions_from.resolve() == out.resolve():
-        fail("--questions-from must name another results folder than --out")
-    writable_out(out)
-    cfg = config_or_fail(config)
-    try:
-        cases = load_cases(data)
-        todo = cases[:limit] if limit else cases
-        stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
-    except (InputError, QuestionsFromError) as exc:
-        fail(str(exc))
-    needed = [c for c in ("prober", "simulator", "validity_filter")
-              if not (c == "prober" and questions_from) and not (c == "simulator" and mode == "direct")]
-    mode_of_batch = batch_mode(needed, batch, batch_dir)
-    workers, announce = lowered_workers(needed, workers)  # said once the catalog is open
+    cfg, cases, todo, stored, mode_of_batch, workers, announce = evaluate_inputs(
+        data, out, config, limit, mode, rollouts, permute_seed, questions_from, workers, batch, batch_dir)
+    create_batch_dir(mode_of_batch)  # announce: once the catalog is open
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)
@@ -104,3 +84,65 @@ def evaluate(
         console.print(f"{summary['cases']['failed']} case(s) failed (the error is in each failed record under "
                       f"{out / 'records'}); run the same command again to retry them", soft_wrap=True)
         raise typer.Exit(1)
+
+
+class EvaluateInputs(NamedTuple):
+    """What :func:`evaluate_inputs` read and checked."""
+
+    config: ToolkitConfig
+    #: every case of ``--data``, by path
+    cases: list
+    #: the cases to evaluate (``--limit``)
+    todo: list
+    #: the questions of ``--questions-from`` by case id, or ``None``
+    stored: dict | None
+    #: ``None``: live calls
+    batch: BatchMode | None
+    #: ``--workers``, lowered to the embedded model's slots when it serves every component
+    workers: int
+    #: says the lowering once (:func:`~ioa_synth.cli.common.lowered_workers`)
+    announce: Callable[[], None]
+
+
+def evaluate_inputs(data: Path, out: Path, config: Path | None, limit: int | None, mode: str, rollouts: int,
+                    permute_seed: int | None, questions_from: Path | None, workers: int, batch: bool,
+                    batch_dir: Path | None) -> EvaluateInputs:
+    """Every check of ``evaluate``'s arguments and folders, in order, with nothing written:
+    ``evaluate`` and ``estimate evaluate`` both call it, so that they refuse the same input
+    with the same line (exit 2). The mode and its options; ``--out``: a folder that could be
+    written, not a build directory nor a folder of another kind or holding a user's own
+    files; ``--questions-from``: another results folder; then the config, the cases of
+    ``--data`` (cut to ``--limit``) and the stored questions, the batch options
+    (:func:`~ioa_synth.cli.batch_options.batch_mode`) and the endpoint variables
+    (:func:`~ioa_synth.cli.common.lowered_workers`).
+    """
+    from ioa_synth.evaluate.inputs import InputError, load_cases
+    from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
+    from ioa_synth.evaluate.run import needed_components
+
+    check_choice("--mode", mode, MODES)
+    if mode == "direct" and (rollouts != 1 or permute_seed is not None):
+        fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
+    if mode != "mcq" and questions_from is not None:
+        fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
+    check_out_folder(out)
+    if out.is_dir() and folder_kind(out) == "build":
+        fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases or seeds); "
+             "evaluate into a results folder of its own")
+    refuse_other_kind(out, "evaluate")
+    check_out_folder(questions_from, "--questions-from")
+    if questions_from is not None and questions_from.resolve() == out.resolve():
+        fail("--questions-from must name another results folder than --out")
+    writable_out(out)
+    cfg = config_or_fail(config)
+    try:
+        cases = load_cases(data)
+        todo = cases[:limit] if limit else cases
+        stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
+    except (InputError, QuestionsFromError) as exc:
+        fail(str(exc))
+    needed = needed_components(mode, questions_from is not None)
+    mode_of_batch = batch_mode(needed, batch, batch_dir, cfg)
+    workers, announce = lowered_workers(needed, workers)
+    return EvaluateInputs(cfg, cases, todo, stored, mode_of_batch, workers, announce)
+

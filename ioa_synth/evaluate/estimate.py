@@ -21,7 +21,7 @@ from ioa_synth.evaluate.access import filter_context, simulator_context
 from ioa_synth.evaluate.inputs import EvalCase, load_cases
 from ioa_synth.evaluate.probers import PROBERS, first_prompt
 from ioa_synth.evaluate.records import STAGES, read_record
-from ioa_synth.evaluate.run import component_of
+from ioa_synth.evaluate.run import component_of, needed_components
 from ioa_synth.evaluate.simulator import PARTICIPANTS, TEMPLATE as SIMULATOR_TEMPLATE
 from ioa_synth.evaluate.validity import TEMPLATE as FILTER_TEMPLATE
 from ioa_synth.llm.component_setup import component_setup, prices_for
@@ -54,8 +54,7 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
         cases = load_cases(params["data"])
         cases = cases[:params["limit"]] if params["limit"] else cases
     todo = [c for c in cases if getattr(read_record(out, c.case_id), "status", None) != "scored"]
-    needed = [c for c in ("prober", "simulator", "validity_filter")
-              if not (c == "prober" and params["questions_from"]) and not (c == "simulator" and mode == "direct")]
+    needed = needed_components(mode, bool(params["questions_from"]))
     setups = {c: component_setup(c, config, params["local_model"], tokenizer) for c in needed}
     opened = catalog is None and (out / "catalog.duckdb").is_file()
     if opened:

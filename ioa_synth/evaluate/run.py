@@ -48,7 +48,7 @@ from ioa_synth.runs.spend import record_run_estimate
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 
 __all__ = ["CHECK_SETUP", "COMPONENTS", "EVAL_SETUP_VERSION", "EvalJob", "SetupChanged", "component_of",
-           "component_settings", "fingerprint_parts", "run_evaluate"]
+           "component_settings", "needed_components", "fingerprint_parts", "run_evaluate"]
 
 COMPONENTS = ("prober", "simulator", "validity_filter")
 #: Version of evaluate's setup description (``fingerprint_parts``, stored as ``fingerprint_version``);
@@ -83,6 +83,14 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
             "templates": all_template_hashes("evaluate"),
             "inputs": {c.source_file: c.sha256 for c in job.all_cases}, **job.settings.as_dict(),
             "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None}
+
+
+def needed_components(mode: str, reuses_questions: bool) -> list[str]:
+    """The components an ``evaluate`` in ``mode`` calls: no prober when it reuses the
+    questions of another results folder (``--questions-from``), no simulator in the
+    ``direct`` mode (it has no simulator step)."""
+    return [c for c in COMPONENTS
+            if not (c == "prober" and reuses_questions) and not (c == "simulator" and mode == "direct")]
 
 
 def component_of(role: str) -> str:
@@ -147,8 +155,7 @@ def run_evaluate(job: EvalJob, out_dir: Path, config: ToolkitConfig, workers: in
         RunInterrupted: Ctrl-C (``ioa_synth.runs.interrupt``).
     """
     console = console or Console(stderr=True)
-    needed = [c for c in COMPONENTS if not (c == "prober" and job.stored_questions is not None)
-              and not (c == "simulator" and job.settings.mode == "direct")]  # direct: no simulator step
+    needed = needed_components(job.settings.mode, job.stored_questions is not None)
     catalog = Catalog(out_dir, tables=[EVALUATE_TABLES])
     try:
         on_start()

@@ -134,12 +134,14 @@ def test_failed_batch_stops_the_run_and_a_rerun_sends_again(cli, server, seeds_f
 def test_batch_dir_stops_with_75_and_reads_vllm_output(cli, server, seeds_file, tmp_path, monkeypatch):
     responder = KeyedResponder(fail_share=0.25)
     seeds, bdir = seeds_file(5), tmp_path / "vllm"
+    named = tmp_path / "models.json"  # --batch-dir never asks the endpoint for its model
+    named.write_text(json.dumps({c: {"model": "scripted"} for c in ("generator", "judge")}))
     server(responder)
-    assert build(cli, seeds, tmp_path / "live").exit_code == 0
+    assert build(cli, seeds, tmp_path / "live", "--config", named).exit_code == 0
     srv = server(responder)
     waves = 0
     while True:
-        res = build(cli, seeds, tmp_path / "batch", "--batch-dir", bdir)
+        res = build(cli, seeds, tmp_path / "batch", "--batch-dir", bdir, "--config", named)
         if res.exit_code == 0:
             break
         assert res.exit_code == 75, res.output
@@ -150,7 +152,7 @@ def test_batch_dir_stops_with_75_and_reads_vllm_output(cli, server, seeds_file, 
         assert f"{bdir / name}.input.jsonl" in line and f"{bdir / name}.output.jsonl" in line, line
         if waves == 2:
             assert "1 request without an answer; asked again in the next wave" in res.stderr
-        again = build(cli, seeds, tmp_path / "batch", "--batch-dir", bdir)  # no output yet: the same line
+        again = build(cli, seeds, tmp_path / "batch", "--batch-dir", bdir, "--config", named)  # no output: same line
         assert again.exit_code == 75 and not (bdir / f"wave-{waves + 1}.input.jsonl").exists()
         run_batch_file(bdir / f"{name}.input.jsonl", bdir / f"{name}.output.jsonl", responder,
                        skip=1 if waves == 1 else 0)
