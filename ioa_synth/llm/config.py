@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import json_problem
@@ -57,9 +58,32 @@ StructuredOutput = Literal["json_schema", "json_object_schema", "none"]
 
 _UNSET = "__default__"
 
+#: Range of a ``temperature`` (the OpenAI chat API's; llama.cpp and vLLM take the same).
+TEMPERATURE_RANGE = (0.0, 2.0)
+
 
 class ConfigError(ValueError):
     """An unusable configuration file or value; the message says which."""
+
+
+class RequestOptions(BaseModel):
+    """What each of :data:`REQUEST_OPTION_KEYS` may hold, checked when the config is read so
+    that a nonsensical value is refused before any server starts or file is written (an
+    endpoint answering ``max_tokens: -5`` gives advice about something else). The ranges
+    are the OpenAI chat API's: ``max_tokens`` / ``max_completion_tokens`` a whole number of
+    at least 1, ``top_p`` from 0 to 1, the penalties from -2 to 2, ``reasoning_effort`` a
+    word, ``extra_body`` an object (passed through as it is). Only the check: the options
+    stay the plain dict the client sends."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    extra_body: dict[str, Any] | None = None
+    reasoning_effort: str | None = Field(default=None, min_length=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
 
 
 class ComponentConfig(BaseModel):
@@ -118,15 +142,24 @@ class ComponentConfig(BaseModel):
         unknown = sorted(set(v) - set(REQUEST_OPTION_KEYS))
         if unknown:
             raise ValueError(f"unknown request_options {unknown}; allowed: {', '.join(REQUEST_OPTION_KEYS)}")
-        if "extra_body" in v and not isinstance(v["extra_body"], dict):
-            raise ValueError("request_options.extra_body must be an object")
+        try:
+            RequestOptions.model_validate(v)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = str(err["loc"][0])
+            raise PydanticCustomError("request_option", "{key}: {problem} (got {got})",
+                                      {"key": key, "problem": err["msg"].replace("Input should", "should"),
+                                       "got": json.dumps(v[key])}) from None
         return v
 
-    @field_validator("temperature")
+    @field_validator("temperature", mode="before")
     @classmethod
     def _temperature(cls, v: Any) -> Any:
-        if isinstance(v, str) and v != _UNSET:
-            raise ValueError("temperature must be a number or null")
+        if v is None or v == _UNSET:
+            return v
+        low, high = TEMPERATURE_RANGE
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:  # NaN fails too
+            raise ValueError(f"temperature must be a number from {low:g} to {high:g}, or null (got {json.dumps(v)})")
         return v
 
     @field_validator("seed", mode="before")
@@ -205,6 +238,9 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
         where = ".".join(str(x) for x in err["loc"])
         if err["type"] == "extra_forbidden":
             raise ConfigError(f"{p}: {_unknown_name(err['loc'])}") from exc
+        if err["type"] == "request_option":  # generator.request_options.max_tokens: ...
+            ctx = err.get("ctx", {})
+            raise ConfigError(f"{p}: {where}.{ctx['key']}: {ctx['problem']} (got {ctx['got']})") from exc
         raise ConfigError(f"{p}: {where}: {err['msg'].removeprefix('Value error, ')}") from exc
 
 
