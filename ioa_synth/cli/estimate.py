@@ -1,8 +1,11 @@
 """``ioa-synth estimate build|evaluate ...``: calls, tokens and cost of a run before any call.
 
 The arguments after ``build`` or ``evaluate`` are that command's own, read by that
-command's parser (so they are the same by construction); ``--prices``, ``--pass-rates``,
-``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened, nothing written.
+command's parser and checked by that command's own code
+(:func:`~ioa_synth.cli.build.build_inputs`, :func:`~ioa_synth.cli.evaluate.evaluate_inputs`),
+so the estimate refuses what the command refuses, with the same line; ``--prices``,
+``--pass-rates``, ``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened,
+nothing written.
 """
 
 from __future__ import annotations

@@ -48,13 +48,21 @@ def hits(monkeypatch):
     server.server_close()
 
 
-@pytest.fixture
-def folders(cli, tmp_path) -> dict[str, Path]:
-    """A build directory made by ``build import`` (``D``), a user's folder (``U``), config
-    files naming every model (``bm``, ``em``) and one with a nonsensical ``max_tokens``."""
-    made = {"D": tmp_path / "D", "U": tmp_path / "U", "bm": tmp_path / "bm.json", "em": tmp_path / "em.json",
-            "neg": tmp_path / "neg.json", "x": tmp_path / "x", "bd": tmp_path / "bd"}
-    assert cli("build", "import", SAMPLE, "--split", "test", "--out", made["D"]).exit_code == 0
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, Path]:
+    """A build directory made by ``build import`` (``D``), its export (``hub``), a user's
+    folder (``U``), config files naming every model (``bm``, ``em``) and one with a
+    nonsensical ``max_tokens`` (``neg``); ``x`` and ``bd`` are never made."""
+    from typer.testing import CliRunner
+
+    from ioa_synth.cli import app
+
+    tmp = tmp_path_factory.mktemp("refused")
+    made = {"D": tmp / "D", "hub": tmp / "hub", "U": tmp / "U", "bm": tmp / "bm.json", "em": tmp / "em.json",
+            "neg": tmp / "neg.json", "x": tmp / "x", "bd": tmp / "bd"}
+    run = CliRunner().invoke
+    assert run(app, ["build", "import", str(SAMPLE), "--split", "test", "--out", str(made["D"])]).exit_code == 0
+    assert run(app, ["export", "--out", str(made["D"]), "--to", str(made["hub"]), "--splits", "test"]).exit_code == 0
     made["U"].mkdir()
     (made["U"] / "notes.txt").write_text("mine\n")
     made["bm"].write_text(json.dumps(BUILD_MODELS))
@@ -76,6 +84,7 @@ REFUSED = {
         ["--seeds", "{SEEDS}", "--split", "test", "--out", "{x}", "--workers", "0"],
         ["--seeds", "{SEEDS}", "--out", "{x}"],                              # a missing option
         ["--seeds", "{SEEDS}", "--split", "test", "--out", "{U}"],           # a user's own files
+        ["--seeds", "{SEEDS}", "--split", "test", "--out", "{hub}"],         # a folder of another kind
         ["--split", "test", "--out", "{x}"],                                 # no seeds, no pool
         ["--seeds", "{SEEDS}", "--split", "test", "--out", "{x}", "--type-mix", "nosuch"],
         ["--seeds", "{SEEDS}", "--split", "test", "--out", "{x}", "--config", "{neg}"],
@@ -87,6 +96,7 @@ REFUSED = {
         ["--data", "{SAMPLE}", "--out", "{x}", "--workers", "0"],
         ["--data", "{D}/test", "--out", "{D}"],                              # a build directory
         ["--data", "{SAMPLE}", "--out", "{U}"],
+        ["--data", "{SAMPLE}", "--out", "{hub}"],
         ["--data", "{SAMPLE}", "--out", "{x}", "--mode", "direct", "--rollouts", "2"],
         ["--data", "{SAMPLE}", "--out", "{x}", "--questions-from", "{x}"],
         ["--data", "{x}/nosuch", "--out", "{x}"],
@@ -102,15 +112,30 @@ CASES = [(command, i) for command, argv in REFUSED.items() for i in range(len(ar
 def test_estimate_refuses_what_the_command_refuses_with_its_line(cli, hits, folders, command, i):
     names = {**{k: str(v) for k, v in folders.items()}, "SEEDS": str(SEEDS), "SAMPLE": str(SAMPLE)}
     argv = [a.format(**names) for a in REFUSED[command][i]]
-    before = {k: _tree(folders[k]) for k in ("D", "U")}
+    before = {k: _tree(folders[k]) for k in ("D", "U", "hub")}
     own = cli(command, *argv)
     assert own.exit_code == 2, own.output
     one_line_error(own)
     estimated = cli("estimate", command, *argv, "--tokenizer", "chars")
     assert (estimated.exit_code, estimated.stderr) == (own.exit_code, own.stderr)
     assert not folders["x"].exists() and not folders["bd"].exists()
-    assert {k: _tree(folders[k]) for k in ("D", "U")} == before
+    assert {k: _tree(folders[k]) for k in ("D", "U", "hub")} == before
     assert hits == []  # no endpoint contacted
+
+
+def test_build_and_evaluate_are_the_commands_with_both_batch_flags():
+    """A new command with --batch and --batch-dir gets its case in the test below."""
+    import typer
+
+    from ioa_synth.cli import app
+
+    def leaves(cmd, path=()):
+        subs = getattr(cmd, "commands", None)
+        return [x for n, c in subs.items() for x in leaves(c, (*path, n))] if subs else [(path, cmd)]
+
+    both = {" ".join(path) for path, cmd in leaves(typer.main.get_command(app))
+            if {"--batch", "--batch-dir"} <= {o for p in cmd.params for o in p.opts}}
+    assert both == {"build", "evaluate"}
 
 
 @pytest.mark.parametrize("command, argv, models", [
