@@ -19,6 +19,7 @@ SAMPLE = ROOT / "samples" / "evaluate" / "test"
 @pytest.mark.parametrize("block, key", [
     ({"request_options": {"max_tokens": -5}}, "request_options.max_tokens"),
     ({"request_options": {"max_tokens": 0}}, "request_options.max_tokens"),
+    ({"request_options": {"max_tokens": None}}, "request_options.max_tokens"),  # would lift the embedded cap
     ({"request_options": {"max_completion_tokens": "lots"}}, "request_options.max_completion_tokens"),
     ({"request_options": {"max_tokens": 12.5}}, "request_options.max_tokens"),
     ({"request_options": {"max_tokens": True}}, "request_options.max_tokens"),

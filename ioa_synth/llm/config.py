@@ -72,8 +72,8 @@ class RequestOptions(BaseModel):
     endpoint answering ``max_tokens: -5`` gives advice about something else). The ranges
     are the OpenAI chat API's: ``max_tokens`` / ``max_completion_tokens`` a whole number of
     at least 1, ``top_p`` from 0 to 1, the penalties from -2 to 2, ``reasoning_effort`` a
-    word, ``extra_body`` an object (passed through as it is). Only the check: the options
-    stay the plain dict the client sends."""
+    word, ``extra_body`` an object (passed through as it is); none of them ``null``. Only
+    the check: the options stay the plain dict the client sends."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
@@ -84,6 +84,13 @@ class RequestOptions(BaseModel):
     top_p: float | None = Field(default=None, ge=0, le=1)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _given(cls, v: Any) -> Any:
+        if v is None:  # sent as written: a null max_tokens would lift the embedded model's cap
+            raise ValueError("should be a value; leave the key out for the default")
+        return v
 
 
 class ComponentConfig(BaseModel):
@@ -147,9 +154,10 @@ class ComponentConfig(BaseModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             key = str(err["loc"][0])
-            raise PydanticCustomError("request_option", "{key}: {problem} (got {got})",
-                                      {"key": key, "problem": err["msg"].replace("Input should", "should"),
-                                       "got": json.dumps(v[key])}) from None
+            problem = err["msg"].removeprefix("Value error, ").replace("Input should", "should")
+            got = json.dumps(v[key], default=str)
+            raise PydanticCustomError("request_option", "{key}: {problem} (got {got})",  # load_config names the key
+                                      {"key": key, "problem": problem, "got": got}) from None
         return v
 
     @field_validator("temperature", mode="before")
