@@ -118,6 +118,7 @@ def test_estimate_refuses_what_the_command_refuses_with_its_line(cli, hits, fold
     one_line_error(own)
     estimated = cli("estimate", command, *argv, "--tokenizer", "chars")
     assert (estimated.exit_code, estimated.stderr) == (own.exit_code, own.stderr)
+    assert "{COMMAND}" not in estimated.stderr  # a usage error's hint is the command's: 'ioa-synth build --help'
     assert not folders["x"].exists() and not folders["bd"].exists()
     assert {k: _tree(folders[k]) for k in ("D", "U", "hub")} == before
     assert hits == []  # no endpoint contacted
