@@ -45,6 +45,16 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
+def existing_results_folder(path: Path, option: str = "RESULTS") -> Path:
+    """Exit 2 with one line unless ``path`` is an existing folder: a file is said to be a
+    file (:func:`check_out_folder`, the check ``status`` makes), a missing path to be no
+    such results folder; return ``path``."""
+    check_out_folder(path, option)
+    if not path.is_dir():
+        fail(f"{path}: no such results folder")
+    return path
+
+
 def _kinds():
     """The folder-kind registry with every capability's kinds registered (each capability
     registers its kinds when its package is imported)."""
