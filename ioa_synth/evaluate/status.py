@@ -49,7 +49,7 @@ def run_cases(manifest_args: dict[str, Any], inputs: dict[str, Any]) -> list[str
 
 def results_status(out_dir: Path) -> dict[str, Any]:
     """``{"kind": "evaluate", "folder", "command", "settings", "components": {name: model},
-    "started_at", "finished_at", "cases": {"total", "scored", "failed", "to_do"},
+    "started_at", "finished_at", "resumed_at", "cases": {"total", "scored", "failed", "to_do"},
     "failed_cases": [{"case_id", "error"}], "catalog": "read" | "missing" | "snapshot",
     "tokens": [{"component", "calls", "failed_calls", "retried_calls", "timed_out_calls",
     "prompt_tokens", "completion_tokens", "failed_tokens"}] | None, "spend": {...} | None}``
@@ -77,6 +77,7 @@ def results_status(out_dir: Path) -> dict[str, Any]:
                                                          (c or {}).get("questions_from") else None)
                        for name, c in manifest.components.items()},
         "started_at": manifest.started_at, "finished_at": manifest.finished_at,
+        "resumed_at": (manifest.model_extra or {}).get("resumed_at"),
         "cases": {"total": len(ids), "scored": scored, "failed": len(failed),
                   "to_do": len(ids) - scored - len(failed)},
         "failed_cases": failed, "catalog": "read", "tokens": None, "spend": None}
@@ -97,7 +98,8 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
     state = f"finished {report['finished_at']}" if report.get("finished_at") else "not finished (running or stopped)"
     out: list[Table | str] = [
         f"{report['folder']}: evaluate --mode {s.get('mode', '?')}, access {s.get('access', '?')}, "
-        f"{plural(s.get('rollouts', 1), 'rollout')}; started {report.get('started_at') or '?'}, {state}",
+        f"{plural(s.get('rollouts', 1), 'rollout')}; started {report.get('started_at') or '?'}"
+        + (f" (last resumed {report['resumed_at']})" if report.get("resumed_at") else "") + f", {state}",
         "components: " + ", ".join(f"{n}: {m}" for n, m in report["components"].items())]
     cases = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("cases", "scored", "failed", "to do", "total"):

@@ -62,7 +62,8 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
              else "not finished (running or stopped)" if report.get("started_at") else "")
     head = f"{report['folder']}: {report['title']}"
     if report.get("command"):
-        head += f"; started {report.get('started_at') or '?'}, {state}"
+        head += (f"; started {report.get('started_at') or '?'}"
+                 + (f" (last resumed {report['resumed_at']})" if report.get("resumed_at") else "") + f", {state}")
     out: list[Table | str] = [head]
     if report.get("components"):
         out.append("components: " + ", ".join(f"{n}: {m or '-'}" for n, m in report["components"].items()))

@@ -84,7 +84,7 @@ def token_use(catalog: Catalog, by: str = "role") -> list[dict[str, Any]]:
 def results_status(folder: Path, kind: str, title: str, manifest: Manifest | None, progress: Progress | None,
                    tables: Sequence[TableSet] = ()) -> dict[str, Any]:
     """``{"kind", "title", "folder", "command", "components": {name: model}, "started_at",
-    "finished_at", "progress": {"unit", "done", "total", "groups": [{name, done, total,
+    "finished_at", "resumed_at", "progress": {"unit", "done", "total", "groups": [{name, done, total,
     statuses}], "notes"} | None, "catalog": "read" | "snapshot" | "missing", "tokens":
     [{"component", "calls", ...}] | None, "spend": {...} | None}`` (``tokens`` as
     :func:`token_use` per component, ``spend`` as
@@ -101,6 +101,7 @@ def results_status(folder: Path, kind: str, title: str, manifest: Manifest | Non
                        for name, c in (manifest.components if manifest else {}).items()},
         "started_at": manifest.started_at if manifest else None,
         "finished_at": manifest.finished_at if manifest else None,
+        "resumed_at": (manifest.model_extra or {}).get("resumed_at") if manifest else None,
         "progress": None if progress is None else {**progress.model_dump(), "done": progress.done,
                                                     "total": progress.total},
         "catalog": "missing", "tokens": None, "spend": None}

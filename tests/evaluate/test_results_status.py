@@ -131,3 +131,23 @@ def test_status_reads_other_results_folders(cli, tmp_path):
     assert cli("meeting", "import", "samples/meetings/standup.txt", "--out", session).exit_code == 0
     res = cli("status", "--out", session)
     assert res.exit_code == 0 and "a live-meeting session folder" in res.stdout and "meeting probe" in res.stdout
+
+
+def test_a_batch_dir_run_keeps_its_start_and_says_its_waves_are_written(cli, trio, tmp_path):
+    """Each ``--batch-dir`` wave is a new invocation of the same job: run.json keeps the
+    job's start (and says when it was last resumed), and the wave's files are said to be
+    written, not sent."""
+    import time
+
+    trio(Study(SAMPLE_STUDY))
+    out, bdir = tmp_path / "results", tmp_path / "files"
+    first = cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir)
+    assert first.exit_code == 75, first.output
+    assert f"wave 1: 1 request written to 1 file in {bdir}" in first.stderr and "sent" not in first.stderr
+    started = json.loads((out / "run.json").read_text())["started_at"]
+    time.sleep(1.1)  # run.json's times are to the second
+    assert cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir).exit_code == 75
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["started_at"] == started and manifest["resumed_at"] > started
+    text = cli("status", "--out", out).stdout
+    assert f"started {started} (last resumed {manifest['resumed_at']})" in text
