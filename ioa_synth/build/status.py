@@ -28,7 +28,7 @@ from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
 from ioa_synth.reports.output import fmt
 from ioa_synth.reports.spend_table import spend_table
-from ioa_synth.reports.status_tables import token_table  # noqa: F401 - status's tables, importable from here
+from ioa_synth.reports.status_tables import token_table
 from ioa_synth.runs.folder_status import token_use
 from ioa_synth.runs.spend import spend_report
 from ioa_synth.text.plural import plural

@@ -5,7 +5,7 @@ component's model, start and finish times, from the manifest ``run.json``,
 :mod:`ioa_synth.runs.manifest`); the cases of the run (the input files fingerprinted in the
 manifest, the first ``--limit`` of them by path, as ``evaluate`` takes them) by the status
 of their record: scored, failed (with the record's error), to do; the calls and tokens per
-component (:func:`ioa_synth.build.status.token_use` over ``llm_calls``, the simulator's
+component (:func:`ioa_synth.runs.folder_status.token_use` over ``llm_calls``, the simulator's
 participants together); and the estimate the run started from beside what the calls
 stored since cost (:func:`ioa_synth.runs.spend.spend_report`). The records and the
 manifest are read while a run holds the catalog, and the calls and the spending from a copy
@@ -20,12 +20,11 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from ioa_synth.build.status import token_table, token_use
+from ioa_synth.runs.folder_status import token_use
 from ioa_synth.evaluate.records import read_record
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.tables import EVALUATE_TABLES
-from ioa_synth.reports.spend_table import spend_table
-from ioa_synth.reports.status_tables import SNAPSHOT_NOTE
+from ioa_synth.reports.status_tables import calls_and_spend, when
 from ioa_synth.runs.manifest import read_manifest
 from ioa_synth.runs.snapshot import reading
 from ioa_synth.runs.spend import spend_report
@@ -95,11 +94,9 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
     """Rich tables (and note lines) of a :func:`results_status`: cases, failed cases,
     tokens per component, the estimate beside what was spent."""
     c, s = report["cases"], report["settings"]
-    state = f"finished {report['finished_at']}" if report.get("finished_at") else "not finished (running or stopped)"
     out: list[Table | str] = [
         f"{report['folder']}: evaluate --mode {s.get('mode', '?')}, access {s.get('access', '?')}, "
-        f"{plural(s.get('rollouts', 1), 'rollout')}; started {report.get('started_at') or '?'}"
-        + (f" (last resumed {report['resumed_at']})" if report.get("resumed_at") else "") + f", {state}",
+        f"{plural(s.get('rollouts', 1), 'rollout')}; {when(report)}",
         "components: " + ", ".join(f"{n}: {m}" for n, m in report["components"].items())]
     cases = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("cases", "scored", "failed", "to do", "total"):
@@ -119,14 +116,4 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
         if more > 0:
             failed.add_row(f"(and {more} more: status --json)", "")
         out.append(failed)
-    if report["catalog"] == "snapshot":
-        out.append(SNAPSHOT_NOTE)
-    if report["catalog"] == "missing":
-        out.append("calls and spending: no catalog.duckdb here yet (no call stored)")
-    else:
-        out.append(token_table(report["tokens"], name="component"))
-    spend = report.get("spend")
-    if spend:
-        out.append(spend_table(spend["estimate"], spend["spent"],
-                               f"Estimated (when the run started, {spend['estimated_at'][:19]}) and spent since"))
-    return out
+    return out + calls_and_spend(report)

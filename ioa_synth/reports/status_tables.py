@@ -56,23 +56,18 @@ def progress_table(progress: dict[str, Any]) -> Table:
     return table
 
 
-def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
-    """Note lines and tables of a ``results_status`` report."""
-    state = (f"finished {report['finished_at']}" if report.get("finished_at")
-             else "not finished (running or stopped)" if report.get("started_at") else "")
-    head = f"{report['folder']}: {report['title']}"
-    if report.get("command"):
-        head += (f"; started {report.get('started_at') or '?'}"
-                 + (f" (last resumed {report['resumed_at']})" if report.get("resumed_at") else "") + f", {state}")
-    out: list[Table | str] = [head]
-    if report.get("components"):
-        out.append("components: " + ", ".join(f"{n}: {m or '-'}" for n, m in report["components"].items()))
-    progress = report.get("progress")
-    if progress is not None:
-        out.append(progress_table(progress))
-        out += progress["notes"]
-    if report["catalog"] == "snapshot":
-        out.append(SNAPSHOT_NOTE)
+def when(report: dict[str, Any]) -> str:
+    """``started T (last resumed R), finished F`` (or ``not finished (running or stopped)``)
+    of a report with ``started_at``, ``resumed_at`` and ``finished_at``."""
+    state = f"finished {report['finished_at']}" if report.get("finished_at") else "not finished (running or stopped)"
+    resumed = f" (last resumed {report['resumed_at']})" if report.get("resumed_at") else ""
+    return f"started {report.get('started_at') or '?'}{resumed}, {state}"
+
+
+def calls_and_spend(report: dict[str, Any]) -> list[Table | str]:
+    """The calls and tokens per component (or why there are none) and the estimate beside
+    what was spent, of a report with ``catalog``, ``tokens`` and ``spend``."""
+    out: list[Table | str] = [SNAPSHOT_NOTE] if report["catalog"] == "snapshot" else []
     if report["catalog"] == "missing":
         out.append("calls and spending: no catalog.duckdb here (no model call stored)")
     else:
@@ -82,3 +77,16 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
         out.append(spend_table(spend["estimate"], spend["spent"],
                                f"Estimated (when the run started, {spend['estimated_at'][:19]}) and spent since"))
     return out
+
+
+def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
+    """Note lines and tables of a ``results_status`` report."""
+    head = f"{report['folder']}: {report['title']}" + (f"; {when(report)}" if report.get("command") else "")
+    out: list[Table | str] = [head]
+    if report.get("components"):
+        out.append("components: " + ", ".join(f"{n}: {m or '-'}" for n, m in report["components"].items()))
+    progress = report.get("progress")
+    if progress is not None:
+        out.append(progress_table(progress))
+        out += progress["notes"]
+    return out + calls_and_spend(report)
