@@ -142,3 +142,20 @@ def test_status_reads_an_export_and_a_meeting_session(cli, tmp_path):
     res = cli("status", "--out", session)
     assert res.exit_code == 0, res.output
     assert "live-meeting session" in res.stdout and "not probed" in res.stdout
+
+
+def test_status_reads_a_reward_catalog(cli, tmp_path):
+    """A folder told by its catalog alone (``train reward``'s, no run.json): its calls."""
+    import ioa_synth.train  # noqa: F401 - registers the reward kind
+    from ioa_synth.runs.catalog import Catalog
+    from ioa_synth.runs.run_rows import finish_run, start_run
+
+    out = tmp_path / "reward"
+    with Catalog(out) as cat:
+        finish_run(cat, start_run(cat, "train reward", {}, None), {})
+    res = cli("status", "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["kind"] == "reward" and report["tokens"] == [] and report["catalog"] == "read"
+    shown = cli("status", "--out", out)
+    assert shown.exit_code == 0 and "reward catalog folder" in shown.stdout and "(no calls yet)" in shown.stdout
