@@ -159,3 +159,11 @@ def test_status_reads_a_reward_catalog(cli, tmp_path):
     assert report["kind"] == "reward" and report["tokens"] == [] and report["catalog"] == "read"
     shown = cli("status", "--out", out)
     assert shown.exit_code == 0 and "reward catalog folder" in shown.stdout and "(no calls yet)" in shown.stdout
+
+
+def test_an_unreadable_record_is_one_line(cli, tmp_path):
+    folder = tmp_path / "bel"
+    (folder / "conversations").mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps({"kind": "belief", "command": "belief run"}))
+    (folder / "conversations" / "x_k1.json").write_text("{not json")
+    one_line_error(cli("status", "--out", folder), "x_k1.json")

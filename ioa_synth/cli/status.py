@@ -75,9 +75,10 @@ def _results_report(kind: str, title: str, out: Path) -> dict[str, Any]:
 
     try:
         manifest = read_manifest(out) if (out / "run.json").is_file() else None
-    except ManifestError as exc:
+        progress = _progress(kind, out)
+    except (ManifestError, ValueError) as exc:  # a capability's ReportError: an unreadable record
         fail(str(exc))
-    return results_status(out, kind, title, manifest, _progress(kind, out))
+    return results_status(out, kind, title, manifest, progress)
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
