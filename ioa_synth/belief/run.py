@@ -174,7 +174,7 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
     work = StudyWork(job.settings, [(f"{it.item_id}_k{k}", k) for it, k in pending],
                      reused=lambda: recorder.reused_calls)
     progress = BuildProgress(console, total=len(pending), label="conversations",
-                             statuses=("done", "failed"), detail=work.describe)
+                             statuses=("done", "failed"), detail=work.describe, earlier=stats["skipped"])
     run.attach(progress)
     errors: list[str] = []
 

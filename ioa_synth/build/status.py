@@ -26,8 +26,10 @@ from ioa_synth.build.importer import imported_counts
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.reports.mixtable import type_mix_table
-from ioa_synth.reports.output import NA, fmt
+from ioa_synth.reports.output import fmt
 from ioa_synth.reports.spend_table import spend_table
+from ioa_synth.reports.status_tables import token_table
+from ioa_synth.runs.folder_status import token_use
 from ioa_synth.runs.spend import spend_report
 from ioa_synth.text.plural import plural
 
@@ -64,26 +66,6 @@ def cell_table(rows: list[dict[str, Any]], title: str = "Cases per cell") -> Tab
         table.add_section()
         table.add_row("all", "", *(str(sum(r[c] for r in rows)) for c in (*STATUSES, "total")))
     return table
-
-
-def token_use(catalog: Catalog, by: str = "role") -> list[dict[str, Any]]:
-    """Per component (the SQL expression ``by`` over ``llm_calls``, by default the ``role``
-    of its calls; returned as ``role``), over every stored request (``llm_calls``
-    keeps each try): ``calls`` tried, ``failed_calls`` (an HTTP error, a timeout or a
-    rejected reply), ``retried_calls`` (failed tries followed by another try of the same
-    call in the same run), ``timed_out_calls``, prompt and completion tokens (billed: every
-    try that returned usage; ``None`` when no call of the component returned it, as with the
-    embedded server's streamed replies, which report no prompt count) and ``failed_tokens``
-    (the part spent on failed tries)."""
-    return catalog.query_dicts(
-        "WITH c AS (SELECT *, created_at < max(created_at) OVER (PARTITION BY run_id, case_id, stage, role, attempt) "
-        "AS followed FROM llm_calls) "
-        f"SELECT {by} AS role, count(*) AS calls, count(*) FILTER (WHERE error IS NOT NULL) AS failed_calls, "
-        "count(*) FILTER (WHERE error IS NOT NULL AND followed) AS retried_calls, "
-        "count(*) FILTER (WHERE error LIKE 'APITimeoutError%') AS timed_out_calls, "
-        "sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, "
-        "coalesce(sum(coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0)) FILTER (WHERE error IS NOT NULL), 0) "
-        "AS failed_tokens FROM c GROUP BY ALL ORDER BY 1")
 
 
 _STAGE = re.compile(r"stage (\d) failed twice")
@@ -159,10 +141,6 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
             "spend": spend_report(catalog, lambda role: role)}
 
 
-def _count(value: int | None) -> str:
-    return NA if value is None else f"{value:,}"
-
-
 def _pct(value: float | None) -> str:
     return fmt(value, percent=True)
 
@@ -225,21 +203,6 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
         tables.append(spend_table(spend["estimate"], spend["spent"],
                                   f"Estimated (when the build started, {spend['estimated_at'][:19]}) and spent since"))
     return tables
-
-
-def token_table(rows: list[dict[str, Any]], name: str = "role") -> Table:
-    """"Tokens per component" of :func:`token_use` rows (the component under key ``name``)."""
-    tok = Table(title="Tokens per component")
-    for col in ("component", "calls tried", "failed", "retried", "timed out", "prompt tokens", "completion tokens",
-                "of which failed tries"):
-        tok.add_column(col, justify="left" if col == "component" else "right")
-    for r in rows:
-        tok.add_row(r[name], str(r["calls"]), str(r["failed_calls"]), str(r["retried_calls"]),
-                    str(r["timed_out_calls"]), _count(r["prompt_tokens"]), _count(r["completion_tokens"]),
-                    f"{r['failed_tokens']:,}")
-    if not rows:
-        tok.add_row("(no calls yet)", *[""] * 7)
-    return tok
 
 
 def _health_table(health: dict[str, list[dict[str, Any]]]) -> Table:

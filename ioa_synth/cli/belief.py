@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
-                                  refuse_other_kind, writable_out)
+from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
+                                  llm_command_errors, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, seed_option,
                                    workers_option)
 from ioa_synth.text.plural import plural
@@ -170,8 +170,7 @@ def report(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
-    if not results.is_dir():
-        fail(f"{results}: no such results folder")
+    existing_results_folder(results)
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     try:
         summary = summarize(results)
@@ -251,8 +250,7 @@ def reask(
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
     step_list = _int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
-    if not results.is_dir():
-        fail(f"{results}: no such results folder")
+    existing_results_folder(results)
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     try:
         step_list, note = reask_steps(results, step_list, given=steps is not None)
@@ -286,8 +284,7 @@ def agreement(
     from ioa_synth.belief.report import ReportError
     from ioa_synth.reports.output import fmt
 
-    if not results.is_dir():
-        fail(f"{results}: no such results folder")
+    existing_results_folder(results)
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     if not judge_config.is_file():
         fail(f"--judge-config {judge_config}: {'is a directory' if judge_config.is_dir() else 'no such file'}")

@@ -9,8 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
-                                  lowered_workers, refuse_other_kind, writable_out)
+from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
+                                  llm_command_errors, lowered_workers, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, detector_option, json_option, limit_option, local_model_option,
                                    seed_option, workers_option)
 
@@ -150,8 +150,7 @@ def report(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.runs.manifest import ManifestError, read_manifest
 
-    if not results.is_dir():
-        fail(f"{results}: no such results folder")
+    existing_results_folder(results)
     refuse_other_kind(results, "collab", "RESULTS", hint=RESULTS_HINT)
     try:
         read_manifest(results, kind="collab")

@@ -45,6 +45,16 @@ def check_out_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
+def existing_results_folder(path: Path, option: str = "RESULTS") -> Path:
+    """Exit 2 with one line unless ``path`` is an existing folder: a file is said to be a
+    file (:func:`check_out_folder`, the check ``status`` makes), a missing path to be no
+    such results folder; return ``path``."""
+    check_out_folder(path, option)
+    if not path.is_dir():
+        fail(f"{path}: no such results folder")
+    return path
+
+
 def _kinds():
     """The folder-kind registry with every capability's kinds registered (each capability
     registers its kinds when its package is imported)."""
@@ -105,24 +115,8 @@ def folder_kind_of(path: Path) -> str | None:
 
 
 def status_dir_callback(path: Path) -> Path:
-    """``status --out``: refuse a file, and a folder of a kind ``status`` does not read (a
-    belief or collab results folder, a meeting session, a reward catalog) with one line
-    naming what it is and the command that reads it; a build directory, an ``evaluate``
-    results folder or an unrecognised folder pass. The catalog is opened (read-only) only
-    when ``run.json`` and markers do not tell the kind, and not while a run holds it."""
-    from ioa_synth.runs.catalog import CatalogLocked, CatalogUnusable
-
+    """``status --out``: refuse a file with one line (every kind of folder is read)."""
     check_out_folder(path)
-    kinds = _kinds()
-    found = kinds.detect_folder(path, open_catalog=False)
-    if found is None:
-        try:
-            found = kinds.detect_folder(path)
-        except (CatalogLocked, CatalogUnusable):  # status says so itself
-            found = None
-    if found is not None and found.kind not in ("build", "evaluate"):
-        fail(f"--out {path} is {found.title}, which status does not read (it reads a build directory or "
-             f"{kinds.title('evaluate')}); {kinds.hint(found.kind)}")
     return path
 
 

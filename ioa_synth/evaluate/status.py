@@ -5,11 +5,11 @@ component's model, start and finish times, from the manifest ``run.json``,
 :mod:`ioa_synth.runs.manifest`); the cases of the run (the input files fingerprinted in the
 manifest, the first ``--limit`` of them by path, as ``evaluate`` takes them) by the status
 of their record: scored, failed (with the record's error), to do; the calls and tokens per
-component (:func:`ioa_synth.build.status.token_use` over ``llm_calls``, the simulator's
+component (:func:`ioa_synth.runs.folder_status.token_use` over ``llm_calls``, the simulator's
 participants together); and the estimate the run started from beside what the calls
 stored since cost (:func:`ioa_synth.runs.spend.spend_report`). The records and the
-manifest are read while a run holds the catalog; the calls and the spending then wait for
-it (``catalog`` says so). :func:`results_status_tables` renders it.
+manifest are read while a run holds the catalog, and the calls and the spending from a copy
+of it (``catalog`` is then ``"snapshot"``, :mod:`ioa_synth.runs.snapshot`). :func:`results_status_tables` renders it.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from ioa_synth.build.status import token_table, token_use
+from ioa_synth.runs.folder_status import token_use
 from ioa_synth.evaluate.records import read_record
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.evaluate.tables import EVALUATE_TABLES
-from ioa_synth.reports.spend_table import spend_table
-from ioa_synth.runs.catalog import Catalog, CatalogLocked
+from ioa_synth.reports.status_tables import calls_and_spend, when
 from ioa_synth.runs.manifest import read_manifest
+from ioa_synth.runs.snapshot import reading
 from ioa_synth.runs.spend import spend_report
 from ioa_synth.text.plural import plural
 
@@ -48,8 +48,8 @@ def run_cases(manifest_args: dict[str, Any], inputs: dict[str, Any]) -> list[str
 
 def results_status(out_dir: Path) -> dict[str, Any]:
     """``{"kind": "evaluate", "folder", "command", "settings", "components": {name: model},
-    "started_at", "finished_at", "cases": {"total", "scored", "failed", "to_do"},
-    "failed_cases": [{"case_id", "error"}], "catalog": "read" | "missing" | "in use",
+    "started_at", "finished_at", "resumed_at", "cases": {"total", "scored", "failed", "to_do"},
+    "failed_cases": [{"case_id", "error"}], "catalog": "read" | "missing" | "snapshot",
     "tokens": [{"component", "calls", "failed_calls", "retried_calls", "timed_out_calls",
     "prompt_tokens", "completion_tokens", "failed_tokens"}] | None, "spend": {...} | None}``
     (``spend``: ``{"estimated_at", "command", "plan", "estimate", "spent"}``, the estimate
@@ -76,17 +76,17 @@ def results_status(out_dir: Path) -> dict[str, Any]:
                                                          (c or {}).get("questions_from") else None)
                        for name, c in manifest.components.items()},
         "started_at": manifest.started_at, "finished_at": manifest.finished_at,
+        "resumed_at": (manifest.model_extra or {}).get("resumed_at"),
         "cases": {"total": len(ids), "scored": scored, "failed": len(failed),
                   "to_do": len(ids) - scored - len(failed)},
         "failed_cases": failed, "catalog": "read", "tokens": None, "spend": None}
     try:
-        with Catalog(out_dir, read_only=True, tables=[EVALUATE_TABLES]) as cat:
+        with reading(out_dir, [EVALUATE_TABLES]) as (cat, snapshot):
+            report["catalog"] = "snapshot" if snapshot else "read"
             report["tokens"] = [{"component": r.pop("role"), **r} for r in token_use(cat, by=COMPONENT_SQL)]
             report["spend"] = spend_report(cat, component_of)
     except FileNotFoundError:
         report["catalog"] = "missing"
-    except CatalogLocked:
-        report["catalog"] = "in use"
     return report
 
 
@@ -94,10 +94,9 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
     """Rich tables (and note lines) of a :func:`results_status`: cases, failed cases,
     tokens per component, the estimate beside what was spent."""
     c, s = report["cases"], report["settings"]
-    state = f"finished {report['finished_at']}" if report.get("finished_at") else "not finished (running or stopped)"
     out: list[Table | str] = [
         f"{report['folder']}: evaluate --mode {s.get('mode', '?')}, access {s.get('access', '?')}, "
-        f"{plural(s.get('rollouts', 1), 'rollout')}; started {report.get('started_at') or '?'}, {state}",
+        f"{plural(s.get('rollouts', 1), 'rollout')}; {when(report)}",
         "components: " + ", ".join(f"{n}: {m}" for n, m in report["components"].items())]
     cases = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("cases", "scored", "failed", "to do", "total"):
@@ -117,14 +116,4 @@ def results_status_tables(report: dict[str, Any]) -> list[Table | str]:
         if more > 0:
             failed.add_row(f"(and {more} more: status --json)", "")
         out.append(failed)
-    if report["catalog"] == "in use":
-        out.append("calls and spending: the catalog is in use by a running process; ask again when it finishes")
-    elif report["catalog"] == "missing":
-        out.append("calls and spending: no catalog.duckdb here yet (no call stored)")
-    else:
-        out.append(token_table(report["tokens"], name="component"))
-    spend = report.get("spend")
-    if spend:
-        out.append(spend_table(spend["estimate"], spend["spent"],
-                               f"Estimated (when the run started, {spend['estimated_at'][:19]}) and spent since"))
-    return out
+    return out + calls_and_spend(report)

@@ -44,9 +44,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def croissant_metadata(folder: Path, split_files: dict[str, str], name: str, license: str,
-                       provenance: dict[str, Any]) -> dict[str, Any]:
-    """The Croissant JSON-LD of the export in ``folder`` (``split_files``: split -> relative path)."""
+def croissant_metadata(folder: Path, split_files: dict[str, str], name: str, licences: list[str],
+                       provenance: dict[str, Any], counts: tuple[int, int] = (1, 0)) -> dict[str, Any]:
+    """The Croissant JSON-LD of the export in ``folder`` (``split_files``: split -> relative path;
+    ``licences``: of the generated cases and of each imported source,
+    :func:`ioa_synth.export.card.card_licences`; ``counts``: generated and imported cases,
+    :func:`ioa_synth.export.card.case_counts`), described each as what they are."""
     import mlcroissant as mlc
 
     from ioa_synth import __version__
@@ -74,14 +77,20 @@ def croissant_metadata(folder: Path, split_files: dict[str, str], name: str, lic
         record_sets.append(mlc.RecordSet(ctx=ctx, id=split, name=split, description=f"Cases of the {split} split",
                                          fields=fields))
     sources = sorted({r["source"] for r in provenance.get("seed_sources", [])})
+    generated, imported = counts
+    built = ("Two-person work meetings with planted hidden disagreements (illusion of alignment): "
+             "profiles, misalignment points and dialogues with inner thoughts, each grounded in a "
+             f"scholarly paper ({', '.join(sources) or 'no seed source recorded'}).")
+    brought = (f"{imported} case(s) are IoA-Suite-format records imported with ioa-synth build import from "
+               f"{', '.join(src['shown'] for src in provenance.get('imported_from', [])) or 'records'}, published as "
+               "given (not generated or judged here) under their source's licence.")
+    description = " ".join(([built] if generated or not imported else []) + ([brought] if imported else []))
     metadata = mlc.Metadata(
-        ctx=ctx, name=name, conforms_to=[CONFORMS_TO], license=[license], url="https://huggingface.co/datasets",
+        ctx=ctx, name=name, conforms_to=[CONFORMS_TO], license=licences, url="https://huggingface.co/datasets",
         version="1.0.0", date_published=datetime.now(timezone.utc).replace(microsecond=0),
         cite_as=("Illusion of Alignment: Detecting Hidden Disagreement in Collaborative Dialogue (arXiv 2608.08210); "
-                 f"cases built with ioa-synth {__version__}"),
-        description=("Two-person work meetings with planted hidden disagreements (illusion of alignment): "
-                     "profiles, misalignment points and dialogues with inner thoughts, each grounded in a "
-                     f"scholarly paper ({', '.join(sources) or 'no seed source recorded'})."),
+                 f"cases {'built' if generated else 'imported'} with ioa-synth {__version__}"),
+        description=description,
         keywords=["dialogue", "hidden disagreement", "illusion of alignment", "synthetic"], in_language=["en"],
         distribution=distribution, record_sets=record_sets)
     return metadata.to_json()

@@ -1,19 +1,21 @@
 """The provenance of a build, read from its catalog, for the dataset card: seed sources
 and licences, models and settings per component, θ1/θ2, pass rates, discard reasons,
 judge health, the type mix next to the paper's (Table 10), audit (App. B.3) and human
-annotation agreement when present, the cases imported by ``build import``, and the
-near-duplicate check.
+annotation agreement when present, the cases imported by ``build import`` (from where, under
+which licence), and the near-duplicate check.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from ioa_synth.build.builddir import accepted_cases
 from ioa_synth.build.dedup import DEFAULT_THRESHOLD, near_duplicates
-from ioa_synth.build.importer import imported_counts
+from ioa_synth.build.importer import TABLE as IMPORTED_TABLE, has_table, imported_counts
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
 from ioa_synth.build.status import discards, ma_types
@@ -38,6 +40,69 @@ def seed_sources(catalog: Catalog, splits: list[str]) -> list[dict[str, Any]]:
     return [{"source": s, "license": lic or "unknown", "cases": n,
              "text": "title and abstract" if redistributable(lic) else "id only"}
             for (s, lic), n in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
+
+
+#: Files beside released records that state their licence, looked for in the import's folder
+#: and up to :data:`LICENCE_LEVELS` folders above it (a data folder's repository).
+LICENCE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "LICENCE.md", "COPYING")
+LICENCE_LEVELS = 3
+
+
+def source_licence(folder: Path) -> dict[str, str | None]:
+    """What states the licence of records imported from ``folder``: ``{"license", "file"}``,
+    the Hub licence id of a dataset card (``README.md`` with a ``license:`` header, read with
+    ``huggingface_hub``) or a licence file (``license`` then ``None``), in ``folder`` or up to
+    :data:`LICENCE_LEVELS` folders above; both ``None`` when nothing says it (or the folder
+    is gone)."""
+    from huggingface_hub import DatasetCard
+
+    for where in [folder, *folder.parents][:LICENCE_LEVELS + 1]:
+        card = where / "README.md"
+        if card.is_file():
+            try:
+                licence = DatasetCard.load(card).data.license
+            except Exception:  # noqa: BLE001 - a README that is not a dataset card states no licence
+                licence = None
+            if licence:
+                return {"license": licence if isinstance(licence, str) else ", ".join(licence), "file": str(card)}
+        for name in LICENCE_FILES:
+            if (where / name).is_file():
+                return {"license": None, "file": str(where / name)}
+    return {"license": None, "file": None}
+
+
+def imported_sources(catalog: Catalog, splits: list[str]) -> list[dict[str, Any]]:
+    """Where the imported cases of ``splits`` came from, per ``build import`` run: ``[{"folder",
+    "shown", "cases", "splits": {split: n}, "license", "license_file"}]``; ``folder`` is the
+    common folder of the run's record files (as resolved at import), ``shown`` the part of it
+    a card prints (from the folder above the one stating the licence, else its last three
+    parts: a published card names no local home folder), ``license`` and ``license_file``
+    (shown the same way) as :func:`source_licence` finds them now."""
+    if not has_table(catalog):
+        return []
+    runs: dict[str, list[tuple[str, str]]] = {}
+    for run_id, split, source in catalog.execute(
+            f"SELECT run_id, split, source FROM {IMPORTED_TABLE} WHERE list_contains(?, split) ORDER BY source",
+            [splits]):
+        runs.setdefault(str(run_id), []).append((split, source))
+    out: dict[str, dict[str, Any]] = {}
+    for rows in runs.values():
+        paths = [r[1] for r in rows]
+        common = Path(os.path.commonpath(paths)) if len(paths) > 1 else Path(paths[0]).parent
+        entry = out.setdefault(str(common), {"folder": str(common), "cases": 0, "splits": {}})
+        entry["cases"] += len(rows)
+        for split, _ in rows:
+            entry["splits"][split] = entry["splits"].get(split, 0) + 1
+    for entry in out.values():
+        folder = Path(entry["folder"])
+        found = source_licence(folder)
+        entry["license"], entry["license_file"] = found["license"], found["file"]
+        # shown from the folder that states the licence (else the last three parts): no local home path
+        top = Path(found["file"]).parent if found["file"] else Path(*folder.parts[:-3] or folder.parts[:1])
+        entry["shown"] = folder.relative_to(top.parent).as_posix() if top.parent != top else folder.as_posix()
+        if found["file"]:
+            entry["license_file"] = Path(found["file"]).relative_to(top.parent).as_posix()
+    return [out[k] for k in sorted(out)]
 
 
 def component_settings(catalog: Catalog) -> list[dict[str, Any]]:
@@ -100,6 +165,7 @@ def provenance(catalog: Catalog, splits: list[str], threshold: float = DEFAULT_T
         "audit": _audits(catalog, splits),
         "annotation": _annotations(catalog, splits),
         "imported": {s: n for s, n in imported_counts(catalog).items() if s in splits},
+        "imported_from": imported_sources(catalog, splits),
         "near_duplicates": {"threshold": threshold, "pairs": len(mine),
                             "cross_split": sum(p.cross_split for p in mine),
                             "examples": [{"a": p.a, "b": p.b, "similarity": round(p.similarity, 3)} for p in mine[:10]]},

@@ -98,7 +98,7 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
     """
     from datasets import Dataset, disable_progress_bars
 
-    from ioa_synth.export.card import dataset_card
+    from ioa_synth.export.card import card_licences, case_counts, dataset_card, default_name
     from ioa_synth.export.croissant import croissant_metadata
     from ioa_synth.export.provenance import provenance
     from ioa_synth.export.records import features
@@ -111,7 +111,7 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
         if not kept:
             raise ExportError(f"{out_dir}: no accepted case in split(s) {', '.join(splits)}")
         prov = provenance(cat, kept, threshold)
-    pretty = name or f"IoA cases built with ioa-synth ({', '.join(SPLIT_NAMES[s] for s in kept)})"
+    pretty = name or default_name(prov, {SPLIT_NAMES[s]: len(records[s]) for s in kept})
     disable_progress_bars()  # one summary line, no bars, on the command line
     try:
         to.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +130,8 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
             files[SPLIT_NAMES[s]], sizes[SPLIT_NAMES[s]] = rel, len(records[s])
         num_bytes = {name: (tmp / rel).stat().st_size for name, rel in files.items()}
         (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty, num_bytes), encoding="utf-8")
-        meta = croissant_metadata(tmp, files, pretty, license, prov)
+        meta = croissant_metadata(tmp, files, pretty, card_licences(prov, sizes, license), prov,
+                                  case_counts(prov, sizes))
         (tmp / "croissant.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         (tmp / FILE_LIST).write_text(json.dumps({"written_by": "ioa-synth export", "files": file_list(tmp)},
                                                 indent=2) + "\n", encoding="utf-8")

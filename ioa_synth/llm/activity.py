@@ -9,6 +9,12 @@ work is happening while no case has finished yet::
 
     2 calls in flight (generator 312 s, judge 45 s); 1,840 tokens streamed, 6.1 tokens/s per call; 3 tries failed (2 timed out), 3 retried
 
+A call that streams but has no token yet is reading its prompt (a long prompt takes minutes
+on a CPU, a resumed run re-reads every prompt its server no longer caches): llama.cpp's
+``llama-server`` reports how far (``return_progress``, :meth:`CallActivity.prompt_read`),
+shown as ``agent 312 s, reading prompt 1,024/3,311 tokens``; without that report,
+``reading prompt``.
+
 The same counts are what ``ioa-synth status`` reads back from ``llm_calls``.
 """
 
@@ -30,6 +36,8 @@ class _Call:
     started: float
     streamed: int = 0
     first_token: float | None = None
+    streams: bool = False
+    prompt: tuple[int, int] | None = None  # tokens of the prompt read, of its total
 
 
 @dataclass
@@ -46,11 +54,12 @@ class CallActivity:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _stream_seconds: float = field(default=0.0, repr=False)
 
-    def begin(self, component: str) -> int:
-        """Register a try of ``component`` that starts now; return its handle."""
+    def begin(self, component: str, streams: bool = False) -> int:
+        """Register a try of ``component`` that starts now (``streams``: its reply is streamed,
+        so no token yet means its prompt is being read); return its handle."""
         with self._lock:
             handle = next(self._ids)
-            self._calls[handle] = _Call(component, time.monotonic())
+            self._calls[handle] = _Call(component, time.monotonic(), streams=streams)
             self.tried[component] += 1
         return handle
 
@@ -63,6 +72,14 @@ class CallActivity:
                     call.first_token = time.monotonic()
                 call.streamed += tokens
                 self.streamed_total += tokens
+
+    def prompt_read(self, handle: int, processed: int, total: int) -> None:
+        """The server has read ``processed`` of the ``total`` prompt tokens of the try ``handle``
+        (tokens it had cached count as read)."""
+        with self._lock:
+            call = self._calls.get(handle)
+            if call is not None:
+                call.prompt = (processed, total)
 
     def end(self, handle: int, error: BaseException | str | None = None, timed_out: bool = False) -> None:
         """The try ``handle`` ended, failed when ``error`` is given."""
@@ -88,9 +105,14 @@ class CallActivity:
 
     def in_flight(self) -> list[tuple[str, float, int]]:
         """``(component, seconds running, tokens streamed)`` of each call in flight, longest first."""
+        return [c[:3] for c in self._in_flight()]
+
+    def _in_flight(self) -> list[tuple[str, float, int, str]]:
+        """As :meth:`in_flight`, each with what it is doing when no token came yet
+        (``reading prompt 1,024/3,311 tokens``, ``reading prompt`` or empty)."""
         now = time.monotonic()
         with self._lock:
-            calls = [(c.component, now - c.started, c.streamed) for c in self._calls.values()]
+            calls = [(c.component, now - c.started, c.streamed, _reading(c)) for c in self._calls.values()]
         return sorted(calls, key=lambda c: -c[1])
 
     def rate(self) -> float | None:
@@ -108,9 +130,10 @@ class CallActivity:
     def describe(self) -> str:
         """The activity part of a progress line (empty when nothing ran and nothing failed)."""
         parts = []
-        calls = self.in_flight()
+        calls = self._in_flight()
         if calls:
-            listed = ", ".join(f"{c} {s:.0f} s" + (f" ({n:,} tokens)" if n else "") for c, s, n in calls[:MAX_LISTED])
+            listed = ", ".join(f"{c} {s:.0f} s" + (f" ({n:,} tokens)" if n else f", {r}" if r else "")
+                               for c, s, n, r in calls[:MAX_LISTED])
             more = f", +{len(calls) - MAX_LISTED} more" if len(calls) > MAX_LISTED else ""
             parts.append(f"{len(calls)} call{'s' if len(calls) != 1 else ''} in flight ({listed}{more})")
         if self.streamed_total:
@@ -121,3 +144,14 @@ class CallActivity:
             parts.append(f"{failed} tr{'ies' if failed != 1 else 'y'} failed"
                          + (f" ({timed_out} timed out)" if timed_out else "") + f", {retried} retried")
         return "; ".join(parts)
+
+
+def _reading(call: _Call) -> str:
+    """What a streaming call with no token yet is doing: reading its prompt (how far, when
+    the server says)."""
+    if call.streamed or not call.streams:
+        return ""
+    if call.prompt is None:
+        return "reading prompt"
+    done, total = call.prompt
+    return f"reading prompt {done:,}/{total:,} tokens" if done < total else f"prompt read ({total:,} tokens)"

@@ -106,6 +106,7 @@ class LLMClient:
         if ep.slots is not None:
             body["stream"] = True  # closing a streamed reply stops the server decoding it
             body["stream_options"] = dict(STREAM_OPTIONS)  # the usage chunk, where the server sends one
+            body["return_progress"] = True  # llama-server: how far the prompt is read, for the progress line
         return body
 
     def complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
@@ -202,10 +203,12 @@ class LLMClient:
                 if self.stop.is_set():
                     raise CallCancelled(f"{component}: the run is stopping; request not sent")
                 with self._slot():
-                    start, handle = time.perf_counter(), self.activity.begin(component)
+                    streams = self.endpoint.slots is not None
+                    start, handle = time.perf_counter(), self.activity.begin(component, streams)
                     rec.error = None
                     try:
-                        data = self._send(payload, lambda: self.activity.streamed(handle))
+                        data = self._send(payload, lambda: self.activity.streamed(handle),
+                                          lambda done, total: self.activity.prompt_read(handle, done, total))
                     except openai.APIError as exc:
                         rec.latency_ms = (time.perf_counter() - start) * 1000
                         rec.error = redact(f"{type(exc).__name__}: {exc}", self._secrets)
@@ -233,13 +236,14 @@ class LLMClient:
         finally:
             slots.release()
 
-    def _send(self, payload: bytes, on_token: Callable[[], None] = lambda: None) -> Any:
+    def _send(self, payload: bytes, on_token: Callable[[], None] = lambda: None,
+              on_prompt: Callable[[int, int], None] = lambda done, total: None) -> Any:
         """One request; the reply decoded (``None`` when not JSON). Streamed on a server of
         limited parallelism (closing the stream stops its decoding,
         :func:`ioa_synth.llm.serving.stream_completion`), calling ``on_token()`` per token."""
         if self.endpoint.slots is not None:
             requests_sent()  # the helpers' jobs may start: this call takes seconds
-            data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop, on_token)
+            data = stream_completion(self._client, payload, self.endpoint.timeout, self.stop, on_token, on_prompt)
             if data is None:
                 raise CallCancelled(f"{self.endpoint.component}: the run is stopping; reply abandoned")
             return data

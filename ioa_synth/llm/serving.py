@@ -70,11 +70,15 @@ class GaveUp(openai.APITimeoutError):
 
 
 def stream_completion(client: openai.OpenAI, payload: bytes, timeout: float, stop: threading.Event,
-                      on_token: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
+                      on_token: Callable[[], None] = lambda: None,
+                      on_prompt: Callable[[int, int], None] = lambda processed, total: None) -> dict[str, Any] | None:
     """POST ``payload`` (a chat-completions body with ``"stream": true``) and return the
     reply as one chat-completions dict; ``None`` when ``stop`` was set (connection closed).
     ``on_token()`` is called for every content chunk (one token on llama.cpp's servers), so a
-    progress line can show tokens arriving before the reply ends.
+    progress line can show tokens arriving before the reply ends, and ``on_prompt(processed,
+    total)`` for every ``prompt_progress`` chunk (llama-server's report of the prompt tokens
+    read, sent when the request asks ``"return_progress": true``: ``processed`` of ``total``,
+    the tokens it had cached included, as its README defines the overall progress).
 
     The ``openai`` client's own retries cover the request until the stream starts.
 
@@ -101,6 +105,9 @@ def stream_completion(client: openai.OpenAI, payload: bytes, timeout: float, sto
             model = chunk.get("model", model)
             if isinstance(chunk.get("usage"), dict):  # the final usage chunk (its choices are empty)
                 usage = chunk["usage"]
+            progress = chunk.get("prompt_progress")
+            if isinstance(progress, dict) and isinstance(progress.get("total"), int):
+                on_prompt(int(progress.get("processed") or 0), progress["total"])
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
                 if delta.get("content"):

@@ -44,16 +44,20 @@ class BuildProgress:
         summary_every: seconds between plain summary lines.
         detail: text on the work inside the cases (e.g. ``calls 412/1,230; ETA 14 min``),
             asked at each redraw and summary line, for runs whose cases finish late.
+        earlier: cases an earlier run of the same job finished (a resumed run): counted in
+            the total and as done, so that a resumed run numbers its cases out of the whole
+            job (``[5/6]``, not ``[1/2]``), and shown as ``N earlier``.
     """
 
     def __init__(self, console: Console, total: int, label: str = "cases",
                  statuses: tuple[str, ...] = ("accepted", "discarded", "failed"), plain: bool | None = None,
-                 summary_every: float = 30.0, detail: Callable[[], str] | None = None) -> None:
+                 summary_every: float = 30.0, detail: Callable[[], str] | None = None, earlier: int = 0) -> None:
         self._detail = detail
         self._lock = threading.Lock()
-        self.console, self.label, self.total = console, label, total
+        self.console, self.label, self.total = console, label, total + earlier
         self.counts = {s: 0 for s in statuses}
-        self.done = 0
+        self.earlier = earlier
+        self.done = earlier
         self._tokens = 0
         self._note = ""
         self.plain = (not console.is_terminal) if plain is None else plain
@@ -66,10 +70,12 @@ class BuildProgress:
             TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
             TimeElapsedColumn(), console=console, transient=False, disable=self.plain or total == 0,
             refresh_per_second=REFRESH_PER_SECOND)
-        self._task = self._progress.add_task(label, total=total, stats=self._stats())
+        self._task = self._progress.add_task(label, total=self.total, completed=earlier, stats=self._stats())
+        self._running = total
 
     def _stats(self) -> str:
         parts = [f"[{STATUS_COLOURS.get(s, 'white')}]{n} {s}[/]" for s, n in self.counts.items()]
+        parts += [f"[dim]{self.earlier} earlier[/]"] if self.earlier else []
         note = f" [dim]{escape(self._note)}[/]" if self._note else ""
         activity = self.activity.describe()
         activity = f" [cyan]{escape(activity)}[/]" if activity else ""
@@ -84,7 +90,8 @@ class BuildProgress:
         (with ``detail``'s text after the counts),
         then what the calls are doing (``; 2 calls in flight (generator 312 s, judge 45 s);
         ...``, see :meth:`CallActivity.describe`)."""
-        counts = ", ".join(f"{n} {s}" for s, n in self.counts.items())
+        counts = ", ".join([f"{n} {s}" for s, n in self.counts.items()]
+                           + ([f"{self.earlier} done by an earlier run"] if self.earlier else []))
         activity = self.activity.describe()
         detail = f"; {self._detail()}" if self._detail else ""
         return (f"{self.label}: {self.done}/{self.total} done: {counts}{detail}; {self._tokens:,} tokens; "
@@ -115,6 +122,7 @@ class BuildProgress:
         """Add ``n`` cases to the total (reserve draws)."""
         with self._lock:
             self.total += n
+            self._running += n
             self._progress.update(self._task, total=self.total)
 
     def tokens(self, total: int) -> None:
@@ -144,7 +152,7 @@ class BuildProgress:
 
     def __enter__(self) -> "BuildProgress":
         self._progress.__enter__()
-        if self.total:
+        if self._running:
             self._ticker = threading.Thread(target=self._tick, name="progress-summary", daemon=True)
             self._ticker.start()
         return self
@@ -155,6 +163,6 @@ class BuildProgress:
             with self._lock:  # the bar left on screen shows the final totals
                 self._progress.update(self._task, stats=self._stats())
         self._progress.__exit__(*exc)
-        if self.plain and self.total and exc[0] is None:  # a run stopped by an error shows only the error
+        if self.plain and self._running and exc[0] is None:  # a run stopped by an error shows only the error
             with self._lock:
                 self._line(self.summary_line())

@@ -90,7 +90,11 @@ class Catalog:
             if "lock" in str(exc).lower():
                 raise CatalogLocked(f"{path} is in use by another ioa-synth process; wait for it to finish") from exc
             self._remove_made()
-            raise CatalogUnusable(f"cannot write {path}: {' '.join(str(exc).split())[:200]}") from exc
+            why = ' '.join(str(exc).split())[:200]
+            if read_only:  # a reader never writes: the file itself is the problem
+                raise CatalogUnusable(f"cannot read {path}: the catalog is damaged or not a DuckDB file ({why})") \
+                    from exc
+            raise CatalogUnusable(f"cannot write {path}: {why}") from exc
         self._journal: Journal | None = None
         self._column_types: dict[str, dict[str, str]] = {}
         self._in_tx = False

@@ -43,7 +43,7 @@ from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import fingerprint, identity_description
 from ioa_synth.runs.folder_kinds import check_folder_kind
-from ioa_synth.runs.manifest import Manifest, finish_manifest, new_manifest, write_manifest
+from ioa_synth.runs.manifest import Manifest, finish_manifest, new_manifest, now_iso, unfinished_start, write_manifest
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 
@@ -225,8 +225,13 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
             if record:
                 ctx.start()
             if kind is not None:
-                ctx.manifest = new_manifest(kind, command, eps, ctx.args, description, fingerprint(description),
-                                            settings=settings, setup_version=setup_version, extra=manifest_extra)
+                fp = fingerprint(description)
+                earlier = unfinished_start(catalog.out_dir, kind, fp)
+                extra = dict(manifest_extra or {}) | ({"resumed_at": now_iso()} if earlier else {})
+                ctx.manifest = new_manifest(kind, command, eps, ctx.args, description, fp,
+                                            settings=settings, setup_version=setup_version, extra=extra)
+                if earlier:  # the job started then: a resume (each --batch-dir wave is one) keeps its start
+                    ctx.manifest = ctx.manifest.model_copy(update={"started_at": earlier})
                 write_manifest(catalog.out_dir, ctx.manifest)
             with guard:
                 for client in clients.values():

@@ -16,6 +16,10 @@ On disk (keys in this order; a capability may add its own, e.g. belief's
      "versions": {"toolkit": "0.x", "setup": 2},
      "started_at": "2025-01-01T00:00:00Z", "finished_at": null}
 
+``started_at`` is when the job started: a run resuming an unfinished job of the same
+fingerprint (after Ctrl-C, a kill, or each ``--batch-dir`` wave) keeps it and adds
+``resumed_at``, when this invocation started.
+
 Folders written before the manifest had ``kind`` and ``versions`` read as well: their kind
 comes from ``command`` (the kind that registered it, else its first word: ``belief run`` ->
 ``belief``). Modelled on the run logs of inspect_ai (one typed header per eval log).
@@ -151,6 +155,19 @@ def read_manifest(folder: str | Path, kind: str | None = None) -> Manifest:
         where = ".".join(str(p) for p in errors[0]["loc"]) or "(top level)"
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ManifestError(f"{path}: {where}: {errors[0]['msg']}{more}") from None
+
+
+def unfinished_start(folder: Path, kind: str, fingerprint: str) -> str | None:
+    """``started_at`` of the manifest in ``folder`` when it is of a job of ``kind`` with this
+    ``fingerprint`` that has not finished (the run now starting resumes it: a stopped run, a
+    ``--batch-dir`` wave), else ``None``."""
+    try:
+        earlier = read_manifest(folder, kind)
+    except ManifestError:
+        return None
+    if earlier.finished_at is None and earlier.fingerprint == fingerprint:
+        return earlier.started_at
+    return None
 
 
 def finish_manifest(folder: Path, manifest: Manifest) -> Manifest:

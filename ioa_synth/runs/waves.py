@@ -120,8 +120,10 @@ class BatchWaves:
                     self._send(f"{name}-{i + 1}" if i else name, wave, components, base_url, items[0].api_key,
                                [p for p in items if p.line.custom_id in ids], part)
         self.calls.wave = wave
-        self.note(f"wave {wave}: {plural(len(pending), 'request')} sent in "
-                  f"{plural(len(groups), 'batch', 'batches') if self.batch_dir is None else plural(len(groups), 'file')}")
+        self.note(f"wave {wave}: {plural(len(pending), 'request')} sent in {plural(len(groups), 'batch', 'batches')}"
+                  if self.batch_dir is None else  # nothing is sent: the user runs the files
+                  f"wave {wave}: {plural(len(pending), 'request')} written to {plural(len(groups), 'file')} in "
+                  f"{self.batch_dir}")
         self.calls.clear_pending()
 
     def _row(self, batch_id: str, endpoint: str, components: str, wave: int, status: str, input_file_id: str,

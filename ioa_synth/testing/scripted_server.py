@@ -38,7 +38,9 @@ class ScriptedServer:
     requests seen inside the server at once (waiting or answered). With ``stream_usage``, a
     streamed reply that asks for it (``stream_options.include_usage``) ends with a usage
     chunk (empty ``choices``, the reply's ``usage``), as the OpenAI API sends it; without,
-    no chunk carries usage, as llama-cpp-python's server (0.3.36) does.
+    no chunk carries usage, as llama-cpp-python's server (0.3.36) does. A streamed request
+    asking ``"return_progress": true`` first gets two ``prompt_progress`` chunks (half and all
+    of the reply's ``prompt_tokens`` read), as llama.cpp's ``llama-server`` sends them.
     """
 
     def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], models: list[str] | None = None,
@@ -78,11 +80,16 @@ class ScriptedServer:
                 self._leave()
                 self.wfile.write(data)
 
-            def _stream(self, reply: Reply, with_usage: bool = False) -> None:
+            def _stream(self, reply: Reply, with_usage: bool = False, progress: bool = False) -> None:
                 choice = reply.body["choices"][0]
                 text = choice["message"].get("content") or ""
                 pieces = [text[i:i + max(1, len(text) // 8)] for i in range(0, len(text), max(1, len(text) // 8))]
-                events = [{"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]}]
+                events = []
+                if progress:  # llama-server's prompt_progress chunks, when the request asks return_progress
+                    total = int((reply.body.get("usage") or {}).get("prompt_tokens") or 100)
+                    events += [{"choices": [], "prompt_progress": {"total": total, "cache": 0, "processed": n,
+                                                                   "time_ms": n}} for n in (total // 2, total)]
+                events += [{"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]}]
                 events += [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
                 events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
                 if with_usage and reply.body.get("usage"):
@@ -106,7 +113,8 @@ class ScriptedServer:
                 reply = outer.responder(body, headers)
                 if body.get("stream") and reply.status == 200 and reply.raw is None:
                     asked = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._stream(reply, with_usage=outer.stream_usage and asked)
+                    self._stream(reply, with_usage=outer.stream_usage and asked,
+                                 progress=bool(body.get("return_progress")))
                 else:
                     self._send(reply)
 

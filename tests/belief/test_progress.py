@@ -56,3 +56,19 @@ def test_run_progress_lines_show_calls_rounds_and_eta(endpoint, tmp_path, cli, m
     assert early and all(int(m.group(3)) == total for m in early), lines
     assert any(m.group(4) and m.group(5) and "after the first calls" not in m.group(5) for m in early), lines
     assert lines[-1].startswith(f"conversations: 2/2 done: 2 done, 0 failed; calls {total}/{total} (100%);")
+
+
+def test_a_resumed_run_numbers_conversations_out_of_the_whole_job(endpoint, tmp_path, cli):
+    """A resumed run counts the conversations an earlier run finished: ``[3/3]``, not ``[1/1]``."""
+    endpoint(responder=BeliefScript(agents=2))
+    out, items = tmp_path / "res", sample_items(tmp_path, 3)
+    args = ("belief", "run", "--items", items, "--out", out, "--agents", "2", "--attackers", "1", "--rounds", "2",
+            "--workers", "1")
+    assert cli(*args).exit_code == 0
+    records = sorted((out / "conversations").glob("*.json"))
+    records[-1].unlink()  # as if the first run had stopped before its last conversation
+    result = cli(*args)
+    assert result.exit_code == 0, result.stderr
+    assert f"[3/3] {records[-1].stem} done" in result.stderr, result.stderr
+    assert "[1/1]" not in result.stderr
+    assert "conversations: 3/3 done: 1 done, 0 failed, 2 done by an earlier run;" in result.stderr, result.stderr

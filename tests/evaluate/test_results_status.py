@@ -69,7 +69,7 @@ def test_evaluate_records_its_estimate_and_status_shows_it_beside_the_spend(cli,
     assert json.loads(res.stdout)["assumptions"]["already_scored"] == 1
 
 
-def test_status_of_a_run_in_progress_shows_its_cases_and_waits_for_the_calls(cli, trio, tmp_path):
+def test_status_of_a_run_in_progress_shows_its_cases_and_calls(cli, trio, tmp_path):
     trio(Study(SAMPLE_STUDY))
     out = tmp_path / "results"
     assert cli("evaluate", "--data", SAMPLE, "--out", out).exit_code == 0
@@ -79,10 +79,11 @@ def test_status_of_a_run_in_progress_shows_its_cases_and_waits_for_the_calls(cli
     try:
         assert holder.stdout.readline().strip() == "open"  # another process is the catalog's writer now
         report = json.loads(cli("status", "--out", out, "--json").stdout)
-        assert report["catalog"] == "in use" and report["tokens"] is None
+        # read from a copy of the catalog the other process holds
+        assert report["catalog"] == "snapshot" and sum(r["calls"] for r in report["tokens"]) > 0
         assert report["cases"]["scored"] == 1
         res = cli("status", "--out", out)
-        assert res.exit_code == 0 and "1/1 done" in res.stdout and "in use" in res.stdout
+        assert res.exit_code == 0 and "1/1 done" in res.stdout and "a run is writing this folder" in res.stdout
     finally:
         holder.communicate("", timeout=60)
 
@@ -114,15 +115,39 @@ def _bad_json(body):
     return chat_reply('{"questions": not json')
 
 
-def test_status_names_other_results_folders_and_the_command_that_reads_them(cli, tmp_path):
-    for kind, command, reader in (("belief", "belief run", "belief report"), ("collab", "collab run", "collab report")):
+def test_status_reads_other_results_folders(cli, tmp_path):
+    """Every folder kind is read (a run.json with nothing else: nothing done yet)."""
+    for kind, command, unit in (("belief", "belief run", "conversation"), ("collab", "collab run", "task run")):
         folder = tmp_path / kind
         folder.mkdir()
         (folder / "run.json").write_text(json.dumps({"kind": kind, "command": command}))
-        for args in (("status", "--out", folder), ("status", "--out", folder, "--json")):
-            res = cli(*args)
-            assert res.exit_code == 2
-            one_line_error(res, f"--out {folder} is an 'ioa-synth {command}' results folder", f"'ioa-synth {reader}'")
+        res = cli("status", "--out", folder, "--json")
+        assert res.exit_code == 0, res.output
+        report = json.loads(res.stdout)
+        assert report["kind"] == kind and report["progress"]["unit"] == unit and report["progress"]["done"] == 0
+        res = cli("status", "--out", folder)
+        assert res.exit_code == 0 and f"an 'ioa-synth {command}' results folder" in res.stdout
     session = tmp_path / "session"
     assert cli("meeting", "import", "samples/meetings/standup.txt", "--out", session).exit_code == 0
-    one_line_error(cli("status", "--out", session), "a live-meeting session folder", "'ioa-synth meeting report'")
+    res = cli("status", "--out", session)
+    assert res.exit_code == 0 and "a live-meeting session folder" in res.stdout and "meeting probe" in res.stdout
+
+
+def test_a_batch_dir_run_keeps_its_start_and_says_its_waves_are_written(cli, trio, tmp_path):
+    """Each ``--batch-dir`` wave is a new invocation of the same job: run.json keeps the
+    job's start (and says when it was last resumed), and the wave's files are said to be
+    written, not sent."""
+    import time
+
+    trio(Study(SAMPLE_STUDY))
+    out, bdir = tmp_path / "results", tmp_path / "files"
+    first = cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir)
+    assert first.exit_code == 75, first.output
+    assert f"wave 1: 1 request written to 1 file in {bdir}" in first.stderr and "sent" not in first.stderr
+    started = json.loads((out / "run.json").read_text())["started_at"]
+    time.sleep(1.1)  # run.json's times are to the second
+    assert cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir).exit_code == 75
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["started_at"] == started and manifest["resumed_at"] > started
+    text = cli("status", "--out", out).stdout
+    assert f"started {started} (last resumed {manifest['resumed_at']})" in text
