@@ -10,6 +10,7 @@ from typing import List, Optional
 import typer
 
 from ioa_synth.cli.common import fail, write_errors
+from ioa_synth.cli.options import json_option
 
 prompts_app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -68,7 +69,7 @@ def apply_prompts(ctx: typer.Context, param: typer.CallbackParam, value: Optiona
 
 @prompts_app.command("list")
 def list_(
-    json_out: bool = typer.Option(False, "--json", help="Print JSON: one object per template"),
+    json_out: bool = json_option("Print JSON: one object per template, instead of lines"),
 ) -> None:
     """Every prompt template: its name (the file under a --prompts folder), capability and
     the component that renders it; one line each."""
