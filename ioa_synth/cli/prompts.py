@@ -72,15 +72,17 @@ def list_(
     json_out: bool = json_option("Print JSON: one object per template, instead of lines"),
 ) -> None:
     """Every prompt template: its name (the file under a --prompts folder), capability and
-    the component that renders it; one line each."""
+    the component that renders it; one line each (--json adds the variables each is rendered with)."""
     import json
 
+    from ioa_synth.core.prompt_overrides import template_variables
     from ioa_synth.core.templates import template_names, template_renders
 
     _registered()
     rows = [{"name": n, "capability": n.split("/", 1)[0], "component": template_renders(n) or "-"}
             for n in template_names()]
     if json_out:
+        rows = [r | {"variables": template_variables(r["name"])} for r in rows]
         typer.echo(json.dumps(rows, indent=2))
         return
     width = max(len(r["name"]) for r in rows)

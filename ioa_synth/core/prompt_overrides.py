@@ -63,6 +63,11 @@ def _defined(tree: nodes.Template, kind: type) -> set[str]:
     return {n.name for n in tree.find_all(kind)}
 
 
+def template_variables(name: str) -> list[str]:
+    """The variables the packaged template ``name`` is rendered with (those an override may use), sorted."""
+    return sorted(meta.find_undeclared_variables(environment().parse(project_source(name))))
+
+
 def check_template(name: str, path: Path, source: str) -> None:
     """Check ``source`` (read from ``path``) as a replacement of template ``name``.
 
