@@ -177,3 +177,25 @@ def test_every_model_calling_command_takes_prompts_last():
               if any("--prompts" in x.opts for x in c.params)}
     assert {"build", "regenerate", "audit", "evaluate", "belief run", "collab run", "meeting probe"} <= set(taking)
     assert all(names[-1] == "prompts" for names in taking.values()), taking
+
+
+def test_an_attribute_the_context_lacks_stops_the_run_at_the_first_render(cli, endpoint, seeds_file, tmp_path):
+    server = endpoint()
+    folder = _edited(cli, tmp_path, mark="{{ seed.no_such_field }}")
+    path = folder / NAME
+    args = ("--seeds", seeds_file(1), "--split", "test", "--prompts", folder)
+    for command in (("estimate", "build"), ("build",)):
+        res = cli(*command, *args, "--out", tmp_path / "out")
+        assert res.exit_code == 2
+        one_line_error(res, f"{path}:2:", "no_such_field")
+    assert server.requests == []
+
+
+def test_a_detectors_config_may_not_name_prompts(tmp_path):
+    from ioa_synth.evaluate.detectors import prober_config
+    from ioa_synth.llm.config import ConfigError
+
+    cfg = tmp_path / "det.json"
+    cfg.write_text(json.dumps({"prober": {}, "prompts": "p"}), encoding="utf-8")
+    with pytest.raises(ConfigError, match="applies to a whole run"):
+        prober_config(cfg)

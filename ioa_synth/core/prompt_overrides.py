@@ -14,7 +14,8 @@ a request's messages; other templates import the macros), importing a template t
 not exist, or using a variable the packaged template is not rendered with (the
 environment's ``StrictUndefined`` would fail at the first render, after requests went
 out). An attribute the context lacks (``case.no_such_field``) is found only when the
-template is rendered.
+template is rendered: :class:`~ioa_synth.core.templates.TemplateOverrideError` then stops
+the run.
 """
 
 from __future__ import annotations

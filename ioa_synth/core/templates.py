@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import jinja2
 
+from ioa_synth.core.errors import StopRun
+
 #: capability -> its templates folder (:func:`register_templates`)
 _FOLDERS: dict[str, Path] = {}
 #: the PrefixLoader's own mapping: a registration adds a loader here, seen by the cached environment
@@ -175,6 +177,24 @@ def overrides_record() -> dict[str, dict[str, str]]:
     return {name: {"file": str(o.path), "sha256": o.sha256} for name, o in sorted(_OVERRIDES.items())}
 
 
+class TemplateOverrideError(StopRun, ValueError):
+    """A replaced template (:func:`install_overrides`) failed to render (an attribute the
+    context lacks, a filter's error): every render of it would fail alike, so the run stops
+    with one line naming its file and line instead of failing each unit."""
+
+
+def _override_line(exc: BaseException) -> str | None:
+    """``file:line`` of the innermost traceback frame inside an installed override, if any."""
+    files = {str(o.path): name for name, o in _OVERRIDES.items()}
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        name = files.get(tb.tb_frame.f_code.co_filename)
+        if name is not None:  # the frame's line is of the compiled code: the template's own line from its debug info
+            found = f"{tb.tb_frame.f_code.co_filename}:{environment().get_template(name).get_corresponding_lineno(tb.tb_lineno)}"
+        tb = tb.tb_next
+    return found
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The one jinja2 environment of every registered template (a ``PrefixLoader`` over
@@ -229,11 +249,19 @@ def render_template(name: str, **context: Any) -> Prompt:
     Raises:
         jinja2.TemplateNotFound: no such template.
         jinja2.UndefinedError: the context lacks a variable the template uses.
+        TemplateOverrideError: the error arose in an installed override (it stops the run).
     """
     tmpl = environment().get_template(name)
     ctx = tmpl.new_context(context)
-    system = "".join(tmpl.blocks["system"](ctx)).strip()
-    user = "".join(tmpl.blocks["user"](ctx)).strip()
+    try:
+        system = "".join(tmpl.blocks["system"](ctx)).strip()
+        user = "".join(tmpl.blocks["user"](ctx)).strip()
+    except jinja2.TemplateError as exc:
+        where = _override_line(exc)
+        if where is None:
+            raise
+        raise TemplateOverrideError(f"{where}: {exc.message or exc} (a replaced template: fix it and run the same "
+                                    "command again)") from exc
     return Prompt(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                   template_sha256=template_sha256(name))
 
