@@ -14,7 +14,7 @@ from ioa_synth.llm.local_weights import LOCAL_MODELS
 
 CLI = Path(__file__).resolve().parent.parent / "ioa_synth" / "cli"
 SHARED = ("--out", "--config", "--local-model", "--workers", "--limit", "--seed", "--json", "--split", "--threshold",
-          "--access", "--detector")
+          "--access", "--detector", "--prompts")
 
 
 def _commands() -> dict[tuple[str, ...], object]:

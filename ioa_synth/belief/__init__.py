@@ -15,7 +15,11 @@ from pathlib import Path
 
 from ioa_synth.core.templates import register_templates
 
-register_templates("belief", Path(__file__).resolve().parent / "templates")  # its prompts: belief/<file>.jinja2
+register_templates("belief", Path(__file__).resolve().parent / "templates",  # its prompts: belief/<file>.jinja2
+                   renders={"attacker_persona.jinja2": "agent", "benign_persona.jinja2": "agent",
+                            "utterance.jinja2": "agent", "probe.jinja2": "agent", "belief_judge.jinja2": "belief_judge",
+                            "stance_judge.jinja2": "stance_judge", "item_writer.jinja2": "item_writer",
+                            "screen.jinja2": "screener"})
 from ioa_synth.runs.folder_kinds import register_folder_kind
 
 #: The study's results folder (``belief run --out``, manifest ``run.json``), also the catalog

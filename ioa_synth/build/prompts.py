@@ -41,5 +41,7 @@ def render(stage: int, role: str, **context: Any) -> Prompt:
     return render_template(TEMPLATE_FILES[(stage, role)], **context)
 
 
-register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates")
+register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates",
+                   renders={"stage1_generator.jinja2": "generator", "stage2_generator.jinja2": "generator",
+                            "stage1_judge.jinja2": "judge, audit_judge", "stage2_judge.jinja2": "judge, audit_judge"})
 register_instructions("build generator templates", generator_instructions)

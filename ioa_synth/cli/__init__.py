@@ -41,6 +41,11 @@ def _register() -> None:
 
     app.add_typer(meeting_app, name="meeting", help="Live meetings: import, probe, serve answer pages, report.",
                   rich_help_panel=PANEL_MEETINGS)
+    from ioa_synth.cli.common import PANEL_SHARE
+    from ioa_synth.cli.prompts import prompts_app
+
+    app.add_typer(prompts_app, name="prompts", help="The prompt templates by name: list them, export their text to "
+                  "edit, and run with --prompts DIR.", rich_help_panel=PANEL_SHARE)
     _plain_usage(app)
     from ioa_synth.cli.build_import import import_app
 

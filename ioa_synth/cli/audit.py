@@ -11,6 +11,7 @@ from rich.table import Table
 from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_QUALITY, config_or_fail, fail, llm_command_errors, lowered_workers
 from ioa_synth.cli.options import limit_option, local_model_option, out_dir_option, split_option, workers_option
+from ioa_synth.cli.options import prompts_option
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)
@@ -22,6 +23,7 @@ def audit(
     limit: Optional[int] = limit_option("Audit at most N accepted cases (spread over cells)"),
     workers: int = workers_option("Judge calls"),
     local_model: Optional[str] = local_model_option("when AUDIT_JUDGE_BASE_URL/OPENAI_BASE_URL is unset"),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Score accepted cases with the audit judge and compare with the build judge, per dimension.
 

@@ -12,6 +12,7 @@ from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail
                                   llm_command_errors, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, seed_option,
                                    workers_option)
+from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
 
 belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
@@ -70,6 +71,7 @@ def items_import(
     workers: int = workers_option("Item writer calls"),
     limit: Optional[int] = limit_option("Keep the first N imported items"),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Import items; the item_writer writes missing statements and discussion seeds (its calls
     are kept in OUT's folder under <stem>.calls/ and replayed on a re-run)."""
@@ -113,6 +115,7 @@ def run(
     workers: int = workers_option("Model calls", default=8),
     limit: Optional[int] = limit_option("Use the first N items"),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Run one conversation per item and attacker count; re-running resumes.
 
@@ -201,6 +204,7 @@ def screen(
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Calls"),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Keep the items the screener knows without context (calls kept under <stem>.calls/)."""
     from rich.table import Table
@@ -242,6 +246,7 @@ def reask(
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Calls"),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
     probe must equal the stored one byte for byte."""

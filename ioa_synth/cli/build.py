@@ -14,6 +14,7 @@ from ioa_synth.cli.common import (PANEL_BUILD, fail, llm_command_errors, lowered
                                   writable_out)
 from ioa_synth.cli.options import (config_option, limit_option, local_model_option, out_dir_option,
                                    split_option, threshold_option, workers_option)
+from ioa_synth.cli.options import prompts_option
 from ioa_synth.llm.config import ConfigError, ToolkitConfig, load_config
 from ioa_synth.seeds.tuples import SeedError, load_seed_file
 from ioa_synth.text.plural import plural
@@ -40,6 +41,7 @@ def build(
     threshold: float = threshold_option("Jaccard similarity of a near-copy (with --dedup)"),
     batch: bool = batch_option(),
     batch_dir: Optional[Path] = batch_dir_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 

@@ -13,6 +13,7 @@ from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail
                                   llm_command_errors, lowered_workers, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, detector_option, json_option, limit_option, local_model_option,
                                    seed_option, workers_option)
+from ioa_synth.cli.options import prompts_option
 
 collab_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                          help="Multi-agent collaboration: a team's task score with and without a detector in its loop.")
@@ -57,6 +58,7 @@ def run(
     seed: int = seed_option("Added to every sampling seed and to the hidden-profile block shuffle"),
     memory_limit: int = typer.Option(8192, "--memory-limit", min=256, help="MB of memory a BCB solution's check may use"),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Run every task under every configuration; re-running resumes.
 

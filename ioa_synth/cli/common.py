@@ -225,13 +225,14 @@ def llm_command_errors() -> Iterator[None]:
     from ioa_synth.runs.interrupt import RunInterrupted
     from ioa_synth.runs.run_rows import FingerprintMismatch
     from ioa_synth.runs.waves import BatchWaiting
+    from ioa_synth.core.templates import TemplateOverrideError
 
     try:
         yield
     except BatchWaiting as exc:  # a --batch-dir wave waits for its output file: not an error
         typer.echo(" ".join(str(exc).split()), err=True)
         raise typer.Exit(75)
-    except (SetupError, FingerprintMismatch, FolderKindMismatch, EndpointError, ConfigError) as exc:
+    except (SetupError, FingerprintMismatch, FolderKindMismatch, EndpointError, ConfigError, TemplateOverrideError) as exc:
         fail(str(exc), code=2)
     except (LocalModelError, StorageFull) as exc:
         fail(str(exc), code=1)

@@ -12,6 +12,7 @@ from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_opti
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
 from ioa_synth.cli.options import access_option, config_option, limit_option, local_model_option, workers_option
+from ioa_synth.cli.options import prompts_option
 
 if TYPE_CHECKING:
     from ioa_synth.llm.config import ToolkitConfig
@@ -36,6 +37,7 @@ def evaluate(
     local_model: Optional[str] = local_model_option(),
     batch: bool = batch_option(),
     batch_dir: Optional[Path] = batch_dir_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Run prober -> simulator -> validity filter on every case; re-running resumes.
 

@@ -13,6 +13,7 @@ import typer
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   writable_out)
 from ioa_synth.cli.options import config_option, detector_option, json_option, local_model_option, seed_option
+from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
 
 meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -72,6 +73,7 @@ def probe(
     detector: List[str] = detector_option(),
     seed: Optional[int] = seed_option("Seed of the blind label assignment (default: per session)", default=None),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
     from ioa_synth.llm.errors import LLMCallError
@@ -164,6 +166,7 @@ def report(
                                      "with the merge_judge component (MERGE_JUDGE_BASE_URL or the embedded model)"),
     config: Optional[Path] = config_option("its merge_judge block"),
     local_model: Optional[str] = local_model_option("of the merge judge"),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Per session and detector (blinding lifted), across sessions with paired bootstrap.
 

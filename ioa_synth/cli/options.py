@@ -128,3 +128,17 @@ def detector_option(required: bool = True) -> Any:
                         help="NAME=CONFIG: a prober configuration (JSON config file with a \"prober\" block); "
                              "repeat for each detector")
 
+
+
+def prompts_option() -> Any:
+    """``--prompts DIR``: templates replacing the packaged ones by name for this run
+    (docs/prompts.md), over the config's ``"prompts"`` key. Declare it last among the
+    command's options: with no ``--prompts`` its check then sees the parsed ``--config``.
+    Read, checked and installed by :func:`ioa_synth.cli.prompts.apply_prompts` while the
+    command line is parsed, so that a bad folder is one ``error:`` line (exit 2) before
+    anything is written or sent."""
+    from ioa_synth.cli.prompts import apply_prompts
+
+    return typer.Option(None, "--prompts", callback=apply_prompts, metavar="DIR",
+                        help="Folder of prompt templates replacing the project's by name (default: the "
+                             "config's \"prompts\" key; see 'ioa-synth prompts list')")

@@ -12,6 +12,7 @@ from rich.table import Table
 from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_BUILD, config_or_fail, fail, llm_command_errors, lowered_workers
 from ioa_synth.cli.options import config_option, local_model_option, out_dir_option, split_option, workers_option
+from ioa_synth.cli.options import prompts_option
 
 
 @app.command(rich_help_panel=PANEL_BUILD)
@@ -26,6 +27,7 @@ def regenerate(
     config: Optional[Path] = config_option("as for build"),
     workers: int = workers_option("Cases"),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Re-run cases through the loop; earlier calls and scores are kept, attempt numbers continue.
 

@@ -9,6 +9,7 @@ import typer
 
 from ioa_synth.cli.common import check_choice, check_out_folder, fail, writable_out, write_errors
 from ioa_synth.cli.options import access_option, config_option, local_model_option
+from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
 
 train_app = typer.Typer(no_args_is_help=True, help="Training a prober: SFT warm-start data, GRPO prompts, the F1 reward.")
@@ -75,6 +76,7 @@ def score(
     out: Path = typer.Option(Path("ioa-reward"), "--out", help="Catalog folder of the reward's calls (resumable)"),
     config: Optional[Path] = config_option(),
     local_model: Optional[str] = local_model_option(),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Score one completion with the training reward (the F1 'evaluate' gives its question set)
     and print the result as JSON. Exit status: 0 scored, 1 a call failed, 2 bad input.

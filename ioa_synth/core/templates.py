@@ -9,6 +9,11 @@ request. Template sha256s go into ``llm_calls`` and the setup fingerprint.
 One jinja2 environment serves every capability (compiled templates are kept): a folder
 registered after the first render is added to it in place, so registration works before
 or after first use.
+
+Any template can be replaced by name for the rest of the process (``--prompts DIR``,
+:func:`install_overrides`; :mod:`ioa_synth.core.prompt_overrides` reads and checks a
+folder): renders, sha256s (and so ``llm_calls`` and every fingerprint listing the template)
+and prose then come from the override; names it does not replace keep the packaged file.
 """
 
 from __future__ import annotations
@@ -19,15 +24,52 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
+
+from ioa_synth.core.errors import StopRun
 
 #: capability -> its templates folder (:func:`register_templates`)
 _FOLDERS: dict[str, Path] = {}
 #: the PrefixLoader's own mapping: a registration adds a loader here, seen by the cached environment
 _LOADERS: dict[str, jinja2.BaseLoader] = {}
+#: template name -> the component(s) that render it, as the capability registered them
+_RENDERS: dict[str, str] = {}
 _LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Override:
+    """The text that replaces template ``name`` (read from ``path``) and its sha256 (hex)."""
+
+    name: str
+    path: Path
+    source: str
+    sha256: str
+
+
+#: template name -> its override (:func:`install_overrides`), seen by every capability's loader
+_OVERRIDES: dict[str, Override] = {}
+#: what to call when the overrides change: caches of what was derived from a template's text
+_ON_CHANGE: list[Callable[[], None]] = []
+
+
+class _Overridable(jinja2.BaseLoader):
+    """A capability's templates folder, where an installed override wins over the file."""
+
+    def __init__(self, capability: str, folder: Path) -> None:
+        self.capability = capability
+        self.files = jinja2.FileSystemLoader(str(folder))
+
+    def get_source(self, environment: jinja2.Environment, template: str):  # type: ignore[override]
+        over = _OVERRIDES.get(f"{self.capability}/{template}")
+        if over is not None:  # its path names the file in error messages and tracebacks
+            return over.source, str(over.path), lambda: True
+        return self.files.get_source(environment, template)
+
+    def list_templates(self) -> list[str]:
+        return self.files.list_templates()
 
 
 @dataclass(frozen=True)
@@ -38,8 +80,10 @@ class Prompt:
     template_sha256: str
 
 
-def register_templates(capability: str, folder: Path) -> None:
-    """Make the ``*.jinja2`` files of ``folder`` the templates ``<capability>/<file>``.
+def register_templates(capability: str, folder: Path, renders: dict[str, str] | None = None) -> None:
+    """Make the ``*.jinja2`` files of ``folder`` the templates ``<capability>/<file>``;
+    ``renders`` (file -> component(s)) says which component renders each (``ioa-synth
+    prompts list``).
 
     Registering the same folder again does nothing (a module imported twice).
 
@@ -60,7 +104,8 @@ def register_templates(capability: str, folder: Path) -> None:
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder}: no templates folder")
         _FOLDERS[capability] = folder
-        _LOADERS[capability] = jinja2.FileSystemLoader(str(folder))
+        _LOADERS[capability] = _Overridable(capability, folder)
+        _RENDERS.update({f"{capability}/{file}": who for file, who in (renders or {}).items()})
 
 
 def registered_capabilities() -> tuple[str, ...]:
@@ -79,6 +124,75 @@ def template_dir(capability: str) -> Path:
     except KeyError:
         raise KeyError(f"no templates registered for {capability!r} (registered: "
                        f"{', '.join(registered_capabilities()) or 'none'})") from None
+
+
+def template_names() -> tuple[str, ...]:
+    """Every registered template name (``<capability>/<file>.jinja2``), sorted."""
+    return tuple(sorted(f"{c}/{p.name}" for c, folder in _FOLDERS.items() for p in folder.glob("*.jinja2")))
+
+
+def template_renders(name: str) -> str:
+    """The component(s) that render template ``name``, as its capability registered them
+    (``""`` when it said nothing)."""
+    return _RENDERS.get(name, "")
+
+
+def project_source(name: str) -> str:
+    """The packaged text of template ``name``, whatever overrides are installed.
+
+    Raises:
+        FileNotFoundError: no such template.
+    """
+    return _file(name).read_text(encoding="utf-8")
+
+
+def install_overrides(overrides: dict[str, Override]) -> None:
+    """Replace the templates named in ``overrides`` for the rest of the process (or until
+    the next call; ``{}`` brings back the packaged text). Call it before a run's first
+    render: the compiled templates, sha256s and prose are recomputed from then on."""
+    with _LOCK:
+        _OVERRIDES.clear()
+        _OVERRIDES.update(overrides)
+        environment().cache.clear()  # type: ignore[union-attr]  # compiled from the old text
+        template_sha256.cache_clear()
+        template_prose.cache_clear()
+        for clear in _ON_CHANGE:
+            clear()
+
+
+def on_overrides_changed(clear: Callable[[], None]) -> None:
+    """Call ``clear`` whenever :func:`install_overrides` runs (a cache of something derived
+    from a template's text, e.g. ``functools.lru_cache``'s ``cache_clear``)."""
+    _ON_CHANGE.append(clear)
+
+
+def active_overrides() -> dict[str, Override]:
+    """The installed overrides, by template name (empty: the packaged text everywhere)."""
+    return dict(_OVERRIDES)
+
+
+def overrides_record() -> dict[str, dict[str, str]]:
+    """``{name: {"file", "sha256"}}`` of the installed overrides, as a run records them
+    (``run.json``'s and the ``runs`` row's ``prompts``); empty without overrides."""
+    return {name: {"file": str(o.path), "sha256": o.sha256} for name, o in sorted(_OVERRIDES.items())}
+
+
+class TemplateOverrideError(StopRun, ValueError):
+    """A replaced template (:func:`install_overrides`) failed to render (an attribute the
+    context lacks, a filter's error): every render of it would fail alike, so the run stops
+    with one line naming its file and line instead of failing each unit."""
+
+
+def _override_line(exc: BaseException) -> str | None:
+    """``file:line`` of the innermost traceback frame inside an installed override, if any."""
+    files = {str(o.path): name for name, o in _OVERRIDES.items()}
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        name = files.get(tb.tb_frame.f_code.co_filename)
+        if name is not None:  # the frame's line is of the compiled code: the template's own line from its debug info
+            found = f"{tb.tb_frame.f_code.co_filename}:{environment().get_template(name).get_corresponding_lineno(tb.tb_lineno)}"
+        tb = tb.tb_next
+    return found
 
 
 @lru_cache(maxsize=1)
@@ -106,7 +220,8 @@ def template_sha256(name: str) -> str:
     Raises:
         FileNotFoundError: no such template.
     """
-    return hashlib.sha256(_file(name).read_bytes()).hexdigest()
+    over = _OVERRIDES.get(name)
+    return over.sha256 if over is not None else hashlib.sha256(_file(name).read_bytes()).hexdigest()
 
 
 def all_template_hashes(capability: str) -> dict[str, str]:
@@ -134,11 +249,19 @@ def render_template(name: str, **context: Any) -> Prompt:
     Raises:
         jinja2.TemplateNotFound: no such template.
         jinja2.UndefinedError: the context lacks a variable the template uses.
+        TemplateOverrideError: the error arose in an installed override (it stops the run).
     """
     tmpl = environment().get_template(name)
     ctx = tmpl.new_context(context)
-    system = "".join(tmpl.blocks["system"](ctx)).strip()
-    user = "".join(tmpl.blocks["user"](ctx)).strip()
+    try:
+        system = "".join(tmpl.blocks["system"](ctx)).strip()
+        user = "".join(tmpl.blocks["user"](ctx)).strip()
+    except jinja2.TemplateError as exc:
+        where = _override_line(exc)
+        if where is None:
+            raise
+        raise TemplateOverrideError(f"{where}: {exc.message or exc} (a replaced template: fix it and run the same "
+                                    "command again)") from exc
     return Prompt(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                   template_sha256=template_sha256(name))
 
@@ -152,5 +275,6 @@ def template_prose(name: str) -> tuple[str, ...]:
     Raises:
         FileNotFoundError: no such template.
     """
-    source = _file(name).read_text(encoding="utf-8")
+    over = _OVERRIDES.get(name)
+    source = over.source if over is not None else _file(name).read_text(encoding="utf-8")
     return tuple(part for part in re.split(r"\{[{%#].*?[}%#]\}", source, flags=re.S) if part.strip())

@@ -9,7 +9,12 @@ from pathlib import Path
 
 from ioa_synth.core.templates import register_templates
 
-register_templates("evaluate", Path(__file__).resolve().parent / "templates")  # its prompts: evaluate/<file>.jinja2
+register_templates("evaluate", Path(__file__).resolve().parent / "templates",  # its prompts: evaluate/<file>.jinja2
+                   renders={"_macros.jinja2": "(imported by the others)",
+                            "prober_mcq.jinja2": "prober (also collab and meeting detectors)",
+                            "prober_direct.jinja2": "prober", "prober_ambiguity_select.jinja2": "prober",
+                            "prober_ambiguity_mcq.jinja2": "prober", "simulator.jinja2": "simulator",
+                            "validity_filter.jinja2": "validity_filter", "validity_filter_items.jinja2": "validity_filter"})
 from ioa_synth.runs.folder_kinds import register_folder_kind
 
 register_folder_kind("evaluate", "an 'ioa-synth evaluate' results folder", commands=("evaluate",),

@@ -60,4 +60,7 @@ def prober_config(path: Path) -> ToolkitConfig:
     if not isinstance(data, dict) or not isinstance(data.get("prober"), dict):
         raise ConfigError(f"{path}: no \"prober\" block; a detector's config gives its prober settings in "
                           "{\"prober\": {\"model\": ...}} ({\"prober\": {}} for the default prober)")
+    if config.prompts is not None:  # one run renders one set of templates, whoever sends them
+        raise ConfigError(f"{path}: \"prompts\" applies to a whole run, not to one detector: give it with "
+                          "--prompts DIR (or in the command's --config)")
     return config

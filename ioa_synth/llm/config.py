@@ -196,7 +196,9 @@ class ComponentConfig(BaseModel):
 
 
 class ToolkitConfig(BaseModel):
-    """The whole config file: one optional block per component."""
+    """The whole config file: one optional block per component, and ``prompts``: a folder of
+    templates replacing the packaged ones by name (docs/prompts.md; a relative path is read
+    from the config file's folder; ``--prompts`` wins over it)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -213,6 +215,7 @@ class ToolkitConfig(BaseModel):
     belief_judge: ComponentConfig = Field(default_factory=ComponentConfig)
     stance_judge: ComponentConfig = Field(default_factory=ComponentConfig)
     discusser: ComponentConfig = Field(default_factory=ComponentConfig)
+    prompts: str | None = Field(default=None, min_length=1)
 
     def component(self, name: str) -> ComponentConfig:
         """Settings of component ``name``; raises ``KeyError`` for an unknown one."""
@@ -240,7 +243,10 @@ def load_config(path: str | Path | None) -> ToolkitConfig:
         raise ConfigError(f"{p}: the config must be a JSON object")
     data = {k: v for k, v in data.items() if not k.startswith("_")}  # "_comment" keys
     try:
-        return ToolkitConfig.model_validate(data)
+        config = ToolkitConfig.model_validate(data)
+        if config.prompts is not None:  # relative to the config file, wherever the command runs
+            config.prompts = str(p.parent / Path(config.prompts).expanduser())
+        return config
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])

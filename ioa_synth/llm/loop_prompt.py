@@ -22,7 +22,7 @@ from typing import Any
 
 from jinja2 import nodes
 
-from ioa_synth.core.templates import Prompt, template_sha256
+from ioa_synth.core.templates import Prompt, on_overrides_changed, template_sha256
 from ioa_synth.core.templates import environment as _env
 
 #: A piece of the loop body: literal text, or ``(field,)`` for ``{{ item.field }}``.
@@ -76,6 +76,9 @@ def loop_body(name: str, variable: str, attribute: str) -> tuple[Piece, ...] | N
             else:
                 return None
     return tuple(body)
+
+
+on_overrides_changed(loop_body.cache_clear)  # the body is read from the template's text
 
 
 def prepare_loop(name: str, variable: str, attribute: str, context: dict[str, Any]) -> LoopPrompt | None:

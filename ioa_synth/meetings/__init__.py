@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ioa_synth.core.templates import register_templates
 
-register_templates("meetings", Path(__file__).resolve().parent / "templates")  # its prompts: meetings/<file>.jinja2
+register_templates("meetings", Path(__file__).resolve().parent / "templates",  # its prompts: meetings/<file>.jinja2
+                   renders={"merge_judge.jinja2": "merge_judge"})
 from ioa_synth.runs.folder_kinds import register_folder_kind
 
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
+from ioa_synth.core.templates import on_overrides_changed
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS
 from ioa_synth.text.normalise import WORD, Normaliser, english_stop_words, stem_words, stemmer  # noqa: F401
@@ -144,6 +145,9 @@ def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
     texts = list(FIELD_DESCRIPTIONS.values())
     texts += [part for _, source in sorted(_INSTRUCTIONS.items()) for part in source()]
     return frozenset(g for d in texts for g in ngrams(words(d), n))
+
+
+on_overrides_changed(_description_grams.cache_clear)  # the instructions may be prompts replaced by name
 
 
 def copies_description(text: str, gates: GateThresholds | None = None) -> bool:

@@ -14,7 +14,9 @@ On disk (keys in this order; a capability may add its own, e.g. belief's
                                "request_options", "base_url_kind"}},   # no key, no URL
      "fingerprint": "16 hex", "fingerprint_parts": {...},              # the setup description
      "versions": {"toolkit": "0.x", "setup": 2},
-     "started_at": "2025-01-01T00:00:00Z", "finished_at": null}
+     "started_at": "2025-01-01T00:00:00Z", "finished_at": null,
+     "prompts": {"build/stage1_generator.jinja2": {"file": "/abs/DIR/build/stage1_generator.jinja2",
+                                                   "sha256": "64 hex"}}}   # only with --prompts
 
 ``started_at`` is when the job started: a run resuming an unfinished job of the same
 fingerprint (after Ctrl-C, a kill, or each ``--batch-dir`` wave) keeps it and adds
@@ -36,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.core.jsonl import read_json
+from ioa_synth.core.templates import overrides_record
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.runs import folder_kinds
 
@@ -106,13 +109,16 @@ def new_manifest(kind: str, command: str, endpoints: dict[str, Endpoint], args: 
                  description: dict[str, Any], fingerprint: str, *, settings: dict[str, Any] | None = None,
                  setup_version: int | str | None = None, toolkit_version: str | None = None,
                  extra: dict[str, Any] | None = None) -> Manifest:
-    """The manifest of a run starting now (``argv`` is this process's command line).
+    """The manifest of a run starting now (``argv`` is this process's command line); with
+    templates replaced by name (``--prompts``), ``prompts`` lists each with its file and sha256.
 
     ``extra`` adds keys of the capability's own; its ``components`` entries are merged over
     the endpoints' (e.g. a component answered from stored results instead of a model)."""
     from ioa_synth import __version__
 
     extra = dict(extra or {})
+    if overrides_record():  # --prompts: which templates were replaced, from which file, with which text
+        extra.setdefault("prompts", overrides_record())
     components = {name: component_settings(ep) for name, ep in endpoints.items()} | extra.pop("components", {})
     return Manifest(kind=kind, command=command, argv=sys.argv[1:], args=args, settings=settings or {},
                     components=components, fingerprint=fingerprint, fingerprint_parts=description,

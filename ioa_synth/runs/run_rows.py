@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from ioa_synth import __version__
+from ioa_synth.core.templates import overrides_record
 from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.runs.fingerprint import component_view, describe_difference, fingerprint
 
@@ -50,8 +51,11 @@ def check_fingerprint(catalog: Catalog, description: dict[str, Any], commands: t
 
 
 def start_run(catalog: Catalog, command: str, args: dict[str, Any], description: dict[str, Any] | None) -> str:
-    """Insert a ``runs`` row and return its id."""
+    """Insert a ``runs`` row and return its id; ``args`` gain ``prompts`` (name -> file and
+    sha256) when templates are replaced by name (``--prompts``)."""
     run_id = uuid.uuid4().hex[:12]
+    if overrides_record():
+        args = {**args, "prompts": overrides_record()}
     catalog.insert("runs", {
         "run_id": run_id, "command": command, "args_json": dumps(args),
         "fingerprint": fingerprint(description) if description else None,
