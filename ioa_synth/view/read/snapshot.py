@@ -1,0 +1,119 @@
+"""A results folder's catalog read around its writer: DuckDB lets one process write a
+catalog and refuses a read-only open while that process holds it (and a reader holding it
+would stop the next run from starting), so the viewer never opens ``catalog.duckdb`` itself.
+It copies the catalog, its ``.wal`` and the run's journal (``catalog.journal``: rows written
+but not yet committed, see :mod:`ioa_synth.runs.journal`) into a private temporary folder,
+opens that copy once writable (which re-applies the journal, as after a killed run), and
+reads it read-only from then on. A copy is kept until one of the three files changes (size
+or mtime), so a finished folder is copied once and a running one on each reload.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ioa_synth.runs.catalog import CATALOG_FILE, Catalog, TableSet
+from ioa_synth.runs.journal import JOURNAL_FILE
+
+#: The files of a catalog, copied together.
+FILES = (CATALOG_FILE, CATALOG_FILE + ".wal", JOURNAL_FILE)
+#: Copies tried before giving up on a catalog that changes while it is copied.
+TRIES = 5
+
+
+class SnapshotError(RuntimeError):
+    """The catalog could not be copied and opened (the message says why)."""
+
+
+def _stamp(folder: Path) -> tuple:
+    """``(name, size, mtime_ns)`` of each catalog file present: the copy's cache key."""
+    out = []
+    for name in FILES:
+        try:
+            st = (folder / name).stat()
+        except FileNotFoundError:
+            continue
+        out.append((name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+@dataclass
+class _Copy:
+    stamp: tuple
+    dir: Path
+    catalog: Catalog
+
+
+class Snapshots:
+    """Read-only copies of the catalogs of several folders, one per folder, made again when
+    the folder's catalog files change; :meth:`close` removes them all."""
+
+    def __init__(self) -> None:
+        self._root = Path(tempfile.mkdtemp(prefix="ioa-synth-view-"))
+        self._copies: dict[Path, _Copy] = {}
+        self._lock = threading.Lock()
+        self._n = 0
+
+    def catalog(self, folder: Path, tables: Sequence[TableSet] = ()) -> Catalog | None:
+        """The latest copy of ``folder``'s catalog (``None`` when it has none), with ``tables``
+        (the capability's table sets) created or migrated in the copy.
+
+        Raises:
+            SnapshotError: no consistent copy after :data:`TRIES` tries, or DuckDB refused it.
+        """
+        folder = Path(folder)
+        with self._lock:
+            stamp = _stamp(folder)
+            if not any(name == CATALOG_FILE for name, *_ in stamp):
+                return None
+            known = self._copies.get(folder)
+            if known is not None and known.stamp == stamp:
+                return known.catalog
+            copy = self._make(folder, stamp, tables)
+            self._copies[folder] = copy
+            if known is not None:
+                known.catalog.close()
+                shutil.rmtree(known.dir, ignore_errors=True)
+            return copy.catalog
+
+    def snapshot_dir(self, folder: Path) -> Path | None:
+        """The folder of the copy last made of ``folder``'s catalog."""
+        known = self._copies.get(Path(folder))
+        return known.dir if known else None
+
+    def _make(self, folder: Path, stamp: tuple, tables: Sequence[TableSet]) -> _Copy:
+        problem = "it kept changing"
+        for attempt in range(TRIES):
+            self._n += 1
+            target = self._root / f"c{self._n}"
+            target.mkdir()
+            for name, *_ in stamp:
+                try:
+                    shutil.copy2(folder / name, target / name)
+                except FileNotFoundError:  # the run ended (journal removed, WAL checkpointed) meanwhile
+                    pass
+            after = _stamp(folder)
+            if after == stamp or attempt == TRIES - 1:
+                try:
+                    Catalog(target, tables=tables).close()  # re-applies the journal's rows, then checkpoints
+                    return _Copy(stamp, target, Catalog(target, read_only=True, tables=tables))
+                except Exception as exc:  # noqa: BLE001 - a torn copy: try again
+                    problem = " ".join(str(exc).split())[:200]
+            shutil.rmtree(target, ignore_errors=True)
+            stamp = after
+            time.sleep(0.05 * (attempt + 1))
+        raise SnapshotError(f"{folder / CATALOG_FILE}: could not read a consistent copy ({problem})")
+
+    def close(self) -> None:
+        """Close every copy and remove the temporary folder."""
+        with self._lock:
+            for copy in self._copies.values():
+                copy.catalog.close()
+            self._copies.clear()
+            shutil.rmtree(self._root, ignore_errors=True)
