@@ -27,6 +27,7 @@ def bind(host: str, port: int, err: TextIO = sys.stderr) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     for candidate in range(port, min(port + PORT_TRIES, 65536)):
         sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed server's TIME_WAIT is not "in use"
         try:
             sock.bind((host, candidate))
         except OSError as exc:

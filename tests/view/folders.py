@@ -29,6 +29,8 @@ XSS = "<script>window.__xss = 1</script><img src=x onerror=\"window.__xss=2\">"
 #: What the stage-1 regeneration rewrites (MA1's why_undetected), seen in the diff.
 REWRITTEN = "each has said it in every planning meeting this year and nobody ever asked"
 KEY = "sk-view-test-SECRET-0123456789"
+#: A key a model might echo; no page may show it (nor any Authorization value).
+LEAK = f"Authorization: Bearer {KEY}"
 #: Two probers' question sets over the build's two-MA cases: A finds MA1 only, B finds MA1 and MA2.
 STUDY_A = [Q("Which split is meant?", "A", "B", hit="MA1"), Q("Who runs it?", "A", "A"),
            Q("When is it due?", "B", "A", meaningful=False)]
@@ -48,7 +50,9 @@ class XssResponder(ProtocolResponder):
             return chat_reply(json.dumps(data), model=self.model)
         if kind == "stage2_generator" and action == "ok":
             data = json.loads(reply.body["choices"][0]["message"]["content"])
-            data["turns"][-1]["utterance"] += " " + XSS
+            data["turns"][-1]["utterance"] += " " + XSS + " " + LEAK
+            if retry:  # the rewritten dialogue differs in its first turn too (the diff shows it)
+                data["turns"][0]["utterance"] += " " + XSS
             return chat_reply(json.dumps(data), model=self.model)
         return reply
 
