@@ -150,9 +150,12 @@ def output_lines(stage: int, output: dict[str, Any] | None) -> list[str]:
 
 
 def diff_table(stage: int, first: dict[str, Any] | None, second: dict[str, Any] | None, a: int, b: int) -> str:
-    """Side-by-side HTML diff of two attempts (:class:`difflib.HtmlDiff`, which escapes the text)."""
-    return difflib.HtmlDiff(wrapcolumn=72).make_table(output_lines(stage, first), output_lines(stage, second),
-                                                      f"attempt {a}", f"attempt {b}", context=True, numlines=2)
+    """Side-by-side HTML diff of two attempts, changed lines with two lines around them
+    (:class:`difflib.HtmlDiff`, which escapes the text; its ``&nbsp;`` become spaces, the
+    stylesheet keeps them and wraps long lines)."""
+    table = difflib.HtmlDiff().make_table(output_lines(stage, first), output_lines(stage, second),
+                                          f"attempt {a}", f"attempt {b}", context=True, numlines=2)
+    return table.replace("&nbsp;", " ")
 
 
 def case_page(cat: Catalog, snapshot: Path, case_id: str) -> dict[str, Any] | None:

@@ -125,7 +125,8 @@ def open_library(paths: list[str | Path]) -> Library:
                 raise ViewError(f"{given} is not a results folder and holds none (kinds: {kinds})")
             for sub, (kind, title) in found:
                 if all(f.path != sub for f in folders):
-                    label = str(given) if sub == path.resolve() else str(Path(given) / sub.relative_to(path.resolve()))
+                    label = str(given) if sub == path.resolve() else \
+                        f"{path.resolve().name}/{sub.relative_to(path.resolve())}"
                     folders.append(Folder(len(folders), sub, kind, title, label))
     except BaseException:
         snapshots.close()
