@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,9 @@ GATE = """CASE WHEN c.status <> 'discarded' THEN NULL
   WHEN split_part(c.discard_reason, '| ', -1) LIKE '%below theta%'
     THEN 'stage ' || substr(c.discard_reason, 7, 1) || ': θ' || substr(c.discard_reason, 7, 1)
   ELSE 'stage ' || substr(c.discard_reason, 7, 1) || ': type check' END"""
-SORTS = {"case": "c.case_id", "cell": "c.domain, c.task_type, c.case_id", "status": "c.status, c.case_id",
-         "theta1": "t1.pass NULLS FIRST, t1.got NULLS FIRST, c.case_id",
-         "theta2": "t2.pass NULLS FIRST, t2.got NULLS FIRST, c.case_id", "updated": "c.updated_at DESC NULLS LAST, c.case_id"}
+SORTS = {"case": "case_id", "cell": "cell, case_id", "status": "status, case_id",
+         "theta1": "t1_pass NULLS FIRST, t1_got NULLS FIRST, case_id",
+         "theta2": "t2_pass NULLS FIRST, t2_got NULLS FIRST, case_id", "updated": "updated_at DESC NULLS LAST, case_id"}
 
 
 def _need_sql() -> str:
@@ -41,71 +42,87 @@ def _tables(cat: Catalog) -> set[str]:
     return {t for (t,) in cat.execute("SELECT table_name FROM information_schema.tables")}
 
 
-def cases_page(cat: Catalog, filters: dict[str, str], sort: str = "case", page: int = 1) -> dict[str, Any]:
-    """One page of the cases table: ``{rows, total, page, pages, choices}``; each row has
-    ``case_id, split, domain, task_type, status, stage1_attempts, stage2_attempts,
-    discard_reason, gate, regenerated, theta1, theta2, types`` (``thetaN`` =
-    ``{got, top, pass}`` of the build judge's latest verdict of stage N, or ``None``)."""
-    planted = "planned_types" in _tables(cat)
-    where, params = [], []
-    status = filters.get("status")
-    if status == "regenerated":
-        where.append("(c.stage1_attempts > 1 OR c.stage2_attempts > 1)")
-    elif status in STATUSES:
-        where.append("c.status = ?")
-        params.append(status)
-    if filters.get("cell"):
-        domain, _, task = filters["cell"].partition("/")
-        where.append("c.domain = ? AND c.task_type = ?")
-        params += [domain, task]
-    if filters.get("split"):
-        where.append("c.split = ?")
-        params.append(filters["split"])
-    if filters.get("gate"):
-        where.append(f"({GATE}) = ?")
-        params.append(filters["gate"])
-    if filters.get("type") and planted:
-        where.append("list_contains(CAST(p.types_json AS VARCHAR[]), ?)")
-        params.append(filters["type"])
-    join_types = "LEFT JOIN planned_types p ON p.case_id = c.case_id" if planted else ""
-    types_col = "p.types_json" if planted else "NULL"
-    cond = (" WHERE " + " AND ".join(where)) if where else ""
-    order = SORTS.get(sort, SORTS["case"])
-    base = f"""WITH {_need_sql()},
+#: The summary table :func:`prepare` adds to a catalog copy: one row per case.
+SUMMARY = "view_cases"
+
+
+def prepare(cat: Catalog) -> None:
+    """Add :data:`SUMMARY` to a (writable) catalog copy: per case its columns of ``cases``,
+    what stopped it (``gate``), whether it was regenerated, the build judge's latest verdict
+    per stage (``tN_got``/``tN_top``/``tN_pass``: score sum, the maxima's sum, θN met) and its
+    planned types, so that the cases page is one indexed query however many cases there are."""
+    tables = _tables(cat)
+    if "cases" not in tables or "scores" not in tables:
+        return
+    planted = "planned_types" in tables
+    cat.execute(f"""CREATE OR REPLACE TABLE {SUMMARY} AS WITH {_need_sql()},
       judged AS (SELECT s.case_id, s.stage, s.attempt, sum(s.score) AS got, sum(n.top) AS top,
                         bool_and(s.score >= n.need) AS pass
                  FROM scores s JOIN need n ON n.stage = s.stage AND n.dimension = s.dimension
                  WHERE s.judge_role = 'judge' AND s.score IS NOT NULL GROUP BY ALL),
       last AS (SELECT case_id, stage, arg_max(got, attempt) AS got, arg_max(top, attempt) AS top,
                       arg_max(pass, attempt) AS pass FROM judged GROUP BY ALL)
-      SELECT c.case_id, c.split, c.domain, c.task_type, c.status, c.stage1_attempts, c.stage2_attempts,
-             c.discard_reason, c.error, {GATE} AS gate, {types_col} AS types_json,
+      SELECT c.case_id, c.split, c.domain, c.task_type, c.domain || '/' || c.task_type AS cell, c.status,
+             c.stage1_attempts, c.stage2_attempts, c.discard_reason, c.error, c.updated_at, {GATE} AS gate,
+             coalesce(c.stage1_attempts, 0) > 1 OR coalesce(c.stage2_attempts, 0) > 1 AS regenerated,
+             {"CAST(p.types_json AS VARCHAR[])" if planted else "CAST([] AS VARCHAR[])"} AS types,
              t1.got AS t1_got, t1.top AS t1_top, t1.pass AS t1_pass, t2.got AS t2_got, t2.top AS t2_top, t2.pass AS t2_pass
-      FROM cases c {join_types}
+      FROM cases c {"LEFT JOIN planned_types p ON p.case_id = c.case_id" if planted else ""}
       LEFT JOIN last t1 ON t1.case_id = c.case_id AND t1.stage = 1
-      LEFT JOIN last t2 ON t2.case_id = c.case_id AND t2.stage = 2{cond}"""
-    (total,), = cat.execute(f"SELECT count(*) FROM cases c {join_types}{cond}", params)
+      LEFT JOIN last t2 ON t2.case_id = c.case_id AND t2.stage = 2""")
+    cat.execute(f"CREATE INDEX IF NOT EXISTS view_cases_id ON {SUMMARY} (case_id)")
+
+
+def cases_page(cat: Catalog, filters: dict[str, str], sort: str = "case", page: int = 1) -> dict[str, Any]:
+    """One page of the cases table: ``{rows, total, page, pages, choices}``; each row has
+    ``case_id, split, domain, task_type, status, stage1_attempts, stage2_attempts,
+    discard_reason, gate, regenerated, theta1, theta2, types`` (``thetaN`` =
+    ``{got, top, pass}`` of the build judge's latest verdict of stage N, or ``None``).
+    Reads :data:`SUMMARY` (:func:`prepare`)."""
+    where, params = [], []
+    status = filters.get("status")
+    if status == "regenerated":
+        where.append("regenerated")
+    elif status in STATUSES:
+        where.append("status = ?")
+        params.append(status)
+    for name in ("cell", "split", "gate"):
+        if filters.get(name):
+            where.append(f"{name} = ?")
+            params.append(filters[name])
+    if filters.get("type"):
+        where.append("list_contains(types, ?)")
+        params.append(filters["type"])
+    cond = (" WHERE " + " AND ".join(where)) if where else ""
+    order = SORTS.get(sort, SORTS["case"])
+    (total,), = cat.execute(f"SELECT count(*) FROM {SUMMARY}{cond}", params)
     pages = max(1, -(-total // PAGE))
     page = min(max(1, page), pages)
-    rows = cat.query_dicts(f"{base} ORDER BY {order} LIMIT {PAGE} OFFSET {(page - 1) * PAGE}", params)
+    rows = cat.query_dicts(f"SELECT * FROM {SUMMARY}{cond} ORDER BY {order} LIMIT {PAGE} OFFSET {(page - 1) * PAGE}",
+                           params)
     for r in rows:
-        r["types"] = json.loads(r.pop("types_json")) if r.get("types_json") else []
-        r["regenerated"] = (r["stage1_attempts"] or 0) > 1 or (r["stage2_attempts"] or 0) > 1
         for n in (1, 2):
-            got = r.pop(f"t{n}_got")
-            top, passed = r.pop(f"t{n}_top"), r.pop(f"t{n}_pass")
+            got, top, passed = r.pop(f"t{n}_got"), r.pop(f"t{n}_top"), r.pop(f"t{n}_pass")
             r[f"theta{n}"] = None if got is None else {"got": int(got), "top": int(top), "pass": bool(passed)}
-    return {"rows": rows, "total": total, "page": page, "pages": pages, "choices": _choices(cat, planted)}
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "choices": _choices(cat)}
 
 
-def _choices(cat: Catalog, planted: bool) -> dict[str, list[str]]:
-    cells = [f"{d}/{t}" for d, t in cat.execute("SELECT DISTINCT domain, task_type FROM cases ORDER BY 1, 2")]
-    gates = [g for (g,) in cat.execute(f"SELECT DISTINCT {GATE} AS g FROM cases c WHERE c.status = 'discarded' ORDER BY 1")]
-    types: list[str] = []
-    if planted:
-        types = [t for (t,) in cat.execute("SELECT DISTINCT unnest(CAST(types_json AS VARCHAR[])) FROM planned_types ORDER BY 1")]
-    splits = [s for (s,) in cat.execute("SELECT DISTINCT split FROM cases ORDER BY 1")]
-    return {"status": list(STATUSES), "cell": cells, "gate": gates, "type": types, "split": splits}
+_CHOICES: "weakref.WeakKeyDictionary[Catalog, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
+
+
+def _choices(cat: Catalog) -> dict[str, list[str]]:
+    """The values each filter offers (once per catalog copy)."""
+    known = _CHOICES.get(cat)
+    if known is None:
+        def col(sql: str) -> list[str]:
+            return [v for (v,) in cat.execute(sql) if v is not None]
+
+        known = _CHOICES[cat] = {
+            "status": list(STATUSES), "cell": col(f"SELECT DISTINCT cell FROM {SUMMARY} ORDER BY 1"),
+            "gate": col(f"SELECT DISTINCT gate FROM {SUMMARY} ORDER BY 1"),
+            "type": col(f"SELECT DISTINCT unnest(types) FROM {SUMMARY} ORDER BY 1"),
+            "split": col(f"SELECT DISTINCT split FROM {SUMMARY} ORDER BY 1")}
+    return known
 
 
 # -- one case ----------------------------------------------------------------------------

@@ -43,6 +43,13 @@ def _table_sets() -> list:
     return [BUILD_TABLES, EVALUATE_TABLES, BELIEF_TABLES, COLLAB_TABLES, MEETING_TABLES]
 
 
+def _prepare(cat: Catalog) -> None:
+    """What a catalog copy gets before it is read: a build's summary table of its cases."""
+    from ioa_synth.view.read.build import prepare
+
+    prepare(cat)
+
+
 def _import_kinds() -> None:
     """Import every capability so that each folder kind is registered."""
     import ioa_synth.belief  # noqa: F401
@@ -88,7 +95,7 @@ class Library:
 
     def catalog(self, folder: Folder) -> Catalog | None:
         """The latest copy of ``folder``'s catalog, or ``None`` when it has none."""
-        return self.snapshots.catalog(folder.path, _table_sets())
+        return self.snapshots.catalog(folder.path, _table_sets(), _prepare)
 
     def close(self) -> None:
         self.snapshots.close()
@@ -97,7 +104,7 @@ class Library:
 def _detect(path: Path, snapshots: Snapshots) -> tuple[str, str] | None:
     found = detect_folder(path, open_catalog=False)
     if found is None and (path / CATALOG_FILE).is_file():
-        cat = snapshots.catalog(path, _table_sets())
+        cat = snapshots.catalog(path, _table_sets(), _prepare)
         found = detect_folder(path, catalog=cat, open_catalog=False) if cat is not None else None
     return (found.kind, found.title) if found else None
 

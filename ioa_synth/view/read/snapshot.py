@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog, TableSet
 from ioa_synth.runs.journal import JOURNAL_FILE
@@ -60,9 +60,12 @@ class Snapshots:
         self._lock = threading.Lock()
         self._n = 0
 
-    def catalog(self, folder: Path, tables: Sequence[TableSet] = ()) -> Catalog | None:
+    def catalog(self, folder: Path, tables: Sequence[TableSet] = (),
+                prepare: Callable[[Catalog], None] | None = None) -> Catalog | None:
         """The latest copy of ``folder``'s catalog (``None`` when it has none), with ``tables``
-        (the capability's table sets) created or migrated in the copy.
+        (the capability's table sets) created or migrated in the copy, an index on every
+        ``case_id`` column (a unit's rows are then found without a scan) and whatever
+        ``prepare(catalog)`` adds to the copy (e.g. a summary table), run once per copy.
 
         Raises:
             SnapshotError: no consistent copy after :data:`TRIES` tries, or DuckDB refused it.
@@ -75,7 +78,7 @@ class Snapshots:
             known = self._copies.get(folder)
             if known is not None and known.stamp == stamp:
                 return known.catalog
-            copy = self._make(folder, stamp, tables)
+            copy = self._make(folder, stamp, tables, prepare)
             self._copies[folder] = copy
             if known is not None:
                 known.catalog.close()
@@ -87,7 +90,8 @@ class Snapshots:
         known = self._copies.get(Path(folder))
         return known.dir if known else None
 
-    def _make(self, folder: Path, stamp: tuple, tables: Sequence[TableSet]) -> _Copy:
+    def _make(self, folder: Path, stamp: tuple, tables: Sequence[TableSet],
+              prepare: Callable[[Catalog], None] | None) -> _Copy:
         problem = "it kept changing"
         for attempt in range(TRIES):
             self._n += 1
@@ -101,7 +105,10 @@ class Snapshots:
             after = _stamp(folder)
             if after == stamp or attempt == TRIES - 1:
                 try:
-                    Catalog(target, tables=tables).close()  # re-applies the journal's rows, then checkpoints
+                    with Catalog(target, tables=tables) as cat:  # re-applies the journal's rows
+                        _index(cat)
+                        if prepare is not None:
+                            prepare(cat)
                     return _Copy(stamp, target, Catalog(target, read_only=True, tables=tables))
                 except Exception as exc:  # noqa: BLE001 - a torn copy: try again
                     problem = " ".join(str(exc).split())[:200]
@@ -117,3 +124,11 @@ class Snapshots:
                 copy.catalog.close()
             self._copies.clear()
             shutil.rmtree(self._root, ignore_errors=True)
+
+
+def _index(cat: Catalog) -> None:
+    """An index on ``case_id`` of every table that has one (in the copy only)."""
+    for (table,) in cat.execute("SELECT table_name FROM information_schema.columns WHERE column_name = 'case_id' "
+                                "AND table_name IN (SELECT table_name FROM information_schema.tables "
+                                "WHERE table_type = 'BASE TABLE')"):
+        cat.execute(f'CREATE INDEX IF NOT EXISTS "view_{table}_case_id" ON "{table}" (case_id)')
