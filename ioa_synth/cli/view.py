@@ -22,7 +22,10 @@ def view(
     """Serve a read-only web viewer of results folders: cases, judges, regenerations, probes,
     transcripts, calls (prints the URL; Ctrl-C stops). Never writes into a folder; a folder a
     run is writing shows what it added on reload."""
-    from ioa_synth.view.app import make_app
+    try:
+        from ioa_synth.view.app import make_app
+    except ImportError as exc:  # starlette or uvicorn missing
+        fail(f"ioa-synth view needs starlette and uvicorn ({exc}); install them: pip install 'ioa-synth[view]'")
     from ioa_synth.view.read.folders import ViewError, open_library
     from ioa_synth.view.server import LOOPBACK, ServeError, bind, serve, url
 

@@ -50,7 +50,8 @@ def folder_page(pages: "Pages", request: Request) -> HTMLResponse:
     if folder.kind == "evaluate":
         recs = eval_read.records(folder.path, folder.cache)
         filters = _filters(request, ("missed", "type", "domain"))
-        return pages.render("evaluate.html", folder=folder, summary=eval_read.summary(folder.path),
+        abc = {k: sum(getattr(r.metrics, k) for r in recs.values() if r.metrics) for k in "abc"}
+        return pages.render("evaluate.html", folder=folder, summary=eval_read.summary(folder.path), abc=abc,
                             rows=eval_read.case_rows(recs, filters), choices=eval_read.choices(recs), filters=filters,
                             others=[f for f in pages.library.folders if f.kind == "evaluate" and f is not folder])
     if folder.kind == "belief":
