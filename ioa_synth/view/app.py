@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 from ioa_synth.core.templates import template_dir
 from ioa_synth.view import STATIC
 from ioa_synth.view.read.folders import Folder, Library, summary
+from ioa_synth.view.read.snapshot import SnapshotError
 from ioa_synth.view.read.studies import real_names
 
 #: Environment variables whose values never appear on a page.
@@ -105,7 +106,10 @@ def make_app(library: Library) -> Starlette:
         Route("/compare", lambda r: kind_pages.compare_page(pages, r)),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    def unreadable(request: Request, exc: Exception) -> Response:
+        return pages.render("error.html", status=503, message=f"This folder's catalog cannot be read now: {exc}")
+
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found, SnapshotError: unreadable})
 
 
 def curves(pages: Pages, request: Request) -> Response:

@@ -50,7 +50,7 @@ def prepare(cat: Catalog) -> None:
     """Add :data:`SUMMARY` to a (writable) catalog copy: per case its columns of ``cases``,
     what stopped it (``gate``), whether it was regenerated, the build judge's latest verdict
     per stage (``tN_got``/``tN_top``/``tN_pass``: score sum, the maxima's sum, θN met) and its
-    planned types, so that the cases page is one indexed query however many cases there are."""
+    MA types (those of its latest stage-1 reply, else the planned ones), so that the cases page is one indexed query however many cases there are."""
     tables = _tables(cat)
     if "cases" not in tables or "scores" not in tables:
         return
@@ -61,13 +61,18 @@ def prepare(cat: Catalog) -> None:
                  FROM scores s JOIN need n ON n.stage = s.stage AND n.dimension = s.dimension
                  WHERE s.judge_role = 'judge' AND s.score IS NOT NULL GROUP BY ALL),
       last AS (SELECT case_id, stage, arg_max(got, attempt) AS got, arg_max(top, attempt) AS top,
-                      arg_max(pass, attempt) AS pass FROM judged GROUP BY ALL)
+                      arg_max(pass, attempt) AS pass FROM judged GROUP BY ALL),
+      reply AS (SELECT case_id, arg_max(response_text, attempt) AS text FROM llm_calls
+                WHERE role = 'generator' AND stage = 1 AND error IS NULL GROUP BY ALL),
+      gen AS (SELECT case_id, TRY(json_extract_string(text, '$.misalignment_points[*].type')) AS types FROM reply)
       SELECT c.case_id, c.split, c.domain, c.task_type, c.domain || '/' || c.task_type AS cell, c.status,
              c.stage1_attempts, c.stage2_attempts, c.discard_reason, c.error, c.updated_at, {GATE} AS gate,
              coalesce(c.stage1_attempts, 0) > 1 OR coalesce(c.stage2_attempts, 0) > 1 AS regenerated,
-             {"CAST(p.types_json AS VARCHAR[])" if planted else "CAST([] AS VARCHAR[])"} AS types,
+             CASE WHEN len(g.types) > 0 THEN list_filter(g.types, lambda t: t IS NOT NULL)
+                  ELSE {"CAST(p.types_json AS VARCHAR[])" if planted else "CAST([] AS VARCHAR[])"} END AS types,
              t1.got AS t1_got, t1.top AS t1_top, t1.pass AS t1_pass, t2.got AS t2_got, t2.top AS t2_top, t2.pass AS t2_pass
       FROM cases c {"LEFT JOIN planned_types p ON p.case_id = c.case_id" if planted else ""}
+      LEFT JOIN gen g ON g.case_id = c.case_id
       LEFT JOIN last t1 ON t1.case_id = c.case_id AND t1.stage = 1
       LEFT JOIN last t2 ON t2.case_id = c.case_id AND t2.stage = 2""")
     cat.execute(f"CREATE INDEX IF NOT EXISTS view_cases_id ON {SUMMARY} (case_id)")
@@ -191,6 +196,7 @@ def case_page(cat: Catalog, snapshot: Path, case_id: str) -> dict[str, Any] | No
             return None
         return {"view": {**rows[0], "stage1": None, "stage2": None}, "stages": {}, "diffs": {}, "cues": {}}
     stages: dict[int, list[dict[str, Any]]] = {}
+    views: dict[int, dict[str, Any]] = {}  # attempt -> case_view(attempt=...): one per attempt number
     for n in (1, 2):
         latest = view[f"stage{n}"]
         if latest is None:
@@ -198,7 +204,9 @@ def case_page(cat: Catalog, snapshot: Path, case_id: str) -> dict[str, Any] | No
         attempts = latest["attempts"] or [latest["attempt"]]
         stages[n] = []
         for a in attempts:
-            shown = latest if a == latest["attempt"] else case_view(snapshot, case_id, attempt=a)[f"stage{n}"]
+            if a != latest["attempt"] and a not in views:
+                views[a] = case_view(snapshot, case_id, attempt=a)
+            shown = latest if a == latest["attempt"] else views[a][f"stage{n}"]
             for v in shown["verdicts"]:
                 v["rows"] = rubric_rows(n, v) if v["scores"] else []
             stages[n].append({**shown, "feedback": _feedback(cat, case_id, n, a) if a > 1 else None})

@@ -20,7 +20,7 @@ from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import detect_folder, registered
 from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 from ioa_synth.runs.spend import spend_report
-from ioa_synth.view.read.snapshot import Snapshots
+from ioa_synth.view.read.snapshot import SnapshotError, Snapshots
 
 #: Kinds with pages of their own; any other registered kind gets its index row and calls page.
 PAGED = ("build", "evaluate", "belief", "collab", "meeting")
@@ -104,7 +104,10 @@ class Library:
 def _detect(path: Path, snapshots: Snapshots) -> tuple[str, str] | None:
     found = detect_folder(path, open_catalog=False)
     if found is None and (path / CATALOG_FILE).is_file():
-        cat = snapshots.catalog(path, _table_sets(), _prepare)
+        try:
+            cat = snapshots.catalog(path, _table_sets(), _prepare)
+        except SnapshotError as exc:
+            raise ViewError(str(exc)) from None
         found = detect_folder(path, catalog=cat, open_catalog=False) if cat is not None else None
     return (found.kind, found.title) if found else None
 

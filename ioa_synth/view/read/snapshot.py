@@ -105,11 +105,7 @@ class Snapshots:
             after = _stamp(folder)
             if after == stamp or attempt == TRIES - 1:
                 try:
-                    with Catalog(target, tables=tables) as cat:  # re-applies the journal's rows
-                        _index(cat)
-                        if prepare is not None:
-                            prepare(cat)
-                    return _Copy(stamp, target, Catalog(target, read_only=True, tables=tables))
+                    return _Copy(stamp, target, _open(target, tables, prepare))
                 except Exception as exc:  # noqa: BLE001 - a torn copy: try again
                     problem = " ".join(str(exc).split())[:200]
             shutil.rmtree(target, ignore_errors=True)
@@ -124,6 +120,28 @@ class Snapshots:
                 copy.catalog.close()
             self._copies.clear()
             shutil.rmtree(self._root, ignore_errors=True)
+
+
+def _open(target: Path, tables: Sequence[TableSet], prepare: Callable[[Catalog], None] | None) -> Catalog:
+    """Open the copy in ``target``: once writable (re-applying the journal's rows, indexing,
+    ``prepare``), then read-only. A journal whose rows do not re-apply (one the run committed
+    meanwhile, into a keyed table) is dropped: the copy then shows what the run has committed,
+    at most a commit window (seconds) behind."""
+    try:
+        _ready(target, tables, prepare)
+    except Exception:  # noqa: BLE001 - retried without the journal; a second failure is raised
+        if not (target / JOURNAL_FILE).exists():
+            raise
+        (target / JOURNAL_FILE).unlink()
+        _ready(target, tables, prepare)
+    return Catalog(target, read_only=True, tables=tables)
+
+
+def _ready(target: Path, tables: Sequence[TableSet], prepare: Callable[[Catalog], None] | None) -> None:
+    with Catalog(target, tables=tables) as cat:  # re-applies the journal's rows
+        _index(cat)
+        if prepare is not None:
+            prepare(cat)
 
 
 def _index(cat: Catalog) -> None:
