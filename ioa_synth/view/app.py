@@ -115,6 +115,6 @@ def make_app(library: Library) -> Starlette:
 def curves(pages: Pages, request: Request) -> Response:
     folder = pages.folder(request)
     path = folder.path / "curves.png"
-    if folder.kind != "belief" or not path.is_file():
+    if folder.kind != "belief" or not path.is_file() or not path.resolve().is_relative_to(folder.path.resolve()):
         raise HTTPException(404)
     return FileResponse(path, media_type="image/png")

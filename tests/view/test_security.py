@@ -63,7 +63,7 @@ def test_no_file_is_served_by_its_path(served, ids, folders):
                  f"/f/{b}/case/../../../../etc/passwd", "/static/../app.py", "/static/%2e%2e/app.py",
                  "/static/..%2Fapp.py", f"/f/{m}/task/..%2Fprivate%2Fnames", f"/f/{m}/conversation/..%2Fsession",
                  f"/f/{ids['belief']}/conversation/..%2F..%2Fmeeting%2Fprivate%2Fnames", "/f/99/", "/private/names.json",
-                 f"/f/{m}/curves.png"):
+                 f"/f/{m}/curves.png", f"/f/{m}/calls"):
         res = httpx.get(served + path)
         assert res.status_code == 404, path
         assert "Maria" not in res.text and "token" not in res.text.lower(), path

@@ -14,22 +14,39 @@ from ioa_synth.view.read.folders import read_json_file
 
 
 def records(folder: Path, cache: dict[str, Any]) -> dict[str, EvalRecord]:
-    """Case id -> record, for every readable ``records/**/*.json`` (parsed once per file
-    version: ``cache`` keeps them by path, size and mtime)."""
+    """Case id -> record without its ``calls`` (the bulk of a record: every request's
+    messages), for every readable ``records/**/*.json``; each file is parsed once per
+    version (``cache`` keeps them by path, size and mtime). :func:`full_record` reads one
+    with its calls."""
     out: dict[str, EvalRecord] = {}
     seen = cache.setdefault("records", {})
+    paths = cache.setdefault("paths", {})
     for path in sorted((folder / "records").glob("**/*.json")):
         st = path.stat()
         key = (str(path), st.st_size, st.st_mtime_ns)
         if key not in seen:
-            data = read_json_file(path)
-            try:
-                seen[key] = EvalRecord.model_validate(data) if data is not None else None
-            except ValidationError:
-                seen[key] = None
+            record = _read(path)
+            seen[key] = record.model_copy(update={"calls": []}) if record is not None else None
         if seen[key] is not None:
             out[seen[key].case_id] = seen[key]
+            paths[seen[key].case_id] = path
     return out
+
+
+def full_record(folder: Path, cache: dict[str, Any], case_id: str) -> EvalRecord | None:
+    """The record of ``case_id`` with its calls, or ``None``."""
+    if case_id not in cache.get("paths", {}):
+        records(folder, cache)
+    path = cache.get("paths", {}).get(case_id)
+    return _read(path) if path is not None else None
+
+
+def _read(path: Path) -> EvalRecord | None:
+    data = read_json_file(path)
+    try:
+        return EvalRecord.model_validate(data) if data is not None else None
+    except ValidationError:
+        return None
 
 
 def summary(folder: Path) -> dict[str, Any] | None:
