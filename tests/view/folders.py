@@ -6,15 +6,15 @@ probed meeting session. ``make_all(root)`` makes them all under ``root``."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import pytest
 from typer.testing import CliRunner
 
-from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer, chat_reply, request_kind
+from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer, chat_reply
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
@@ -60,17 +60,10 @@ class XssResponder(ProtocolResponder):
 @contextmanager
 def scripted(responder, env: str = "OPENAI", models: list[str] | None = None) -> Iterator[ScriptedServer]:
     """A scripted server with ``<env>_BASE_URL``/``<env>_API_KEY`` pointed at it meanwhile."""
-    saved = {k: os.environ.get(k) for k in (f"{env}_BASE_URL", f"{env}_API_KEY")}
-    with ScriptedServer(responder, models=models) as server:
-        os.environ[f"{env}_BASE_URL"], os.environ[f"{env}_API_KEY"] = server.base_url, KEY
-        try:
-            yield server
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    with ScriptedServer(responder, models=models) as server, pytest.MonkeyPatch.context() as mp:
+        mp.setenv(f"{env}_BASE_URL", server.base_url)
+        mp.setenv(f"{env}_API_KEY", KEY)
+        yield server
 
 
 def cli(*args: Any) -> None:

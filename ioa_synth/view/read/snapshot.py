@@ -57,6 +57,7 @@ class Snapshots:
     def __init__(self) -> None:
         self._root = Path(tempfile.mkdtemp(prefix="ioa-synth-view-"))
         self._copies: dict[Path, _Copy] = {}
+        self._retired: dict[Path, _Copy] = {}
         self._lock = threading.Lock()
         self._n = 0
 
@@ -80,9 +81,12 @@ class Snapshots:
                 return known.catalog
             copy = self._make(folder, stamp, tables, prepare)
             self._copies[folder] = copy
-            if known is not None:
-                known.catalog.close()
-                shutil.rmtree(known.dir, ignore_errors=True)
+            if known is not None:  # closed one copy later: a request still reading it finishes
+                old = self._retired.pop(folder, None)
+                if old is not None:
+                    old.catalog.close()
+                    shutil.rmtree(old.dir, ignore_errors=True)
+                self._retired[folder] = known
             return copy.catalog
 
     def snapshot_dir(self, folder: Path) -> Path | None:
@@ -116,9 +120,10 @@ class Snapshots:
     def close(self) -> None:
         """Close every copy and remove the temporary folder."""
         with self._lock:
-            for copy in self._copies.values():
+            for copy in (*self._copies.values(), *self._retired.values()):
                 copy.catalog.close()
             self._copies.clear()
+            self._retired.clear()
             shutil.rmtree(self._root, ignore_errors=True)
 
 
