@@ -64,7 +64,7 @@ def folder_page(pages: "Pages", request: Request) -> HTMLResponse:
     if folder.kind == "meeting":
         return pages.render("meeting.html", folder=folder, m=studies.meeting(folder.path))
     return pages.render("other.html", folder=folder, manifest=folder.manifest(),
-                        has_catalog=pages.catalog(folder) is not None)
+                        has_catalog=pages.catalog(folder) is not None, **studies.other(folder.path, folder.kind))
 
 
 def calls_page(pages: "Pages", request: Request) -> HTMLResponse:

@@ -153,12 +153,21 @@ def make_meeting(root: Path) -> Path:
     return out
 
 
+def make_imported(root: Path) -> tuple[Path, Path]:
+    """The shipped IoA-Suite sample brought in by ``build import``, and its ``export``."""
+    samples = TESTS.parent / "samples" / "evaluate" / "test"
+    cli("build", "import", samples, "--split", "test", "--out", root / "imported")
+    cli("export", "--out", root / "imported", "--to", root / "exported")
+    return root / "imported", root / "exported"
+
+
 def make_all(root: Path) -> dict[str, Path]:
     root.mkdir(parents=True, exist_ok=True)
     build = make_build(root)
     return {"build": build, "evaluate": make_evaluate(root, build, "eval-a", STUDY_A),
             "evaluate_b": make_evaluate(root, build, "eval-b", STUDY_B), "belief": make_belief(root),
-            "collab": make_collab(root), "meeting": make_meeting(root)}
+            "collab": make_collab(root), "meeting": make_meeting(root),
+            **dict(zip(("imported", "exported"), make_imported(root)))}
 
 
 if __name__ == "__main__":  # python tests/view/folders.py ROOT

@@ -54,7 +54,7 @@ def shot(page, shots: Path, name: str, full: bool = False) -> None:
 
 def test_index_build_case_regeneration_diff(page, served, shots):
     page.goto(served + "/")
-    assert page.locator("table.grid tbody tr").count() == 6
+    assert page.locator("table.grid tbody tr").count() == 8
     shot(page, shots, "index")
     page.click("text=build")
     rows = page.locator("table.cases tbody tr")

@@ -47,6 +47,9 @@ def test_every_page_answers_escaped_and_without_secrets(served, ids):
         assert re.findall(r"<script[^>]*>", html) in ([], ['<script src="/static/view.js" defer>']), path
     case = pages[f"/f/{ids['build']}/case/test/ml_research/planning_000"].text
     assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in case and "Authorization: Bearer" in case
+    imported = pages[f"/f/{ids['imported']}/case/test/software_engineering/troubleshooting_001"].text
+    assert "no judge of this build scored it" in imported and "Priya" in imported
+    assert "data/test.jsonl" in pages[f"/f/{ids['exported']}/"].text
     meeting = [res.text for path, res in pages.items() if path.startswith(f"/f/{ids['meeting']}/")]
     assert meeting
     for html in meeting:

@@ -102,3 +102,21 @@ def meeting(folder: Path) -> dict[str, Any]:
     sets = (read_json_file(folder / "sets.json") or {}).get("sets", {})
     turns = [{**t, "who": who.get(t.get("speaker"), t.get("speaker"))} for t in session.get("turns", [])]
     return {"participants": who, "turns": turns, "sets": sets, "answers": answers, "labels": labels}
+
+
+# -- other kinds (an export's dataset folder, a reward catalog) ---------------------------------
+
+def other(folder: Path, kind: str) -> dict[str, Any]:
+    """``{files, card}``: an export's data files (name, bytes, JSONL lines) and its dataset
+    card (``README.md``) as text; nothing for other kinds."""
+    if kind != "export":
+        return {"files": [], "card": None}
+    files = []
+    for path in _files(folder, "data/**/*"):
+        lines = None
+        if path.suffix == ".jsonl":
+            with path.open("rb") as f:
+                lines = sum(1 for _ in f)
+        files.append({"name": str(path.relative_to(folder)), "size": path.stat().st_size, "lines": lines})
+    card = folder / "README.md"
+    return {"files": files, "card": card.read_text(encoding="utf-8", errors="replace") if card.is_file() else None}
