@@ -31,8 +31,12 @@ from ioa_synth.view.read.studies import real_names
 
 #: Environment variables whose values never appear on a page.
 SECRET_VARS = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$")
-#: An Authorization header's value, wherever it might appear in a stored text.
-BEARER = re.compile(r"(?i)\b(authorization[\"']?\s*[:=]\s*[\"']?)?(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}")
+#: An Authorization header's value, a bearer token or an API key of the common ``sk-...`` form,
+#: wherever one might appear in a stored text (a token: 12+ characters with a digit, so that
+#: "the bearer shares" stays).
+TOKENS = (re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic)\s+)?[^\s\"'<&]+"),
+          re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"),
+          re.compile(r"()\bsk-[A-Za-z0-9_-]{16,}"))
 
 
 def _env() -> jinja2.Environment:
@@ -53,7 +57,8 @@ def scrub(html: str, names: list[str] = ()) -> str:
     """``html`` without any key value, Authorization value or (meeting pages) real name."""
     for value in secrets():
         html = html.replace(value, "[redacted]")
-    html = BEARER.sub("[redacted]", html)
+    for pattern in TOKENS:
+        html = pattern.sub(r"\1[redacted]", html)
     for name in names:
         html = re.sub(rf"\b{re.escape(name)}\b", "[name withheld]", html)
     return html

@@ -46,7 +46,7 @@ def test_every_page_answers_escaped_and_without_secrets(served, ids):
         assert "<script>window" not in html and "<img src=x" not in html, path
         assert re.findall(r"<script[^>]*>", html) in ([], ['<script src="/static/view.js" defer>']), path
     case = pages[f"/f/{ids['build']}/case/test/ml_research/planning_000"].text
-    assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in case and "Authorization: Bearer" in case
+    assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in case and "Authorization: [redacted]" in case
     imported = pages[f"/f/{ids['imported']}/case/test/software_engineering/troubleshooting_001"].text
     assert "no judge of this build scored it" in imported and "Priya" in imported
     assert "data/test.jsonl" in pages[f"/f/{ids['exported']}/"].text
@@ -82,7 +82,9 @@ def test_the_xss_dialogue_is_text_in_the_diff_and_the_dialogue(served, ids):
 def test_a_key_from_the_environment_never_reaches_a_page(monkeypatch):
     from ioa_synth.view.app import scrub
 
-    monkeypatch.setenv("JUDGE_API_KEY", "sk-judge-0123456789abcdef")
-    html = scrub("<p>the key sk-judge-0123456789abcdef and Authorization: Bearer abcdef123456 and bearer xyz98765</p>")
-    assert "sk-judge" not in html and "abcdef123456" not in html and "xyz98765" not in html
-    assert html.count("[redacted]") == 3
+    monkeypatch.setenv("JUDGE_API_KEY", "judge-key-0123456789abcdef")
+    html = scrub("<p>the key judge-key-0123456789abcdef; Authorization: Bearer abc123; "
+                 "bearer eyJhbGciOi.J9x2kq; sk-proj-abcdefghijklmnop1234; the bearer shares, a basic plan</p>")
+    assert "judge-key" not in html and "abc123" not in html and "eyJhbGciOi" not in html and "sk-proj" not in html
+    assert html.count("[redacted]") == 4 and "Authorization: [redacted]" in html
+    assert "the bearer shares, a basic plan" in html
