@@ -51,8 +51,14 @@ def folder_page(pages: "Pages", request: Request) -> HTMLResponse:
         recs = eval_read.records(folder.path, folder.cache)
         filters = _filters(request, ("missed", "type", "domain"))
         abc = {k: sum(getattr(r.metrics, k) for r in recs.values() if r.metrics) for k in "abc"}
+        rows = eval_read.case_rows(recs, filters)
+        pages_n = max(1, -(-len(rows) // eval_read.PAGE))
+        page = min(_page(request), pages_n)
+        data = {"page": page, "pages": pages_n, "total": len(rows),
+                "rows": rows[(page - 1) * eval_read.PAGE: page * eval_read.PAGE]}
         return pages.render("evaluate.html", folder=folder, summary=eval_read.summary(folder.path), abc=abc,
-                            rows=eval_read.case_rows(recs, filters), choices=eval_read.choices(recs), filters=filters,
+                            data=data, choices=eval_read.choices(recs), filters=filters,
+                            query=lambda **c: _query(filters, **c),
                             others=[f for f in pages.library.folders if f.kind == "evaluate" and f is not folder])
     if folder.kind == "belief":
         return pages.render("belief.html", folder=folder, conversations=studies.belief_list(folder.path),

@@ -12,6 +12,9 @@ from pydantic import ValidationError
 from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.view.read.folders import read_json_file
 
+#: Cases per page of the cases table.
+PAGE = 50
+
 
 def records(folder: Path, cache: dict[str, Any]) -> dict[str, EvalRecord]:
     """Case id -> record without its ``calls`` (the bulk of a record: every request's
