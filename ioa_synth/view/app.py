@@ -11,6 +11,7 @@ No other path is served: no file of a folder is reachable by its path.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Any
@@ -114,7 +115,13 @@ def make_app(library: Library) -> Starlette:
     def unreadable(request: Request, exc: Exception) -> Response:
         return pages.render("error.html", status=503, message=f"This folder's catalog cannot be read now: {exc}")
 
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found, SnapshotError: unreadable})
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        yield
+        library.close()  # on Ctrl-C or SIGTERM, before uvicorn re-raises the signal: the copies are removed
+
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={404: not_found, 405: not_found, SnapshotError: unreadable})
 
 
 def curves(pages: Pages, request: Request) -> Response:

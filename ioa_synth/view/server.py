@@ -51,6 +51,6 @@ def serve(app, sock: socket.socket) -> None:
     """Serve ``app`` on ``sock`` until Ctrl-C (uvicorn's own signal handling stops it)."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                            timeout_graceful_shutdown=3))  # a browser's open connections: 3 s at most
     server.run(sockets=[sock])

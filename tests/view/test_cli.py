@@ -58,10 +58,14 @@ def test_port_in_use_host_warning_ctrl_c_and_nothing_written(folders):
     assert _tree(root) == before  # nothing written into any folder
 
 
-def test_loopback_by_default(folders):
-    proc, url = start_view(folders["belief"])
+def test_loopback_by_default_and_sigterm_removes_the_copies(folders):
+    copies = set(Path(tempfile.gettempdir()).glob("ioa-synth-view-*"))
+    proc, url = start_view(folders["build"])
     try:
         assert url.startswith("http://127.0.0.1:")
+        assert httpx.get(url + "/f/0/").status_code == 200
+        assert len(set(Path(tempfile.gettempdir()).glob("ioa-synth-view-*")) - copies) == 1
     finally:
-        stop(proc)
+        stop(proc)  # SIGTERM
     assert "warning" not in proc.stderr.read()
+    assert set(Path(tempfile.gettempdir()).glob("ioa-synth-view-*")) == copies
