@@ -25,16 +25,15 @@ the means measured here per stage and role, else the request's ``max_tokens``.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ioa_synth.build.planted import split_plans
 from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
-from ioa_synth.protocol.plan import CasePlan, points_for
-from ioa_synth.protocol.planting import load_type_mix, plant_types
+from ioa_synth.protocol.plan import CasePlan
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.runs.catalog import Catalog
@@ -65,6 +64,8 @@ class BuildPlan:
     split: str
     type_mix: str | None = None
     given_rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the split's whole seed list before ``--limit``, what types are planted over (default: ``seeds``)
+    split_seeds: list[SeedTuple] | None = None
 
 
 def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
@@ -129,12 +130,10 @@ def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
         todo.append(case)
         if case.planned_types is None:
             new.append(case)
-    if new:  # planted as build will plant them (after the split's stored plans), nothing written
-        start = Counter(t for ts in types.values() for t in ts)
-        planted = plant_types([(c.seed.seed_id, points_for(c.seed.seed_id)) for c in new],
-                              load_type_mix(plan.type_mix), start)
+    if new:  # planted as build will plant them (over the split's whole seed list), nothing written
+        planned = split_plans([*(plan.split_seeds or []), *plan.seeds], plan.type_mix)
         for c in new:
-            c.planned_types = planted[c.seed.seed_id]
+            c.planned_types = planned[c.seed.seed_id]
     return todo, finished
 
 
@@ -260,14 +259,15 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
 
 
 def estimate_of_plans(plans: dict, plan_args: dict[str, Any], catalog: Catalog, config: ToolkitConfig,
-                      local_model: str | None, type_mix: str | None, batch: bool) -> dict[str, Any] | None:
+                      local_model: str | None, type_mix: str | None, batch: bool,
+                      split_seeds: list[SeedTuple] | None = None) -> dict[str, Any] | None:
     """The estimate of a build about to run over ``plans`` (cells of
     :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``; ``None`` when
     it cannot be made (a tokenizer that cannot be read...): a build never fails for it."""
     seeds = [s for p in plans.values() for s in p.primary]
     reserve = sum(len(p.reserve) for p in plans.values())
     try:
-        return estimate_build(BuildPlan(seeds, reserve, plan_args["split"], type_mix), catalog.out_dir, config,
-                              local_model, batch=batch, catalog=catalog)
+        return estimate_build(BuildPlan(seeds, reserve, plan_args["split"], type_mix, split_seeds=split_seeds),
+                              catalog.out_dir, config, local_model, batch=batch, catalog=catalog)
     except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
         return None

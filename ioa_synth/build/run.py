@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +29,7 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
-from ioa_synth.build.planted import plant_split
+from ioa_synth.build.planted import plant_split, split_plans
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
@@ -63,10 +64,13 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
               local_model: str | None = None, console: Console | None = None, args: dict | None = None,
               type_mix: str | None = None, dedup: float | None = None,
               on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
-              estimate: tuple[dict, Callable[[Catalog], dict | None]] | None = None) -> dict:
+              estimate: tuple[dict, Callable[[Catalog], dict | None]] | None = None,
+              split_seeds: list[SeedTuple] | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
-    New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
+    New cases get planted types under ``type_mix``, planned over ``split_seeds``, the split's
+    whole seed list before ``--limit`` (default: the tuples of ``plans``), so that a build cut
+    into runs plans what one full build plans (:mod:`ioa_synth.build.planted`); with
     ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
     ``on_start()`` is called once the catalog is open (not in use by another run), before
     any endpoint is opened. With ``batch`` the calls go out in waves of batches
@@ -88,8 +92,8 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args,
                       describe=build_setup_description, check=check_build_setup) as run:
             record_run_estimate(catalog, run.run_id, "build", estimate)
-            run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
-                                      type_mix=type_mix, dedup=dedup, batch=batch).run()
+            run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console, type_mix=type_mix,
+                                      dedup=dedup, batch=batch, split_seeds=split_seeds).run()
         return run.summary
     finally:
         catalog.close()
@@ -98,20 +102,24 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
                  run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
-                 batch: BatchMode | None = None) -> None:
+                 batch: BatchMode | None = None, split_seeds: list[SeedTuple] | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
         self.type_mix, self.batch = type_mix, batch
+        # every tuple this run may build is in the planted list (after split_seeds when missing from it);
+        # planted when a case is new (a finished split's resume plants nothing)
+        in_plans = [s for p in plans.values() for s in (*p.primary, *p.reserve)]
+        self.planned = cache(lambda: split_plans([*(split_seeds or []), *in_plans], type_mix))
         self._started: set[str] = set()  # cases counted in _in_flight (a parked case stays counted)
         if dedup is not None:
             self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
         cases = register_cases(self.catalog, self.out_dir, self.split, seeds)
-        plant_split(self.catalog, self.split, cases, self.type_mix)
+        plant_split(self.catalog, self.split, cases, self.type_mix, self.planned)
         return cases
 
     def run(self) -> dict:

@@ -113,12 +113,13 @@ def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | N
     from ioa_synth.cli.build import build_inputs
 
     p = params
-    cfg, plans, mode, _, _ = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"],
-                                          p["workers"], p["batch"], p["batch_dir"])
-    seeds = [s for plan in plans.values() for s in plan.primary]
-    reserve = sum(len(plan.reserve) for plan in plans.values())
-    plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates)
-    return estimate_build(plan, p["out"], cfg, p["local_model"], prices, tokenizer, batch=mode is not None)
+    inputs = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"], p["workers"],
+                          p["batch"], p["batch_dir"])
+    seeds = [s for plan in inputs.plans.values() for s in plan.primary]
+    reserve = sum(len(plan.reserve) for plan in inputs.plans.values())
+    plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates, inputs.split_seeds)
+    return estimate_build(plan, p["out"], inputs.config, p["local_model"], prices, tokenizer,
+                          batch=inputs.batch is not None)
 
 
 def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
