@@ -9,7 +9,7 @@ generation that passed the content rules and gates (share ``judged``); stage 2 o
 stage 1 passed (``after_regeneration``). Each call is sent again ``retries`` times on
 average (unusable replies, failed sends). The rates are the build directory's own
 (:func:`ioa_synth.build.passrates.pass_rates`), else :data:`DEFAULT_RATES`, unless given
-(``--pass-rates FILE``, the same keys per stage).
+(``--pass-rates FILE``, the same keys per stage, :mod:`ioa_synth.build.assumed_rates`).
 
 Tokens. The stage-1 generator prompt of every case is rendered and counted (of at most
 :data:`~ioa_synth.runs.spend.COUNTED_CASES` cases evenly spread over the plan: the mean of a
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ioa_synth.build.assumed_rates import check_coherent
 from ioa_synth.build.planted import split_plans
 from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
 from ioa_synth.llm.config import ToolkitConfig
@@ -139,7 +140,12 @@ def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
 
 def _rates(catalog: Catalog | None, split: str, measured: Measured, given: dict[str, dict[str, float]]
            ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
-    """Rates per stage and where each comes from (``given``, ``measured``, ``default``)."""
+    """Rates per stage and where each comes from (``given``, ``measured``, ``default``).
+
+    Raises:
+        PassRatesError: ``given`` with the rates filling its gaps puts a stage's
+            ``after_regeneration`` below its ``first_attempt``.
+    """
     found: dict[str, Any] = {}
     if catalog is not None:
         from ioa_synth.build.passrates import pass_rates
@@ -162,6 +168,8 @@ def _rates(catalog: Catalog | None, split: str, measured: Measured, given: dict[
                     break
             else:
                 rates[stage][key], source[stage][key] = default, "default"
+    if given:  # the defaults or measured rates filling a file's gaps must fit what it gives
+        check_coherent(rates, source)
     return rates, source
 
 

@@ -42,6 +42,7 @@ def estimate(
 
     Exit status: 0, or 2 for bad input.
     """
+    from ioa_synth.build.assumed_rates import PassRatesError, load_pass_rates
     from ioa_synth.cli.common import check_choice
     from ioa_synth.llm.config import ConfigError
     from ioa_synth.llm.prices import PricesError, load_prices
@@ -50,8 +51,8 @@ def estimate(
     check_choice("the command", command, ESTIMATED)
     try:
         price_table = load_prices(prices) if prices is not None else {}
-        rates = _load_rates(pass_rates) if pass_rates is not None else {}
-    except PricesError as exc:
+        rates = load_pass_rates(pass_rates) if pass_rates is not None else {}
+    except (PricesError, PassRatesError) as exc:
         fail(str(exc))
     # The command's own parser, as a command of the root: a usage error reads as the
     # command's own (the root prints it, with the hint 'ioa-synth build --help').
@@ -89,21 +90,6 @@ def _note_unused_prices(price_table: dict, est: dict[str, Any]) -> None:
                    f"{'names' if len(unused) == 1 else 'name'} no component or model of this run "
                    f"(components: {', '.join(est['components'])}; models: {', '.join(sorted(m for m in models if m))})",
                    err=True)
-
-
-def _load_rates(path: Path) -> dict[str, dict[str, float]]:
-    """``--pass-rates``: ``{"stage1"|"stage2": {first_attempt|after_regeneration|judged: rate}}``."""
-    from ioa_synth.core.jsonl import read_json
-    from ioa_synth.llm.prices import PricesError
-
-    data = read_json(path, PricesError)
-    keys = ("first_attempt", "after_regeneration", "judged")
-    if not isinstance(data, dict) or not set(data) <= {"stage1", "stage2"} or not all(
-            isinstance(v, dict) and set(v) <= set(keys) and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in v.values())
-            for v in data.values()):
-        raise PricesError(f"{path}: give {{\"stage1\"|\"stage2\": {{{'|'.join(keys)}: a rate from 0 to 1}}}}")
-    return data
 
 
 def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | None) -> dict[str, Any]:
