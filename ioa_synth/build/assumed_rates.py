@@ -15,13 +15,22 @@ measures them (:mod:`ioa_synth.build.passrates`):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ioa_synth.core.jsonl import read_json
+from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.spend import Measured
 
 KEYS = ("first_attempt", "after_regeneration", "judged")
+
+#: Stated pass rates of a build directory that has measured none: per stage, the share of
+#: first attempts passing, of stages passing after the regeneration, of generations judged.
+DEFAULT_RATES: dict[str, dict[str, float]] = {
+    "stage1": {"first_attempt": 0.7, "after_regeneration": 0.9, "judged": 1.0},
+    "stage2": {"first_attempt": 0.8, "after_regeneration": 0.95, "judged": 1.0},
+}
 
 
 class PassRatesError(ValueError):
@@ -65,6 +74,44 @@ def load_pass_rates(path: Path) -> dict[str, dict[str, float]]:
     return rates
 
 
+def assumed_rates(catalog: Catalog | None, split: str, measured: Measured, given: dict[str, dict[str, float]]
+                  ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
+    """The rates an estimate of ``split`` assumes per stage, and where each comes from:
+    ``given`` (a ``--pass-rates`` file), else ``measured`` (the build directory's θ pass
+    rates, :func:`ioa_synth.build.passrates.pass_rates`, and its share of generations judged
+    from ``measured``), else ``default`` (:data:`DEFAULT_RATES`).
+
+    Raises:
+        PassRatesError: ``given`` with the rates filling its gaps puts a stage's
+            ``after_regeneration`` below its ``first_attempt``.
+    """
+    found: dict[str, Any] = {}
+    if catalog is not None and measured.calls:  # (polars loads only when there is something to read)
+        from ioa_synth.build.passrates import pass_rates
+
+        found = pass_rates(catalog).get(split, {})
+    rates: dict[str, dict[str, float]] = {}
+    source: dict[str, dict[str, str]] = {}
+    for stage in ("stage1", "stage2"):
+        s = int(stage[-1])
+        gens, judges = measured.calls.get((s, "generator")), measured.calls.get((s, "judge"))
+        seen = {k: v for k, v in (found.get(stage) or {}).items() if k in ("first_attempt", "after_regeneration")
+                and v is not None}
+        if gens and judges is not None:
+            seen["judged"] = min(1.0, judges / gens)
+        rates[stage], source[stage] = {}, {}
+        for key, default in DEFAULT_RATES[stage].items():
+            for origin, table in (("given", given.get(stage) or {}), ("measured", seen)):
+                if key in table:
+                    rates[stage][key], source[stage][key] = float(table[key]), origin
+                    break
+            else:
+                rates[stage][key], source[stage][key] = default, "default"
+    if given:  # the defaults or measured rates filling a file's gaps must fit what it gives
+        check_coherent(rates, source)
+    return rates, source
+
+
 def check_coherent(rates: dict[str, dict[str, float]], source: dict[str, dict[str, str]],
                    path: Path | str = "--pass-rates") -> None:
     """Refuse ``rates`` (``{stage: {key: rate}}``, ``source`` saying where each comes from:
@@ -91,4 +138,5 @@ def check_coherent(rates: dict[str, dict[str, float]], source: dict[str, dict[st
                else f"; give both for {stage}"))
 
 
-__all__ = ["GivenRates", "KEYS", "PassRatesError", "StageRates", "check_coherent", "load_pass_rates"]
+__all__ = ["DEFAULT_RATES", "GivenRates", "KEYS", "PassRatesError", "StageRates", "assumed_rates", "check_coherent",
+           "load_pass_rates"]

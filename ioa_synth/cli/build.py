@@ -64,9 +64,9 @@ def build(
     plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
 
     def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
-        from ioa_synth.build.estimate import estimate_of_plans
+        from ioa_synth.build.estimate import prepared_estimate
 
-        return estimate_of_plans(plans, plan, catalog, cfg, local_model, type_mix, mode is not None, split_seeds)
+        return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds)
 
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
