@@ -51,7 +51,6 @@ def build(
     a setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from ioa_synth.build.run import run_build
-    from ioa_synth.build.status import cell_counts, cell_table
 
     cfg, plans, split_seeds, mode, workers, announce = build_inputs(
         split, out, seeds, config, limit, type_mix, workers, batch, batch_dir)  # announce: once the catalog is open
@@ -72,10 +71,10 @@ def build(
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
                             batch=mode, estimate=(plan, estimate), split_seeds=split_seeds)
+    from ioa_synth.build.status import cell_counts, cell_table  # (polars: after the run, not before its first call)
     from ioa_synth.build.tables import BUILD_TABLES
-    from ioa_synth.runs.catalog import Catalog
-
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.runs.catalog import Catalog
 
     console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
     with Catalog(out, tables=[BUILD_TABLES]) as cat:
