@@ -42,8 +42,12 @@ class DeferredEstimate:
 
         def record() -> None:
             made = finish()
-            if made is not None:
+            if made is None:
+                return
+            try:
                 record_estimate(catalog, run_id, "build", plan, made, created_at=read_at)
+            except Exception:  # noqa: BLE001 - a note for status: the run itself reports a catalog it cannot write
+                pass
 
         self._thread = threading.Thread(target=record, name="estimate", daemon=True)
 
