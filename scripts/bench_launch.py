@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
         ok = median <= LAUNCH_TARGET_S
         print(f"ioa-synth build, process start -> first request: median {median:.3f} s over {len(firsts)} rounds "
-              f"(min {min(firsts):.3f}, max {max(firsts):.3f}); target <= {LAUNCH_TARGET_S} s: {'PASS' if ok else 'FAIL'}")
+              f"(min {min(firsts):.3f}, max {max(firsts):.3f}); target <= {LAUNCH_TARGET_S} s: "
+              f"{'PASS' if ok else 'FAIL'}")
         if cpu_median is not None:
             print(f"the build process's CPU (all threads) by its first request: median {cpu_median:.2f} s "
                   "(grows less with load than the wall time; sampled every 10 ms)")

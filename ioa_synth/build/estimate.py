@@ -8,8 +8,8 @@ when its first attempt fails (probability 1 - ``first_attempt``); a judge call f
 generation that passed the content rules and gates (share ``judged``); stage 2 only when
 stage 1 passed (``after_regeneration``). Each call is sent again ``retries`` times on
 average (unusable replies, failed sends). The rates are the build directory's own
-(:func:`ioa_synth.build.passrates.pass_rates`), else :data:`~ioa_synth.build.assumed_rates.DEFAULT_RATES`, unless given
-(``--pass-rates FILE``, the same keys per stage, :mod:`ioa_synth.build.assumed_rates`).
+(:func:`ioa_synth.build.passrates.pass_rates`), else stated defaults, unless given
+(``--pass-rates FILE``, the same keys per stage): :mod:`ioa_synth.build.assumed_rates`.
 
 Tokens. The stage-1 generator prompt of every case is rendered and counted (of at most
 :data:`~ioa_synth.runs.spend.COUNTED_CASES` cases evenly spread over the plan: the mean of a

@@ -63,9 +63,9 @@ def split_plans(split_seeds: list[SeedTuple], type_mix: str | None) -> dict[str,
 def plant_split(catalog: Catalog, split: str, cases: list[Case], type_mix: str | None,
                 planned: Callable[[], dict[str, tuple[str, ...]]]) -> None:
     """Give each of ``cases`` its planned types (``case.planned_types``): stored ones are
-    kept; a new case stores ``planned()[seed_id]`` (``planned()`` gives :func:`split_plans`
-    of the split, which holds every case's seed; called only when a case is new), planted under the target ``type_mix`` (``paper``,
-    ``uniform`` or a JSON file)."""
+    kept; a new case stores ``planned()[seed_id]``, planted under the target ``type_mix``
+    (``paper``, ``uniform`` or a JSON file). ``planned()`` gives :func:`split_plans` of the
+    split, which holds every case's seed; it is called only when a case is new."""
     catalog.ensure_table(TABLE, COLUMNS)
     stored = {cid: tuple(json.loads(t)) for cid, t in catalog.execute(
         f"SELECT case_id, types_json FROM {TABLE} WHERE split = ?", [split])}
