@@ -8,8 +8,8 @@ when its first attempt fails (probability 1 - ``first_attempt``); a judge call f
 generation that passed the content rules and gates (share ``judged``); stage 2 only when
 stage 1 passed (``after_regeneration``). Each call is sent again ``retries`` times on
 average (unusable replies, failed sends). The rates are the build directory's own
-(:func:`ioa_synth.build.passrates.pass_rates`), else :data:`DEFAULT_RATES`, unless given
-(``--pass-rates FILE``, the same keys per stage).
+(:func:`ioa_synth.build.passrates.pass_rates`), else stated defaults, unless given
+(``--pass-rates FILE``, the same keys per stage): :mod:`ioa_synth.build.assumed_rates`.
 
 Tokens. The stage-1 generator prompt of every case is rendered and counted (of at most
 :data:`~ioa_synth.runs.spend.COUNTED_CASES` cases evenly spread over the plan: the mean of a
@@ -25,16 +25,17 @@ the means measured here per stage and role, else the request's ``max_tokens``.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from ioa_synth.build.assumed_rates import assumed_rates
+from ioa_synth.build.planted import split_plans
 from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
-from ioa_synth.protocol.plan import CasePlan, points_for
-from ioa_synth.protocol.planting import load_type_mix, plant_types
+from ioa_synth.protocol.plan import CasePlan
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.runs.catalog import Catalog
@@ -42,12 +43,6 @@ from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.llm.component_setup import ComponentSetup, component_setup, prices_for
 
-#: Stated pass rates of a build directory that has measured none: per stage, the share of
-#: first attempts passing, of stages passing after the regeneration, of generations judged.
-DEFAULT_RATES: dict[str, dict[str, float]] = {
-    "stage1": {"first_attempt": 0.7, "after_regeneration": 0.9, "judged": 1.0},
-    "stage2": {"first_attempt": 0.8, "after_regeneration": 0.95, "judged": 1.0},
-}
 #: Share of a generated output's completion tokens that a later prompt showing it carries
 #: (no JSON keys or quotes; the stage-1 judge does not see the outline), per prompt: the
 #: stage-1 judge, the stage-2 generator, the stage-2 judge (of both outputs). Measured with
@@ -65,6 +60,8 @@ class BuildPlan:
     split: str
     type_mix: str | None = None
     given_rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the split's whole seed list before ``--limit``, what types are planted over (default: ``seeds``)
+    split_seeds: list[SeedTuple] | None = None
 
 
 def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
@@ -129,41 +126,11 @@ def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
         todo.append(case)
         if case.planned_types is None:
             new.append(case)
-    if new:  # planted as build will plant them (after the split's stored plans), nothing written
-        start = Counter(t for ts in types.values() for t in ts)
-        planted = plant_types([(c.seed.seed_id, points_for(c.seed.seed_id)) for c in new],
-                              load_type_mix(plan.type_mix), start)
+    if new:  # planted as build will plant them (over the split's whole seed list), nothing written
+        planned = split_plans([*(plan.split_seeds or []), *plan.seeds], plan.type_mix)
         for c in new:
-            c.planned_types = planted[c.seed.seed_id]
+            c.planned_types = planned[c.seed.seed_id]
     return todo, finished
-
-
-def _rates(catalog: Catalog | None, split: str, measured: Measured, given: dict[str, dict[str, float]]
-           ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
-    """Rates per stage and where each comes from (``given``, ``measured``, ``default``)."""
-    found: dict[str, Any] = {}
-    if catalog is not None:
-        from ioa_synth.build.passrates import pass_rates
-
-        found = pass_rates(catalog).get(split, {})
-    rates: dict[str, dict[str, float]] = {}
-    source: dict[str, dict[str, str]] = {}
-    for stage in ("stage1", "stage2"):
-        s = int(stage[-1])
-        gens, judges = measured.calls.get((s, "generator")), measured.calls.get((s, "judge"))
-        seen = {k: v for k, v in (found.get(stage) or {}).items() if k in ("first_attempt", "after_regeneration")
-                and v is not None}
-        if gens and judges is not None:
-            seen["judged"] = min(1.0, judges / gens)
-        rates[stage], source[stage] = {}, {}
-        for key, default in DEFAULT_RATES[stage].items():
-            for origin, table in (("given", given.get(stage) or {}), ("measured", seen)):
-                if key in table:
-                    rates[stage][key], source[stage][key] = float(table[key]), origin
-                    break
-            else:
-                rates[stage][key], source[stage][key] = default, "default"
-    return rates, source
 
 
 def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_model: str | None = None,
@@ -176,24 +143,41 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
     Raises:
         ioa_synth.llm.tokens.TokenizerError: a ``tokenizer`` given that cannot be built.
         ioa_synth.llm.config.ConfigError: a blank base URL variable.
+        PassRatesError: the given rates, with those filling their gaps, are incoherent.
     """
-    gen = component_setup("generator", config, local_model, tokenizer)
-    judge = component_setup("judge", config, local_model, tokenizer)
-    setups = {"generator": gen, "judge": judge}
+    setups = {c: component_setup(c, config, local_model, tokenizer) for c in ("generator", "judge")}
+    return _read_folder(plan, out_dir, catalog, lambda: setups)(config, prices, batch)
+
+
+def _read_folder(plan: BuildPlan, out_dir: Path, catalog: Catalog | None,
+                 setups: Callable[[], dict[str, ComponentSetup]]) -> Callable[..., dict[str, Any]]:
+    """Read what the estimate needs from ``out_dir`` now (cases, measured calls and rates);
+    return ``fold_estimate(config, prices, batch)``, which makes the estimate from it later
+    (tokenizers, prompts). ``setups()`` gives the components' setups, asked for here only
+    to count stored replies that carry no usage."""
     opened = catalog is None and (Path(out_dir) / "catalog.duckdb").is_file()
     if opened:
         from ioa_synth.build.tables import BUILD_TABLES
 
         catalog = Catalog(out_dir, read_only=True, tables=[BUILD_TABLES])
     try:
-        measured = measure(catalog, lambda c, t: setups[c].counter.text(t),
-                           lambda c, m: setups[c].counter.messages(m), roles=lambda r: "judge" if r == "judge" else
+        measured = measure(catalog, lambda c, t: setups()[c].counter.text(t),
+                           lambda c, m: setups()[c].counter.messages(m), roles=lambda r: "judge" if r == "judge" else
                            "generator" if r == "generator" else r)
         todo, finished = _cases(catalog, plan)
-        rates, rate_source = _rates(catalog, plan.split, measured, plan.given_rates)
+        rates, rate_source = assumed_rates(catalog, plan.split, measured, plan.given_rates)
     finally:
         if opened and catalog is not None:
             catalog.close()
+    return partial(_folded, plan, setups, measured, todo, finished, rates, rate_source)
+
+
+def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]], measured: Measured,
+            todo: list[_Case], finished: int, rates: dict[str, dict[str, float]],
+            rate_source: dict[str, dict[str, str]], config: ToolkitConfig, prices: dict[str, Price] | None,
+            batch: bool) -> dict[str, Any]:
+    setups = setups_of()
+    gen, judge = setups["generator"], setups["judge"]
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
     counted = sampled(todo)
@@ -259,15 +243,28 @@ def estimate_build(plan: BuildPlan, out_dir: Path, config: ToolkitConfig, local_
     return fold(kinds, prices_for(setups, prices or {}), assumptions)
 
 
-def estimate_of_plans(plans: dict, plan_args: dict[str, Any], catalog: Catalog, config: ToolkitConfig,
-                      local_model: str | None, type_mix: str | None, batch: bool) -> dict[str, Any] | None:
+def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: ToolkitConfig, local_model: str | None,
+                      type_mix: str | None, batch: bool, split_seeds: list[SeedTuple] | None = None
+                      ) -> Callable[[], dict[str, Any] | None]:
     """The estimate of a build about to run over ``plans`` (cells of
-    :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``; ``None`` when
-    it cannot be made (a tokenizer that cannot be read...): a build never fails for it."""
+    :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``, in two steps:
+    the build directory is read now (what is finished, measured), and the returned
+    ``make()`` builds the tokenizers and counts the prompts (about a second), which a build
+    runs once its first request is on the wire. ``make()`` gives ``None`` when the estimate
+    cannot be made (a tokenizer that cannot be read...): a build never fails for it."""
     seeds = [s for p in plans.values() for s in p.primary]
     reserve = sum(len(p.reserve) for p in plans.values())
+    setups = cache(lambda: {c: component_setup(c, config, local_model) for c in ("generator", "judge")})
     try:
-        return estimate_build(BuildPlan(seeds, reserve, plan_args["split"], type_mix), catalog.out_dir, config,
-                              local_model, batch=batch, catalog=catalog)
+        fold_estimate = _read_folder(BuildPlan(seeds, reserve, split, type_mix, split_seeds=split_seeds),
+                                     catalog.out_dir, catalog, setups)
     except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
-        return None
+        return lambda: None
+
+    def make() -> dict[str, Any] | None:
+        try:
+            return fold_estimate(config, None, batch)
+        except Exception:  # noqa: BLE001 - as above
+            return None
+
+    return make

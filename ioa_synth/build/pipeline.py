@@ -129,7 +129,7 @@ class Pipeline:
         # stored replies go in calls.replay (see ioa_synth.runs.recorder.load_replay)
         self.calls = CallRecorder(self.catalog, self.run_id, on_tokens=lambda n: self.on_tokens(n))
         self.plan_mode = self.plan_mode or getattr(self.generator.endpoint, "plan", None) or "scaffold"
-        stop_words()  # the gates' word list loads scikit-learn (~1 s of CPU): once per run, before the first call
+        stop_words()  # the gates' word list (read once per run, before the first call)
         compile_templates(CAPABILITY)
         self._ahead = RequestsAhead(self._generation_request)
         self._prepared = RequestsAhead(self._prepare)  # a stage's inputs made from the profiles: gate reference, judge prompt

@@ -3,9 +3,11 @@ stored per case in the catalog, checked against the type the stage-1 judge reads
 summarised for ``status``.
 
 Table ``planned_types``: ``case_id``, ``split``, ``types_json`` (the type of MA1, MA2, ...)
-and ``type_mix`` (the ``--type-mix`` it was planted under). A case keeps its planned types
-once stored, so a resumed build asks for the same types (see
-:func:`~ioa_synth.protocol.planting.plant_types` for how a split is planted).
+and ``type_mix`` (the ``--type-mix`` it was planted under). The plans are a function of the
+split's whole seed list and the mix (:func:`split_plans`), not of how the build was cut:
+a ``--limit`` pilot, a build resumed in several runs in any order or a reserve tuple drawn
+on a discard plans what one full build plans. A case keeps its planned types once stored
+(see :func:`~ioa_synth.protocol.planting.plant_types` for how a split is planted).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ioa_synth.protocol.cells import MA_TYPES
 from ioa_synth.protocol.plan import points_for
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS, load_type_mix, mix_rows, plant_types
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.seeds.tuples import SeedTuple
 
 if TYPE_CHECKING:
     from ioa_synth.build.pipeline import Case
@@ -36,31 +39,46 @@ def _has_table(catalog: Catalog) -> bool:
                                 [TABLE])[0][0])
 
 
-def plant_split(catalog: Catalog, split: str, cases: list[Case], type_mix: str | None) -> None:
+def split_plans(split_seeds: list[SeedTuple], type_mix: str | None) -> dict[str, tuple[str, ...]]:
+    """Planned types per ``seed_id`` of a split whose whole seed list is ``split_seeds``
+    (every tuple the split may build, before ``--limit``: a seed file in file order, or a
+    pool's primaries then reserves per cell in rank order), under ``type_mix``.
+
+    The tuples are planted round-robin over the cells (the first tuple of every cell, then
+    the second, ...; cells in name order), the order of case ids in a full build, so every
+    prefix of that order stays close to the target. A repeated ``seed_id`` keeps its first place.
+    """
+    index: dict[tuple[str, str], int] = {}
+    keyed: dict[str, tuple[int, str, str]] = {}
+    for seed in split_seeds:
+        if seed.seed_id in keyed:
+            continue
+        cell = (seed.domain, seed.task_type)
+        keyed[seed.seed_id] = (index.get(cell, 0), *cell)
+        index[cell] = index.get(cell, 0) + 1
+    order = sorted(keyed, key=keyed.__getitem__)
+    return plant_types([(seed_id, points_for(seed_id)) for seed_id in order], load_type_mix(type_mix))
+
+
+def plant_split(catalog: Catalog, split: str, cases: list[Case], type_mix: str | None,
+                planned: Callable[[], dict[str, tuple[str, ...]]]) -> None:
     """Give each of ``cases`` its planned types (``case.planned_types``): stored ones are
-    kept; new cases are planted after the split's stored plans, in case-id order, under
-    the target ``type_mix`` (``paper``, ``uniform`` or a JSON file)."""
+    kept; a new case stores ``planned()[seed_id]``, planted under the target ``type_mix``
+    (``paper``, ``uniform`` or a JSON file). ``planned()`` gives :func:`split_plans` of the
+    split, which holds every case's seed; it is called only when a case is new."""
     catalog.ensure_table(TABLE, COLUMNS)
     stored = {cid: tuple(json.loads(t)) for cid, t in catalog.execute(
         f"SELECT case_id, types_json FROM {TABLE} WHERE split = ?", [split])}
-    new = sorted((c for c in cases if c.case_id not in stored), key=_order)
+    new = {c.case_id: planned()[c.seed.seed_id] for c in cases if c.case_id not in stored}
     if new:
-        start = Counter(t for types in stored.values() for t in types)
-        planted = plant_types([(c.case_id, points_for(c.seed.seed_id)) for c in new], load_type_mix(type_mix), start)
         label = type_mix if type_mix in (None, "paper", "uniform") else str(Path(type_mix))
         with catalog.transaction() as cat:
-            for cid, types in planted.items():
+            for cid, types in new.items():
                 cat.insert(TABLE, {"case_id": cid, "split": split, "types_json": json.dumps(types),
                                    "type_mix": label or "paper"})
-        stored |= planted
+        stored |= new
     for c in cases:
         c.planned_types = stored.get(c.case_id)
-
-
-def _order(case: Case) -> tuple:
-    """Round-robin over the cells: case index first, then domain and task type."""
-    head, _, index = case.case_id.rpartition("_")
-    return (int(index) if index.isdigit() else 0, head)
 
 
 def stored_types(catalog: Catalog, case_id: str) -> tuple[str, ...] | None:

@@ -16,23 +16,23 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
 
 from ioa_synth.build.cases import case_status, register_cases
+from ioa_synth.build.deferred_estimate import DeferredEstimate, EstimateOf
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
-from ioa_synth.build.dedup import NearDuplicateIndex
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
-from ioa_synth.build.planted import plant_split
+from ioa_synth.build.planted import plant_split, split_plans
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
-from ioa_synth.runs.spend import record_run_estimate
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.text.plural import plural
@@ -63,17 +63,21 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
               local_model: str | None = None, console: Console | None = None, args: dict | None = None,
               type_mix: str | None = None, dedup: float | None = None,
               on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
-              estimate: tuple[dict, Callable[[Catalog], dict | None]] | None = None) -> dict:
+              estimate: EstimateOf | None = None,
+              split_seeds: list[SeedTuple] | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
-    New cases get planted types under ``type_mix`` (:mod:`ioa_synth.build.planted`); with
+    New cases get planted types under ``type_mix``, planned over ``split_seeds``, the split's
+    whole seed list before ``--limit`` (default: the tuples of ``plans``), so that a build cut
+    into runs plans what one full build plans (:mod:`ioa_synth.build.planted`); with
     ``dedup`` (a Jaccard threshold) a near-copy of an earlier case is discarded.
     ``on_start()`` is called once the catalog is open (not in use by another run), before
     any endpoint is opened. With ``batch`` the calls go out in waves of batches
     (:mod:`ioa_synth.runs.waves`); the records are those a live run makes. ``estimate``,
-    ``(plan, make)``: ``make(catalog)`` gives the estimate of this run, recorded for
-    ``status`` unless the estimate recorded last is of the same ``plan``
-    (:mod:`ioa_synth.runs.spend`).
+    ``(plan, make)``: ``make(catalog)`` reads the folder and gives ``finish()``, the estimate
+    of this run, recorded for ``status`` unless the estimate recorded last is of the same
+    ``plan``; ``finish()`` runs once the first request is on the wire
+    (:mod:`ioa_synth.build.deferred_estimate`).
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -87,9 +91,16 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         on_start()
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args,
                       describe=build_setup_description, check=check_build_setup) as run:
-            record_run_estimate(catalog, run.run_id, "build", estimate)
-            run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console,
-                                      type_mix=type_mix, dedup=dedup, batch=batch).run()
+            deferred, finished = DeferredEstimate(catalog, run.run_id, estimate), False
+            if batch is not None:  # its calls go out in files: no request to wait for
+                deferred.start()
+            try:
+                run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console, type_mix=type_mix,
+                                          dedup=dedup, batch=batch, split_seeds=split_seeds,
+                                          estimate=deferred).run()
+                finished = True
+            finally:
+                deferred.close(finished)
         return run.summary
     finally:
         catalog.close()
@@ -98,20 +109,27 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
 class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
                  run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
-                 batch: BatchMode | None = None) -> None:
+                 batch: BatchMode | None = None, split_seeds: list[SeedTuple] | None = None,
+                 estimate: DeferredEstimate | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
-        self.type_mix, self.batch = type_mix, batch
+        self.type_mix, self.batch, self.estimate = type_mix, batch, estimate
+        # every tuple this run may build is in the planted list (after split_seeds when missing from it);
+        # planted when a case is new (a finished split's resume plants nothing)
+        in_plans = [s for p in plans.values() for s in (*p.primary, *p.reserve)]
+        self.planned = cache(lambda: split_plans([*(split_seeds or []), *in_plans], type_mix))
         self._started: set[str] = set()  # cases counted in _in_flight (a parked case stays counted)
-        if dedup is not None:
+        if dedup is not None:  # datasketch (and scipy) load only for --dedup
+            from ioa_synth.build.dedup import NearDuplicateIndex
+
             self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
         cases = register_cases(self.catalog, self.out_dir, self.split, seeds)
-        plant_split(self.catalog, self.split, cases, self.type_mix)
+        plant_split(self.catalog, self.split, cases, self.type_mix, self.planned)
         return cases
 
     def run(self) -> dict:
@@ -148,12 +166,17 @@ class _Scheduler:
         self._last_submitted: Case | None = None
         self.pipeline.upcoming = lambda: self._last_submitted
         with self.progress:
-            map_in_waves(self.run_ctx, waves, self._queue, self.pipeline.run_case, self._done, workers=self.workers,
+            map_in_waves(self.run_ctx, waves, self._queue, self._run_case, self._done, workers=self.workers,
                          unit="case", on_submit=self._submitted)
         self.summary["tokens"] = self.run_ctx.tokens.total
         self.summary["reused_calls"] = self.pipeline.calls.reused_calls
         self.summary["reserve_left"] = {f"{d}/{k}": len(p.reserve) for (d, k), p in self.plans.items() if p.reserve}
         return self.summary
+
+    def _run_case(self, case: Case, *args, **kwargs) -> Outcome:
+        if self.estimate is not None:  # made once the first request is on the wire
+            self.estimate.arm()
+        return self.pipeline.run_case(case, *args, **kwargs)
 
     def _submitted(self, case: Case) -> None:
         cell = (case.seed.domain, case.seed.task_type)

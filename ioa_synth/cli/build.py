@@ -51,10 +51,9 @@ def build(
     a setup error, 75 a --batch-dir wave waits for its output file, 130 interrupted.
     """
     from ioa_synth.build.run import run_build
-    from ioa_synth.build.status import cell_counts, cell_table
 
-    cfg, plans, mode, workers, announce = build_inputs(split, out, seeds, config, limit, type_mix, workers, batch,
-                                                       batch_dir)  # announce: once the catalog is open
+    cfg, plans, split_seeds, mode, workers, announce = build_inputs(
+        split, out, seeds, config, limit, type_mix, workers, batch, batch_dir)  # announce: once the catalog is open
     create_batch_dir(mode)
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
@@ -64,18 +63,18 @@ def build(
     plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
 
     def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
-        from ioa_synth.build.estimate import estimate_of_plans
+        from ioa_synth.build.estimate import prepared_estimate
 
-        return estimate_of_plans(plans, plan, catalog, cfg, local_model, type_mix, mode is not None)
+        return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds)
 
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
-                            batch=mode, estimate=(plan, estimate))
+                            batch=mode, estimate=(plan, estimate), split_seeds=split_seeds)
+    from ioa_synth.build.status import cell_counts, cell_table  # (polars: after the run, not before its first call)
     from ioa_synth.build.tables import BUILD_TABLES
-    from ioa_synth.runs.catalog import Catalog
-
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.runs.catalog import Catalog
 
     console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
     with Catalog(out, tables=[BUILD_TABLES]) as cat:
@@ -104,6 +103,8 @@ class BuildInputs(NamedTuple):
     config: ToolkitConfig
     #: ``{cell: CellPlan}``: the seed tuples to build, by cell
     plans: dict
+    #: the split's whole seed list before ``--limit``, what its types are planted over
+    split_seeds: list
     #: ``None``: live calls
     batch: BatchMode | None
     #: ``--workers``, lowered to the embedded model's slots when it serves every component
@@ -122,7 +123,6 @@ def build_inputs(split: str, out: Path, seeds: Path | None, config: Path | None,
     batch options (:func:`~ioa_synth.cli.batch_options.batch_mode`) and the endpoint
     variables (:func:`~ioa_synth.cli.common.lowered_workers`).
     """
-    from ioa_synth.build.run import CellPlan, plan_from_seeds
     from ioa_synth.protocol.planting import TypeMixError, load_type_mix
 
     if out.exists() and not out.is_dir():
@@ -132,20 +132,34 @@ def build_inputs(split: str, out: Path, seeds: Path | None, config: Path | None,
     try:
         load_type_mix(type_mix)
         cfg = load_config(config)
-        if seeds is not None:
-            tuples = load_seed_file(seeds)
-            plans = plan_from_seeds(tuples[:limit] if limit else tuples)
-        else:
-            plans = _pool_plans(out, split, limit, CellPlan)
+        plans, split_seeds = _load_plans(out, split, seeds, limit)
     except (TypeMixError, SeedError, ConfigError, ValueError) as exc:
         fail(str(exc))
     mode = batch_mode(BUILD_COMPONENTS, batch, batch_dir, cfg)
     workers, announce = lowered_workers(BUILD_COMPONENTS, workers)
-    return BuildInputs(cfg, plans, mode, workers, announce)
+    return BuildInputs(cfg, plans, split_seeds, mode, workers, announce)
 
 
-def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
+def _load_plans(out: Path, split: str, seeds: Path | None, limit: int | None) -> tuple[dict, list]:
+    """The cell plans (:class:`~ioa_synth.build.run.CellPlan`) a build of ``split`` runs, from
+    the ``--seeds`` file or the pool ``seeds assign`` made in ``out``, cut to ``--limit``,
+    and the split's whole seed list before the cut (what its types are planted over).
+
+    Raises:
+        SeedError / ValueError: an unreadable seed file, or no ``--seeds`` and no pool.
+    """
+    from ioa_synth.build.run import plan_from_seeds
+
+    if seeds is not None:
+        tuples = load_seed_file(seeds)
+        return plan_from_seeds(tuples[:limit] if limit else tuples), tuples
+    return _pool_plans(out, split, limit)
+
+
+def _pool_plans(out: Path, split: str, limit: int | None) -> tuple[dict, list]:
     from collections import deque
+
+    from ioa_synth.build.run import CellPlan
 
     try:
         from ioa_synth.seeds.pool import load_pool
@@ -154,6 +168,7 @@ def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
     if not (out / "catalog.duckdb").exists():
         raise ValueError(f"no --seeds given and {out} has no assigned seed pool (run 'ioa-synth seeds assign' first)")
     pool = load_pool(out, split)
+    whole = [s for primary, reserve in pool.values() for s in (*primary, *reserve)]
     plans = {cell: CellPlan(primary=list(p), reserve=deque(r), target=len(p)) for cell, (p, r) in pool.items() if p or r}
     if limit:
         budget = limit
@@ -162,4 +177,4 @@ def _pool_plans(out: Path, split: str, limit: int | None, CellPlan) -> dict:
             plan.target = len(plan.primary)
             budget -= len(plan.primary)
         plans = {c: p for c, p in plans.items() if p.primary}
-    return plans
+    return plans, whole

@@ -42,6 +42,7 @@ def estimate(
 
     Exit status: 0, or 2 for bad input.
     """
+    from ioa_synth.build.assumed_rates import PassRatesError, load_pass_rates
     from ioa_synth.cli.common import check_choice
     from ioa_synth.llm.config import ConfigError
     from ioa_synth.llm.prices import PricesError, load_prices
@@ -50,8 +51,8 @@ def estimate(
     check_choice("the command", command, ESTIMATED)
     try:
         price_table = load_prices(prices) if prices is not None else {}
-        rates = _load_rates(pass_rates) if pass_rates is not None else {}
-    except PricesError as exc:
+        rates = load_pass_rates(pass_rates) if pass_rates is not None else {}
+    except (PricesError, PassRatesError) as exc:
         fail(str(exc))
     # The command's own parser, as a command of the root: a usage error reads as the
     # command's own (the root prints it, with the hint 'ioa-synth build --help').
@@ -91,21 +92,6 @@ def _note_unused_prices(price_table: dict, est: dict[str, Any]) -> None:
                    err=True)
 
 
-def _load_rates(path: Path) -> dict[str, dict[str, float]]:
-    """``--pass-rates``: ``{"stage1"|"stage2": {first_attempt|after_regeneration|judged: rate}}``."""
-    from ioa_synth.core.jsonl import read_json
-    from ioa_synth.llm.prices import PricesError
-
-    data = read_json(path, PricesError)
-    keys = ("first_attempt", "after_regeneration", "judged")
-    if not isinstance(data, dict) or not set(data) <= {"stage1", "stage2"} or not all(
-            isinstance(v, dict) and set(v) <= set(keys) and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in v.values())
-            for v in data.values()):
-        raise PricesError(f"{path}: give {{\"stage1\"|\"stage2\": {{{'|'.join(keys)}: a rate from 0 to 1}}}}")
-    return data
-
-
 def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | None) -> dict[str, Any]:
     """The estimate of ``build`` with its parsed ``params``, after the command's own checks
     (:func:`~ioa_synth.cli.build.build_inputs`: what ``build`` refuses, this refuses)."""
@@ -113,12 +99,13 @@ def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | N
     from ioa_synth.cli.build import build_inputs
 
     p = params
-    cfg, plans, mode, _, _ = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"],
-                                          p["workers"], p["batch"], p["batch_dir"])
-    seeds = [s for plan in plans.values() for s in plan.primary]
-    reserve = sum(len(plan.reserve) for plan in plans.values())
-    plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates)
-    return estimate_build(plan, p["out"], cfg, p["local_model"], prices, tokenizer, batch=mode is not None)
+    inputs = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"], p["workers"],
+                          p["batch"], p["batch_dir"])
+    seeds = [s for plan in inputs.plans.values() for s in plan.primary]
+    reserve = sum(len(plan.reserve) for plan in inputs.plans.values())
+    plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates, inputs.split_seeds)
+    return estimate_build(plan, p["out"], inputs.config, p["local_model"], prices, tokenizer,
+                          batch=inputs.batch is not None)
 
 
 def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 from rich.console import Console
 
 from ioa_synth.core.atomic import json_bytes, write_all_atomic
@@ -65,6 +64,8 @@ def report_files(out_dir: Path, name: str, report: dict[str, Any], rows: list[di
     ``DIR/reports/<name>.csv`` (one line per row), by path, not yet written."""
     files = {reports_dir(out_dir) / f"{name}.json": json_bytes(report)}
     if rows is not None:
+        import polars as pl  # not at import: every command loads this module before it starts
+
         files[reports_dir(out_dir) / f"{name}.csv"] = pl.DataFrame(rows, infer_schema_length=None).write_csv().encode()
     return files
 

@@ -131,9 +131,11 @@ def _rounded(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_estimate(catalog: Catalog, run_id: str, command: str, plan: dict[str, Any],
-                    estimate: dict[str, Any]) -> None:
-    """Keep the estimate a run starts from (``status`` shows it beside what was spent)."""
-    catalog.record([(ESTIMATES_TABLE, {"run_id": run_id, "command": command, "created_at": now_utc(),
+                    estimate: dict[str, Any], created_at: Any = None) -> None:
+    """Keep the estimate a run starts from (``status`` shows it beside what was spent since
+    ``created_at``, default now: an estimate made while the run's first calls are out is
+    dated before them)."""
+    catalog.record([(ESTIMATES_TABLE, {"run_id": run_id, "command": command, "created_at": created_at or now_utc(),
                                        "plan_json": dumps(plan), "estimate_json": dumps(estimate)})])
 
 

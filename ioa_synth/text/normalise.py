@@ -29,10 +29,12 @@ belief: alias matching        ALNUM      lower     folded  -           kept     
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import threading
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 #: Letters, digits and underscore (``\w+``).
@@ -54,7 +56,19 @@ let lets let's s t just also very all any some each
 
 @lru_cache(maxsize=1)
 def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop words (lower case): a longer list than :data:`FUNCTION_WORDS`."""
+    """scikit-learn's English stop words (lower case): a longer list than :data:`FUNCTION_WORDS`.
+
+    Read from scikit-learn's list module alone (``sklearn/feature_extraction/_stop_words.py``,
+    a frozenset literal): importing ``sklearn`` loads scipy and pandas, 1-3 s before a build's
+    first request. Falls back to the import if the module is not where it was."""
+    spec = importlib.util.find_spec("sklearn")  # finds the package without running it
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        words = Path(folder) / "feature_extraction" / "_stop_words.py"
+        module_spec = importlib.util.spec_from_file_location("_ioa_sklearn_stop_words", words)
+        if words.is_file() and module_spec is not None and module_spec.loader is not None:
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+            return frozenset(module.ENGLISH_STOP_WORDS)
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
