@@ -58,7 +58,9 @@ def source_licence(folder: Path) -> dict[str, str | None]:
 
     for where in [folder, *folder.parents][:LICENCE_LEVELS + 1]:
         card = where / "README.md"
-        if card.is_file():
+        # a README without a YAML header is no dataset card: not handed to huggingface_hub, which
+        # logs a warning for it (through a handler that may outlive the stream it was given)
+        if card.is_file() and card.read_text(encoding="utf-8", errors="replace").startswith("---"):
             try:
                 licence = DatasetCard.load(card).data.license
             except Exception:  # noqa: BLE001 - a README that is not a dataset card states no licence
