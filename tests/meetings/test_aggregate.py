@@ -14,14 +14,13 @@ from ioa_synth.meetings.aggregate import session_winner
 from ioa_synth.meetings.forms import save_answers, save_labels
 from ioa_synth.meetings.session import Session
 
-from .conftest import SAMPLES, MeetingResponder, set_of
-from .test_report import A, B, three_sessions  # noqa: F401 (fixture)
+from .conftest import A, B, SAMPLES, MeetingResponder, set_of
 
 G = "gammadetector"
 
 
-def test_pooled_as_the_paper_and_per_session_means_as_extra_view(cli, three_sessions, tmp_path):  # noqa: F811
-    # test_report.PLAN, rule any: alpha divergent 2, 1, 2 and validated 1, 1, 2;
+def test_pooled_as_the_paper_and_per_session_means_as_extra_view(cli, three_sessions, tmp_path):
+    # conftest.PLAN, rule any: alpha divergent 2, 1, 2 and validated 1, 1, 2;
     # beta divergent 2, 0, 1 and validated 2, 0, 1.
     res = cli("meeting", "report", *three_sessions, "--json")
     assert res.exit_code == 0, res.output
@@ -61,8 +60,8 @@ def test_pooled_as_the_paper_and_per_session_means_as_extra_view(cli, three_sess
     assert "Validity (pooled)" in res.stdout and "Extra view (not the paper's)" in res.stdout
 
 
-def test_best_set_comparison_has_a_bootstrap_p(cli, three_sessions):  # noqa: F811
-    # test_report.BEST: alpha gets 3, 1, 0 votes and beta 0, 2, 3: sessions won alpha 1, beta 2.
+def test_best_set_comparison_has_a_bootstrap_p(cli, three_sessions):
+    # conftest.BEST: alpha gets 3, 1, 0 votes and beta 0, 2, 3: sessions won alpha 1, beta 2.
     across = json.loads(cli("meeting", "report", *three_sessions, "--json").stdout)["across"]
     assert across["best_set"]["winners"] == [A, B, B] and across["best_set"]["ties"] == 0
     assert (across["detectors"][A]["sessions_won"], across["detectors"][B]["sessions_won"]) == (1, 2)
@@ -74,7 +73,7 @@ def test_best_set_comparison_has_a_bootstrap_p(cli, three_sessions):  # noqa: F8
     assert 0 < best["test"]["p"] <= 1
 
 
-def test_pooled_recall_sums_found_and_distinct_over_sessions(cli, three_sessions, meeting_server):  # noqa: F811
+def test_pooled_recall_sums_found_and_distinct_over_sessions(cli, three_sessions, meeting_server):
     # each validated question is its own disagreement: session 1 alpha 1 + beta 2 = 3 distinct,
     # session 2 alpha 1, session 3 alpha 2 + beta 1 = 3: alpha found 1 + 1 + 2 = 4 of 7.
     meeting_server.responder = MeetingResponder()
