@@ -87,26 +87,42 @@ def import_cmd(
 def report_cmd(
     out: Path = out_dir_option(),
     split: Optional[str] = split_option("Only this split (default: every annotated split)"),
+    judge: Optional[str] = typer.Option(None, "--judge", metavar="audit|build",
+                                        help="LLM judge to pair the humans with: audit (the 'ioa-synth audit' "
+                                             "judge) or build (default: audit when the split has audit scores, "
+                                             "else build)"),
 ) -> None:
     """Human vs LLM-judge scores and inter-annotator agreement, per rubric dimension."""
-    from ioa_synth.annotate.report import annotated_splits, annotation_report, write_annotation_report
+    from ioa_synth.annotate.report import JUDGES, annotated_splits, annotation_report, write_annotation_report
     from ioa_synth.annotate.sample import AnnotationError
     from ioa_synth.build.builddir import BuildDirError, open_catalog
     from ioa_synth.reports.output import wide_console
 
+    if judge is not None and judge not in JUDGES:
+        fail(f"--judge must be one of {', '.join(JUDGES)} (got {judge!r})")
     try:
         with open_catalog(out, read_only=True) as cat:
             splits = [split] if split else annotated_splits(cat)
             if not splits:
                 raise AnnotationError(f"{out}: no annotations imported yet (run 'ioa-synth annotate import')")
-            reports = [annotation_report(cat, s) for s in splits]
+            reports = [annotation_report(cat, s, judge) for s in splits]
     except (BuildDirError, AnnotationError) as exc:
         fail(str(exc))
     console = wide_console()
     for report in reports:
+        console.print(judge_line(report), soft_wrap=True)
         console.print(report_table(report))
         for p in write_annotation_report(out, report):
             console.print(f"wrote {p}", soft_wrap=True)
+
+
+def judge_line(report: dict[str, Any]) -> str:
+    """Which judge the humans are paired with, and why."""
+    j = report["judge"]
+    why = ("default: the split has audit scores" if j["name"] == "audit" else "default: the split has no audit "
+           "score") if j["default"] else "--judge"
+    models = ", ".join(j["models"]) or "no score of this split"
+    return f"{report['split']}: humans vs the {j['name']} judge ({models}; {why})"
 
 
 def report_table(report: dict[str, Any]) -> Table:
@@ -115,7 +131,8 @@ def report_table(report: dict[str, Any]) -> Table:
 
     items = report["items"]
     table = Table(title=f"annotation of {report['split']}: {', '.join(report['annotators'])} "
-                        f"({plural(items['points'], 'point')}, {plural(items['dialogues'], 'dialogue')}) vs the build judge")
+                        f"({plural(items['points'], 'point')}, {plural(items['dialogues'], 'dialogue')}) vs the "
+                        f"{report['judge']['name']} judge")
     for col in ("stage", "dimension", "n", "human mean", "LLM mean", "within ±0.5", "within ±1", "alpha (ordinal)",
                 "kappa (quadratic)", "all rated: n, human mean"):
         table.add_column(col, justify="left" if col == "dimension" else "right")

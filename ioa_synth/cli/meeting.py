@@ -168,7 +168,9 @@ def report(
     local_model: Optional[str] = local_model_option("of the merge judge"),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
-    """Per session and detector (blinding lifted), across sessions with paired bootstrap.
+    """Per session and detector (blinding lifted); across sessions pooled as the paper (Valid, Validity,
+    PR pooled, Likert per participant, best-set majority), per-session means as an extra view, and the
+    paired bootstrap over sessions.
 
     Shows tables and writes report.json and report.md (into the session folder or --out);
     with --json prints the report as JSON instead and writes the files only into --out."""

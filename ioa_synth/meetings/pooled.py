@@ -51,12 +51,14 @@ def parse_groups(data: Any, count: int) -> list[list[int]]:
 
 def pooled_recall(session: Session, validated: dict[str, list[dict[str, Any]]], rule: str, config: ToolkitConfig,
                   local_model: str | None) -> dict[str, Any]:
-    """``{"distinct": k, "items": n, "recall": {detector: share or None}}`` from the
+    """``{"distinct": k, "items": n, "found": {detector: groups found}, "recall": {detector:
+    found / k or None}}`` from the
     ``validated`` questions per detector (``{"question", "options"}``); no call when there
     are none (every recall ``None``)."""
     items = [(det, q) for det in sorted(validated) for q in validated[det]]
     if not items:
-        return {"distinct": 0, "items": 0, "recall": {det: None for det in validated}}
+        return {"distinct": 0, "items": 0, "found": {det: 0 for det in validated},
+                "recall": {det: None for det in validated}}
     random.Random(f"{session.session_id}:merge").shuffle(items)
     shown = [{"number": i + 1, "question": q["question"], "options": q["options"]} for i, (_, q) in enumerate(items)]
     prompt = render_template(TEMPLATE, items=shown)
@@ -71,5 +73,6 @@ def pooled_recall(session: Session, validated: dict[str, list[dict[str, Any]]], 
             groups, _ = recorder.call(run.clients["merge_judge"], key, prompt, request_schema(MergeReply), "merge_judge",
                                       lambda d: parse_groups(d, len(items)), tags={"component": "merge_judge", "rule": rule})
     owner = [det for det, _ in items]
-    recall = {det: sum(any(owner[n - 1] == det for n in g) for g in groups) / len(groups) for det in validated}
-    return {"distinct": len(groups), "items": len(items), "recall": recall}
+    found = {det: sum(any(owner[n - 1] == det for n in g) for g in groups) for det in validated}
+    return {"distinct": len(groups), "items": len(items), "found": found,
+            "recall": {det: k / len(groups) for det, k in found.items()}}

@@ -3,20 +3,18 @@
 Per session and detector (the only place the blinding is lifted): questions, divergent
 questions, validated disagreements (divergent questions whose ``valid`` labels meet the
 ``--rule``: ``any`` at least one, ``majority`` more than half, ``unanimous`` all),
-validity rate (validated / divergent), best-set votes, Likert means, and pooled recall
-when a merge judge runs. Across sessions: per-detector means and, for each pair of
-detectors, the paired bootstrap of :func:`ioa_synth.evaluate.analysis.bootstrap.paired_bootstrap`
-with the session as unit (10,000 resamples, seed 20260516, two-sided p, 95% CI) and the
-best-set comparison as +1 / 0 / −1 per session.
+validity rate (validated / divergent), best-set votes, Likert means and each participant's
+ratings, and pooled recall (found / distinct disagreements of the session) when a merge
+judge runs. Across sessions: :func:`ioa_synth.meetings.aggregate.across_sessions` (pooled as
+the paper, per-session means as an extra view, paired bootstrap per detector pair).
 """
 
 from __future__ import annotations
 
-from itertools import combinations
 from statistics import fmean
 from typing import Any, Callable
 
-from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
+from ioa_synth.meetings.aggregate import across_sessions
 from ioa_synth.meetings.forms import SURVEY_ITEMS, VALIDITY_LABELS, divergent, phase
 from ioa_synth.meetings.session import Session, SessionError
 
@@ -26,8 +24,6 @@ RULES: dict[str, Callable[[int, int], bool]] = {
     "majority": lambda v, n: v > n / 2,
     "unanimous": lambda v, n: v == n,
 }
-#: Per-session values compared between detectors by the paired bootstrap.
-COMPARED = ("validated", "validity_rate", "discovery", "willingness", "pooled_recall")
 
 
 def _mean(values: list[float]) -> float | None:
@@ -60,39 +56,12 @@ def session_results(session: Session, rule: str) -> dict[str, Any]:
             "label_counts": {v: sum(g.count(v) for g in given) for v in VALIDITY_LABELS},
             "best_votes": sum(labels[p]["survey"]["best"] == label for p in session.ids),
             **{item: _mean([labels[p]["survey"][item][label] for p in session.ids]) for item in SURVEY_ITEMS},
-            "pooled_recall": None,
+            "ratings": {item: [labels[p]["survey"][item][label] for p in session.ids] for item in SURVEY_ITEMS},
+            "pooled_recall": None, "pooled_found": None, "pooled_distinct": None,
             "validated_questions": [{"question": d["question"], "options": d["options"]} for d in validated],
         }
     return {"session": str(session.folder), "session_id": session.session_id, "participants": n,
             "detectors": detectors}
-
-
-def _sign(x: float) -> int:
-    return (x > 0) - (x < 0)
-
-
-def across_sessions(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-detector means over sessions and the paired comparisons of every detector pair."""
-    names = sorted({d for r in results for d in r["detectors"]})
-    summary = {}
-    for name in names:
-        rows = [r["detectors"][name] for r in results if name in r["detectors"]]
-        summary[name] = {"sessions": len(rows), "best_votes": sum(x["best_votes"] for x in rows),
-                         **{m: _mean([x[m] for x in rows if x[m] is not None]) for m in COMPARED}}
-    pairs = []
-    for a, b in combinations(names, 2):
-        both = [r["detectors"] for r in results if a in r["detectors"] and b in r["detectors"]]
-        signs = [_sign(d[a]["best_votes"] - d[b]["best_votes"]) for d in both]
-        tests = {}
-        for metric in COMPARED:
-            paired = [(d[a][metric], d[b][metric]) for d in both if d[a][metric] is not None and d[b][metric] is not None]
-            if paired:
-                tests[metric] = paired_bootstrap([x for x, _ in paired], [y for _, y in paired]).as_dict()
-        pairs.append({"a": a, "b": b, "sessions": len(both), "tests": tests, "best_set": {
-            "per_session": signs, "a_better": signs.count(1), "tie": signs.count(0), "b_better": signs.count(-1)}})
-    return {"detectors": summary, "pairs": pairs,
-            "bootstrap": {"unit": "session", "resamples": DEFAULT_RESAMPLES, "seed": DEFAULT_SEED,
-                          "confidence": 0.95, "statistic": "mean per-session difference b - a", "p": "two-sided"}}
 
 
 def build_report(sessions: list[Session], rule: str, merge: Callable[[Session, dict[str, list]], dict] | None = None
@@ -109,5 +78,6 @@ def build_report(sessions: list[Session], rule: str, merge: Callable[[Session, d
             pooled = merge(s, {d: row["validated_questions"] for d, row in r["detectors"].items()})
             r["merge"] = {"distinct": pooled["distinct"], "items": pooled["items"]}
             for d, value in pooled["recall"].items():
-                r["detectors"][d]["pooled_recall"] = value
+                row = r["detectors"][d]
+                row["pooled_recall"], row["pooled_found"], row["pooled_distinct"] = value, pooled["found"][d], pooled["distinct"]
     return {"rule": rule, "merge_judge": merge is not None, "sessions": results, "across": across_sessions(results)}

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ioa_synth.meetings.forms import save_answers, save_labels
+from ioa_synth.meetings.session import Session
 from ioa_synth.testing.scripted_server import Reply, chat_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +96,48 @@ def set_of(session: Path, detector: str) -> str:
     """The blind label of ``detector`` in ``session`` (tests may read the private mapping)."""
     blinding = json.loads((session / "private" / "blinding.json").read_text())
     return next(label for label, name in blinding.items() if name == detector)
+
+
+#: The two detectors of :data:`DETECTORS`.
+A, B = "alphadetector", "betadetector"
+PIDS = ("P1", "P2", "P3")
+# Per session and detector: {divergent question number: how many participants label it valid}.
+PLAN = [
+    {A: {1: 1, 2: 0}, B: {1: 3, 3: 2}},
+    {A: {1: 2}, B: {}},
+    {A: {1: 3, 2: 3}, B: {2: 1}},
+]
+BEST = [("A", "A", "A"), ("B", "B", "A"), ("B", "B", "B")]  # by detector initial, per participant
+DISCOVERY = [{A: 4, B: 2}, {A: 4, B: 3}, {A: 4, B: 5}]
+
+
+def fill(session_dir, plan, best, discovery):
+    """Answers, labels and survey of P1-P3 as one session of :data:`PLAN`, :data:`BEST`, :data:`DISCOVERY` say."""
+    s = Session(session_dir)
+    label_of = {det: set_of(session_dir, det) for det in DETECTORS}
+    sizes = {label: len(qs) for label, qs in s.question_sets().items()}
+    for i, pid in enumerate(PIDS):
+        fields = {}
+        for det, div in plan.items():
+            for n in range(1, sizes[label_of[det]] + 1):
+                fields[f"{label_of[det]}-{n}"] = "B" if (n in div and pid == "P3") else "A"
+        save_answers(s, pid, fields)
+    for i, pid in enumerate(PIDS):
+        fields = {"best": label_of[A if best[i] == "A" else B]}
+        for det, div in plan.items():
+            for n, valid in div.items():
+                fields[f"label-{label_of[det]}-{n}"] = "valid" if i < valid else "invalid: other"
+            fields[f"discovery-{label_of[det]}"] = str(discovery[det])
+            fields[f"willingness-{label_of[det]}"] = "3"
+        save_labels(s, pid, fields)
+
+
+@pytest.fixture
+def three_sessions(probed):
+    """Three finished sessions of :data:`PLAN` (3 participants each)."""
+    dirs = []
+    for k in range(3):
+        d = probed(f"s{k}", seed=k)
+        fill(d, PLAN[k], BEST[k], DISCOVERY[k])
+        dirs.append(d)
+    return dirs
