@@ -56,6 +56,18 @@ def quadratic_kappa(a: Sequence[int], b: Sequence[int], labels: Sequence[int]) -
         return _finite(cohen_kappa_score(list(a), list(b), labels=list(labels), weights="quadratic"))
 
 
+def nominal_kappa(a: Sequence[str], b: Sequence[str], labels: Sequence[str]) -> float | None:
+    """Unweighted Cohen's kappa of two raters' paired category labels over ``labels`` (the
+    category set); ``None`` when undefined (no pairs, or chance agreement of 1)."""
+    if len(a) != len(b):
+        raise ValueError("kappa needs paired labels of equal length")
+    if not a:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _finite(cohen_kappa_score(list(a), list(b), labels=list(labels)))
+
+
 def compare_scores(df: pl.DataFrame, a: str, b: str, dimensions: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:
     """Per (stage, dimension), compare two score columns of ``df`` item by item.
 
