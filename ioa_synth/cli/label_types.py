@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -12,6 +12,23 @@ from ioa_synth.cli.app import app
 from ioa_synth.cli.common import (PANEL_QUALITY, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   lowered_workers)
 from ioa_synth.cli.options import config_option, json_option, limit_option, local_model_option, workers_option
+
+
+def types_option(detail: str) -> Any:
+    """``--types FOLDER``: judged types from a ``label-types`` results folder; ``detail``
+    says what the command does with them."""
+    return typer.Option(None, "--types", help=f"Judged types from a 'label-types' results folder: {detail}")
+
+
+def load_type_labels(folder: Path):
+    """The :class:`~ioa_synth.typelabels.labels.TypeLookup` of a ``--types`` folder; exit 2
+    with its one-line error."""
+    from ioa_synth.typelabels.labels import LabelsError, load_lookup
+
+    try:
+        return load_lookup(folder)
+    except LabelsError as exc:
+        fail(str(exc))
 
 
 @app.command("label-types", rich_help_panel=PANEL_QUALITY)
