@@ -71,6 +71,25 @@ def test_labels_of_a_records_folder(cli, endpoint, tmp_path):
     assert len(judge.prompts) == 3  # one call per case
     # a re-run replays the stored replies: no new request
     assert cli("label-types", data, "--out", out).exit_code == 0 and len(judge.prompts) == 3
+    # a folder kind of its own: status reads it, a build refuses it
+    status = cli("status", "--out", out)
+    assert status.exit_code == 0 and "a 'label-types' results folder" in status.stdout
+    res = cli("build", "--seeds", data / "x.jsonl", "--split", "test", "--out", out)
+    assert res.exit_code == 2 and "is a 'label-types' results folder" in res.stderr
+
+
+def test_labels_of_a_build_import_folder(cli, endpoint, tmp_path):
+    endpoint(responder=TypeJudge(by_id), env="TYPE_JUDGE")
+    imported = tmp_path / "imported"
+    assert cli("build", "import", SAMPLE, "--split", "test", "--out", imported).exit_code == 0
+    out = tmp_path / "labels"
+    res = cli("label-types", imported, "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    labels = labels_of(out)
+    assert [(lab["source"], lab["ma_id"], lab["type"], lab["planted"]) for lab in labels] == [
+        ("build", "MA1", "definitional", None), ("build", "MA2", "scopal", None), ("build", "MA3", "procedural", None)]
+    assert labels[0]["case_id"].endswith("software_engineering/troubleshooting_001")
+    assert json.loads(res.stdout)["agreement"]["pairs"] == 0  # imported points were never planted
 
 
 def test_agreement_and_kappa_on_a_build_with_planted_types(cli, endpoint, seeds_file, tmp_path):
@@ -133,7 +152,7 @@ def test_report_by_type_is_filled_from_labels_on_released_records(cli, endpoint,
     assert "untyped" not in table and "definitional" in table and "66.7%" in table
 
 
-@pytest.mark.parametrize("case", ["missing", "evaluate_folder", "out_is_input", "bad_types", "types_not_labels",
+@pytest.mark.parametrize("case", ["missing", "evaluate_folder", "out_is_input", "out_in_input", "bad_types", "types_not_labels",
                                   "types_without_by_type"])
 def test_bad_input_is_one_error_line(cli, tmp_path, case):
     from analysis.factory import Case, write_results
@@ -145,6 +164,7 @@ def test_bad_input_is_one_error_line(cli, tmp_path, case):
         "missing": ("label-types", tmp_path / "nowhere", "--out", tmp_path / "o"),
         "evaluate_folder": ("label-types", results, "--out", tmp_path / "o"),
         "out_is_input": ("label-types", data, "--out", data),
+        "out_in_input": ("label-types", data, "--out", data / "labels"),
         "bad_types": ("report", results, "--by", "type", "--types", tmp_path / "nowhere"),
         "types_not_labels": ("report", results, "--by", "type", "--types", results),
         "types_without_by_type": ("report", results, "--types", results),

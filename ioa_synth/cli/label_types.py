@@ -59,8 +59,9 @@ def label_types_cmd(
     from ioa_synth.typelabels.tables import agreement_table, mix_table
 
     check_out_folder(out, "--out")
-    if any(p.resolve() == out.resolve() for p in inputs):
-        fail(f"--out {out} is one of the inputs; labels go into a folder of their own")
+    inside = next((p for p in inputs if out.resolve().is_relative_to(p.resolve())), None)
+    if inside is not None:
+        fail(f"--out {out} is inside the input {inside}; labels go into a folder of their own")
     cfg = config_or_fail(config)
     try:
         units = collect(inputs)

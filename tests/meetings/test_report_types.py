@@ -36,3 +36,9 @@ def test_meeting_disagreements_per_type(cli, endpoint, tmp_path, probed, meeting
     assert "Validated disagreements per type (Table 20)" in (out / "report.md").read_text()
 
 
+
+
+def test_an_unfinished_session_is_one_error_line(cli, tmp_path, probed):
+    res = cli("label-types", probed("unfinished"), "--out", tmp_path / "labels")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "not finished" in res.stderr, res.stderr
+    assert not (tmp_path / "labels" / "labels.jsonl").exists()
