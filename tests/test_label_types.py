@@ -182,3 +182,17 @@ def test_a_session_folder_copy_keeps_its_labels_apart(cli, endpoint, tmp_path):
     shutil.copytree(data, twin)
     res = cli("label-types", data, twin, "--out", tmp_path / "o")
     assert res.exit_code == 2 and "is in both" in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_a_reply_without_a_type_fails_its_case_and_a_rerun_labels_it(cli, endpoint, tmp_path):
+    judge = TypeJudge(lambda i: "sarcastic" if i == "MA2" else by_id(i))
+    endpoint(responder=judge, env="TYPE_JUDGE")
+    data = released_data(tmp_path / "data")
+    out = tmp_path / "labels"
+    res = cli("label-types", data, "--out", out, "--limit", "1")
+    assert res.exit_code == 1 and "run the same command again" in res.stderr
+    assert [lab["type"] for lab in labels_of(out)] == [None, None, None]
+    judge.answer = by_id
+    res = cli("label-types", data, "--out", out, "--limit", "1")
+    assert res.exit_code == 0, res.output
+    assert [lab["type"] for lab in labels_of(out)] == ["definitional", "scopal", "procedural"]

@@ -57,10 +57,12 @@ def reply_schema(ids: list[str]) -> dict[str, Any]:
 
 
 def parse_reply(data: Any, ids: list[str]) -> dict[str, str]:
-    """The judged type per id; raises ``ValueError`` when the reply types no id at all."""
+    """The judged type per id; raises ``ValueError`` (the reply is asked again, then the
+    case fails) when some id has no type of the taxonomy."""
     found = judged_types(data, ids)
-    if not found:
-        raise ValueError(f"the reply gives no known type for any of {', '.join(ids)}")
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise ValueError(f"the reply gives no type of the taxonomy for {', '.join(missing)}")
     return found
 
 
