@@ -196,3 +196,22 @@ def test_a_reply_without_a_type_fails_its_case_and_a_rerun_labels_it(cli, endpoi
     res = cli("label-types", data, "--out", out, "--limit", "1")
     assert res.exit_code == 0, res.output
     assert [lab["type"] for lab in labels_of(out)] == ["definitional", "scopal", "procedural"]
+
+
+def test_prompts_replace_the_type_judge_template_and_a_resume_without_them_is_refused(cli, endpoint, tmp_path):
+    judge = TypeJudge(by_id)
+    endpoint(responder=judge, env="TYPE_JUDGE")
+    name, mark = "typelabels/type_judge.jinja2", "EDITED: the appendix wording."
+    folder = tmp_path / "prompts"
+    assert cli("prompts", "export", folder, "--only", name).exit_code == 0
+    text = (folder / name).read_text(encoding="utf-8")
+    (folder / name).write_text(text.replace("{% block user %}", "{% block user %}" + mark + "\n", 1), encoding="utf-8")
+    data = released_data(tmp_path / "data")
+    out = tmp_path / "labels"
+    res = cli("label-types", data, "--out", out, "--limit", "1", "--prompts", folder)
+    assert res.exit_code == 0, res.output
+    assert judge.prompts and all(p.startswith(mark) for p in judge.prompts)
+    assert list(json.loads((out / "run.json").read_text())["prompts"]) == [name]
+    n = len(judge.prompts)
+    res = cli("label-types", data, "--out", out, "--limit", "1")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and len(judge.prompts) == n, res.stderr

@@ -11,7 +11,8 @@ import typer
 from ioa_synth.cli.app import app
 from ioa_synth.cli.common import (PANEL_QUALITY, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   lowered_workers)
-from ioa_synth.cli.options import config_option, json_option, limit_option, local_model_option, workers_option
+from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, prompts_option,
+                                   workers_option)
 
 
 def types_option(detail: str) -> Any:
@@ -41,6 +42,7 @@ def label_types_cmd(
     workers: int = workers_option("Judge calls"),
     local_model: Optional[str] = local_model_option("when TYPE_JUDGE_BASE_URL/OPENAI_BASE_URL is unset"),
     as_json: bool = json_option("Print the summary JSON instead of tables"),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Label each misalignment point (and validated meeting disagreement) with its type.
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from ioa_synth.core.templates import register_templates
 from ioa_synth.runs.folder_kinds import register_folder_kind
 
-register_templates("typelabels", Path(__file__).resolve().parent / "templates")
+register_templates("typelabels", Path(__file__).resolve().parent / "templates",
+                   renders={"type_judge.jinja2": "type_judge"})
 register_folder_kind("label-types", "a 'label-types' results folder", commands=("label-types",),
                      hint="give it to 'ioa-synth report --by type --types' or 'ioa-synth meeting report --types'")
