@@ -167,8 +167,8 @@ def report(
                                      "with the merge_judge component (MERGE_JUDGE_BASE_URL or the embedded model)"),
     config: Optional[Path] = config_option("its merge_judge block"),
     local_model: Optional[str] = local_model_option("of the merge judge"),
-    prompts: Optional[Path] = prompts_option(),
     types: Optional[Path] = types_option("adds validated disagreements per type and detector (Table 20)"),
+    prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Per session and detector (blinding lifted), across sessions with paired bootstrap.
 
