@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.app import app
+from ioa_synth.cli.label_types import load_type_labels, types_option
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind,
                                   write_errors)
 from ioa_synth.cli.options import json_option, seed_option
@@ -74,6 +75,7 @@ def report_cmd(
     results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder (written by 'ioa-synth evaluate')"),
     by: str = typer.Option("domain", "--by", help="domain, task_type or type"),
     as_json: bool = json_option("Print the report JSON to stdout instead of the tables"),
+    types: Optional[Path] = types_option("the MA types of --by type, ahead of the records' own (the released data has none)"),
 ) -> None:
     """Breakdown of one evaluate run per domain, task type or MA type (table, Markdown, PNG chart)."""
     from ioa_synth.evaluate.analysis.render import to_rich
@@ -83,12 +85,17 @@ def report_cmd(
     from ioa_synth.reports.output import reports_dir, wide_console
 
     check_choice("--by", by, GROUPINGS)
+    if types is not None and by != "type":
+        fail("--types needs --by type")
     res = _load(results)
     check_out_folder(reports_dir(results), "report folder")
+    type_of = load_type_labels(types) if types is not None else None
     try:
-        report = build_report(res, by)
+        report = build_report(res, by, type_of)
     except ReportError as exc:
         fail(str(exc))
+    if type_of is not None:
+        report["types"] = {"labels": str(types), "labelled_cases": len(type_of.used), "cases": len(res.scored)}
     with write_errors():
         paths = write_report_files(res, report)
     if as_json:

@@ -65,6 +65,7 @@ def _kinds():
     import ioa_synth.export  # noqa: F401
     import ioa_synth.meetings  # noqa: F401
     import ioa_synth.train  # noqa: F401
+    import ioa_synth.typelabels  # noqa: F401
     from ioa_synth.runs import folder_kinds
 
     return folder_kinds

@@ -10,6 +10,7 @@ from typing import List, Optional
 
 import typer
 
+from ioa_synth.cli.label_types import load_type_labels, types_option
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   writable_out)
 from ioa_synth.cli.options import config_option, detector_option, json_option, local_model_option, seed_option
@@ -166,6 +167,7 @@ def report(
                                      "with the merge_judge component (MERGE_JUDGE_BASE_URL or the embedded model)"),
     config: Optional[Path] = config_option("its merge_judge block"),
     local_model: Optional[str] = local_model_option("of the merge judge"),
+    types: Optional[Path] = types_option("adds validated disagreements per type and detector (Table 20)"),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Per session and detector (blinding lifted); across sessions pooled as the paper (Valid, Validity,
@@ -194,6 +196,7 @@ def report(
             fail(f"{d} is the session {seen[s.session_id]} again (session_id {s.session_id}); give each meeting once")
         seen[s.session_id] = d
     cfg = config_or_fail(config)
+    type_of = load_type_labels(types) if types is not None else None
     merge = (lambda s, v: pooled_recall(s, v, rule, cfg, local_model)) if merge_judge else None
     try:
         with llm_command_errors():
@@ -202,14 +205,24 @@ def report(
         fail(str(exc))
     except LLMCallError as exc:
         fail(f"the merge judge gave no usable grouping ({exc}); run the same command again to retry", code=1)
+    extra = []
+    if type_of is not None:
+        from ioa_synth.typelabels.tables import meeting_table, meeting_types
+
+        result["types"] = {"labels": str(types)} | meeting_types(result, type_of)
+        extra.append(meeting_table(result["types"]))
     if write:
+        from ioa_synth.evaluate.analysis.render import to_markdown
+
         write_json_atomic(target / "report.json", result)
-        write_text_atomic(target / "report.md", markdown(result))
+        write_text_atomic(target / "report.md", markdown(result) + "".join("\n" + to_markdown(t) for t in extra))
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
+        from ioa_synth.evaluate.analysis.render import to_rich
+
         console = wide_console()
-        for table in tables(result):
+        for table in [*tables(result), *map(to_rich, extra)]:
             console.print(table)
     if write:
         typer.echo(f"wrote {target / 'report.json'} and {target / 'report.md'}", err=True)

@@ -27,7 +27,9 @@ COMPONENTS: tuple[str, ...] = ("generator", "judge", "audit_judge", "prober", "s
                                # the belief study: item writing, screening, the chatroom and its judges
                                "item_writer", "screener", "agent", "belief_judge", "stance_judge",
                                # multi-agent collaboration: every agent of a team (its detectors are prober blocks)
-                               "discusser")
+                               "discusser",
+                               # type labels: the judge that reads each disagreement's type (App. B.5 taxonomy)
+                               "type_judge")
 
 #: Default sampling temperature per component (the paper's settings: generators 0.7, judges 0.3,
 #: prober 0.7, simulator and validity filter 0.2).
@@ -45,6 +47,7 @@ DEFAULT_TEMPERATURE: dict[str, float] = {
     "belief_judge": 0.0,
     "stance_judge": 0.0,
     "discusser": 0.7,
+    "type_judge": 0.0,
 }
 
 #: Default base of the per-call sampling seed (the ``seed`` config key).
@@ -215,6 +218,7 @@ class ToolkitConfig(BaseModel):
     belief_judge: ComponentConfig = Field(default_factory=ComponentConfig)
     stance_judge: ComponentConfig = Field(default_factory=ComponentConfig)
     discusser: ComponentConfig = Field(default_factory=ComponentConfig)
+    type_judge: ComponentConfig = Field(default_factory=ComponentConfig)
     prompts: str | None = Field(default=None, min_length=1)
 
     def component(self, name: str) -> ComponentConfig:

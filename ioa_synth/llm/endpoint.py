@@ -18,7 +18,9 @@ EMBEDDED_MAX_TOKENS = {"generator": 4096, "judge": 1536, "audit_judge": 1536,
                        # the belief study: short chat messages, one-sentence answers, small labels
                        "item_writer": 512, "screener": 256, "agent": 256, "belief_judge": 256, "stance_judge": 384,
                        # collaboration: a chat turn, a stop-vote or answer, a whole solution
-                       "discusser": 1024}
+                       "discusser": 1024,
+                       # type labels: one short type per disagreement of a case
+                       "type_judge": 512}
 
 #: Seconds per request to the embedded model when the config sets no ``timeout``: counted
 #: from when the server starts on the request (:mod:`ioa_synth.llm.serving`), long enough

@@ -32,7 +32,8 @@ def _mean(values: list[float]) -> float | None:
 
 def session_results(session: Session, rule: str) -> dict[str, Any]:
     """``{"session", "participants", "detectors": {name: {...}}}`` of a finished session;
-    each detector's row also lists its ``validated_questions`` (for the merge judge).
+    each detector's row also lists its ``validated_questions`` (``{"n", "question",
+    "options"}``: for the merge judge, and type labels keyed ``<label>-<n>``).
 
     Raises:
         SessionError: not probed, or some participant has not answered or labelled.
@@ -58,7 +59,8 @@ def session_results(session: Session, rule: str) -> dict[str, Any]:
             **{item: _mean([labels[p]["survey"][item][label] for p in session.ids]) for item in SURVEY_ITEMS},
             "ratings": {item: [labels[p]["survey"][item][label] for p in session.ids] for item in SURVEY_ITEMS},
             "pooled_recall": None, "pooled_found": None, "pooled_distinct": None,
-            "validated_questions": [{"question": d["question"], "options": d["options"]} for d in validated],
+            "validated_questions": [{"n": d["n"], "question": d["question"], "options": d["options"]}
+                                    for d in validated],
         }
     return {"session": str(session.folder), "session_id": session.session_id, "participants": n,
             "detectors": detectors}

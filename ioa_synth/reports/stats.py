@@ -44,16 +44,28 @@ def ordinal_alpha(ratings: Sequence[Sequence[float | None]], value_domain: Seque
             return None
 
 
-def quadratic_kappa(a: Sequence[int], b: Sequence[int], labels: Sequence[int]) -> float | None:
-    """Quadratic-weighted Cohen's kappa of two raters' paired scores over ``labels``
-    (the dimension's score range); ``None`` when undefined (no pairs, no variation)."""
+def _kappa(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any], weights: str | None) -> float | None:
     if len(a) != len(b):
-        raise ValueError("kappa needs paired scores of equal length")
+        raise ValueError("kappa needs paired ratings of equal length")
     if not a:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _finite(cohen_kappa_score(list(a), list(b), labels=list(labels), weights="quadratic"))
+        return _finite(cohen_kappa_score(list(a), list(b), labels=list(labels), weights=weights))
+
+
+def quadratic_kappa(a: Sequence[int], b: Sequence[int], labels: Sequence[int]) -> float | None:
+    """Quadratic-weighted Cohen's kappa of two raters' paired scores over ``labels``
+    (the dimension's score range); ``None`` when undefined (no pairs, no variation).
+    Raises ``ValueError`` for unpaired lists."""
+    return _kappa(a, b, labels, "quadratic")
+
+
+def nominal_kappa(a: Sequence[str], b: Sequence[str], labels: Sequence[str]) -> float | None:
+    """Unweighted Cohen's kappa of two raters' paired category labels over ``labels`` (the
+    category set); ``None`` when undefined (no pairs, or chance agreement of 1). Raises
+    ``ValueError`` for unpaired lists."""
+    return _kappa(a, b, labels, None)
 
 
 def compare_scores(df: pl.DataFrame, a: str, b: str, dimensions: Sequence[tuple[int, str]]) -> list[dict[str, Any]]:

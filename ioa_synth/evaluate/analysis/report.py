@@ -11,7 +11,7 @@ breakdown of one evaluate run, written under ``RESULTS/reports/`` as ``report_<b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.analysis.render import Table, bar_chart_png, markdown_document
@@ -25,11 +25,13 @@ class ReportError(ValueError):
     """A results folder with nothing to report (one-line message)."""
 
 
-def build_report(results: Results, by: str) -> dict[str, Any]:
+def build_report(results: Results, by: str, type_of: Callable[[str, str], str | None] | None = None
+                 ) -> dict[str, Any]:
     """The report of ``results`` grouped ``by`` (one of :data:`tables.GROUPINGS`), JSON-ready:
     ``{results, by, overall: {cases, precision, recall, f1, mean_k, mean_b}, groups: [...],
     c_breakdown}``; groups are ``{group, cases, precision, recall, f1, mean_k, mean_b}`` or, for
-    ``type``, ``{group, hit, total, recall}``. Raises ``ValueError`` for an unknown ``by`` and
+    ``type``, ``{group, hit, total, recall}`` (``type_of``: type labels, see
+    :func:`tables.type_recall`). Raises ``ValueError`` for an unknown ``by`` and
     :class:`ReportError` when no case was scored."""
     if by not in tables.GROUPINGS:
         raise ValueError(f"--by must be one of {', '.join(tables.GROUPINGS)} (got {by!r})")
@@ -37,7 +39,7 @@ def build_report(results: Results, by: str) -> dict[str, Any]:
     if not scored:
         raise ReportError(f"{results.path}: no scored case to report ({len(results.failed)} failed)")
     if by == "type":
-        groups = [{"group": t} | v for t, v in tables.type_recall(scored).items()]
+        groups = [{"group": t} | v for t, v in tables.type_recall(scored, type_of).items()]
     else:
         groups = tables.group_means(scored, by)
     return {"results": results.describe(), "by": by, "overall": tables.means(scored), "groups": groups,
@@ -74,6 +76,10 @@ def intro_lines(report: dict[str, Any]) -> list[str]:
              f"{plural(d['scored'], 'scored dialogue')}, {d['failed']:,} failed (failed dialogues are left out)"]
     if d["complete"] is False:
         lines.append("the run is incomplete (summary.json: complete = false)")
+    if "types" in report:  # report --types: judged type labels (label-types)
+        t = report["types"]
+        lines.append(f"MA types judged by 'label-types' ({t['labels']}): {t['labelled_cases']:,} of "
+                     f"{t['cases']:,} scored dialogues labelled")
     return lines
 
 

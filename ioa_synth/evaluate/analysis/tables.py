@@ -7,7 +7,7 @@ polars; a group without dialogues has ``None`` means.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import polars as pl
 
@@ -54,17 +54,20 @@ def group_means(records: Iterable[Record], by: str) -> list[dict[str, Any]]:
     return df.group_by(by).agg(_mean_exprs()).sort(by).rename({by: "group"}).to_dicts()
 
 
-def type_recall(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
+def type_recall(records: Iterable[Record],
+                type_of: Callable[[str, str], str | None] | None = None) -> dict[str, dict[str, Any]]:
     """Recall per disagreement type over all MAs of the scored records (paper Table 12):
     ``{type: {hit, total, recall}}``, an MA counting as hit when its id is in the record's
-    ``metrics.mas_hit``. An MA without a type (older data) counts under :data:`UNTYPED`
-    (the one rule, shared by ``summary.json`` and ``report --by type``). Types in :data:`MA_TYPES` order, then others, then :data:`UNTYPED`;
-    only types that occur."""
+    ``metrics.mas_hit``. ``type_of(case_id, ma_id)`` (type labels, ``report --types``)
+    gives an MA's type before the record's own; an MA without either (the released data,
+    older data) counts under :data:`UNTYPED` (the one rule, shared by ``summary.json`` and
+    ``report --by type``). Types in :data:`MA_TYPES` order, then others, then
+    :data:`UNTYPED`; only types that occur."""
     counts: dict[str, list[int]] = {}
     for r in records:
         hit = set(r.metrics.mas_hit) if r.metrics else set()
         for ma in r.misalignment_points:
-            c = counts.setdefault(ma.type or UNTYPED, [0, 0])
+            c = counts.setdefault((type_of(r.case_id, ma.id) if type_of else None) or ma.type or UNTYPED, [0, 0])
             c[0] += ma.id in hit
             c[1] += 1
     return {t: {"hit": h, "total": n, "recall": h / n} for t, (h, n) in sorted(counts.items(), key=_type_order)}
