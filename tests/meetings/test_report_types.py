@@ -7,7 +7,7 @@ import json
 
 from ioa_synth.testing.type_judge import TypeJudgeResponder
 
-from .test_report import BEST, DISCOVERY, PLAN, fill
+from .conftest import BEST, DISCOVERY, PLAN, fill
 
 
 def test_meeting_disagreements_per_type(cli, endpoint, tmp_path, probed, meeting_server):
