@@ -52,9 +52,10 @@ def allocate(sizes: dict[Hashable, int], n: int, rng: random.Random) -> dict[Has
     return counts
 
 
-def stratified_sample(items: Sequence[T], cell: Callable[[T], Hashable], n: int, seed: int) -> list[T]:
+def stratified_sample(items: Sequence[T], cell: Callable[[T], Hashable], n: int, seed: int,
+                      what: str = "cases") -> list[T]:
     """``n`` of ``items`` drawn at random, stratified by ``cell(item)`` (module docstring),
-    in the order of ``items``.
+    in the order of ``items``; ``what`` names the items in the error message.
 
     Raises:
         SampleError: ``n`` is larger than ``len(items)``.
@@ -63,7 +64,7 @@ def stratified_sample(items: Sequence[T], cell: Callable[[T], Hashable], n: int,
     if n < 1:
         raise ValueError(f"a sample needs N >= 1 (got {n})")
     if n > len(items):
-        raise SampleError(f"--sample {n} asks for more cases than the {len(items)} there are; "
+        raise SampleError(f"--sample {n} asks for more {what} than the {len(items)} there are; "
                           f"give N <= {len(items)} (or no --sample for all of them)")
     rng = random.Random(seed)
     groups: dict[Hashable, list[int]] = {}

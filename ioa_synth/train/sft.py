@@ -114,9 +114,9 @@ def build_sft(results: Path, keep_c: bool = False, fmt: str = "messages", allow_
     if sample is not None:
         try:
             records = stratified_sample([r for r in records if r.status == "scored"],
-                                        lambda r: (r.domain, r.task_type), sample, seed)
+                                        lambda r: (r.domain, r.task_type), sample, seed, "scored dialogues")
         except SampleError as exc:
-            raise ExportError(f"--results {results}: {exc} (scored dialogues of the teacher run)") from None
+            raise ExportError(f"--results {results}: {exc}") from None
     for rec in records:
         case_id = rec.case_id
         split = split_of(data_dir, case_id)

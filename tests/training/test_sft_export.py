@@ -107,5 +107,5 @@ def test_sample_warm_start_subset_is_stratified_and_reproducible(cli, teacher, t
     scored = list(load_results(teacher.results).scored.values())
     assert got[0] == [r.case_id for r in stratified_sample(scored, lambda r: (r.domain, r.task_type), 2, 5)]
     res = cli("train", "sft", "--results", teacher.results, "--out", tmp_path / "c", "--sample", "5")
-    one_line_error(res, "--sample 5 asks for more cases than the 4")
+    one_line_error(res, "--sample 5 asks for more scored dialogues than the 4")
     assert not (tmp_path / "c" / "sft.jsonl").exists()
