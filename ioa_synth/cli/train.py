@@ -53,9 +53,13 @@ def prompts(
     out: Path = typer.Option(..., "--out", help="Folder for <split>.jsonl (trl) or <split>.parquet (verl)"),
     access: str = access_option(),
     fmt: str = typer.Option("trl", "--format", help="trl (JSONL) or verl (parquet)"),
+    val: bool = typer.Option(True, "--val/--no-val",
+                             help="With --data DIR/train, also write the validation prompts of DIR/val when that "
+                                  "folder exists (the paper's GRPO validates on val)"),
 ) -> None:
     """One row per dialogue: the prober prompt exactly as 'evaluate' sends it, and the case id
-    the reward reads. Exit status: 0 written, 2 bad input."""
+    the reward reads; a train split's val split beside it is written too (--no-val: not).
+    Exit status: 0 written, 2 bad input."""
     from ioa_synth.evaluate.inputs import InputError
     from ioa_synth.train.files import FORMATS_PROMPTS, ExportError
     from ioa_synth.train.prompts import export_prompts
@@ -65,10 +69,11 @@ def prompts(
     writable_out(out)
     try:
         with write_errors():
-            path, n = export_prompts(data, out, access=access, fmt=fmt)
+            written = export_prompts(data, out, access=access, fmt=fmt, with_val=val)
     except (InputError, ExportError) as exc:
         fail(str(exc))
-    typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
+    for path, n in written:
+        typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
 
 
 @train_app.command("score")
