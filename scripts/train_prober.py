@@ -17,7 +17,11 @@ Usage::
 
     python scripts/train_prober.py sft --model Qwen/Qwen3-8B --data sft/sft.jsonl --out ckpt/sft
     python scripts/train_prober.py grpo --model ckpt/sft --prompts grpo/train.jsonl --data DIR/train DIR/val \\
-        --reward-out reward-catalog --out ckpt/grpo [--eval-prompts grpo/val.jsonl] [--config config.json]
+        --reward-out reward-catalog --out ckpt/grpo [--eval-prompts grpo/val.jsonl | --no-eval] [--config config.json]
+
+GRPO validates on ``val.jsonl`` beside ``--prompts`` when that file exists (``ioa-synth train
+prompts --data DIR/train`` writes it when ``DIR/val`` exists; paper Table 18: 120 validation
+dialogues), unless ``--eval-prompts`` names another file or ``--no-eval`` turns it off.
 
 ``--dry-run`` prints the trainer configuration and exits.
 """
@@ -28,6 +32,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 #: The paper's settings (App. D.1).
@@ -59,17 +64,31 @@ def sft_config(a: argparse.Namespace) -> Any:
                      save_strategy="epoch", report_to=a.report_to, seed=a.seed)
 
 
+def eval_prompts_of(a: argparse.Namespace) -> str | None:
+    """The validation prompts of the GRPO stage: ``--eval-prompts``; else ``val.jsonl`` (the
+    suffix of ``--prompts``) beside ``--prompts`` when it exists; ``None`` with ``--no-eval``."""
+    if a.no_eval:
+        return None
+    if a.eval_prompts:
+        return a.eval_prompts
+    prompts = Path(a.prompts)
+    beside = prompts.with_name("val" + prompts.suffix)
+    return str(beside) if beside.is_file() and beside.resolve() != prompts.resolve() else None
+
+
 def grpo_config(a: argparse.Namespace) -> Any:
     from trl import GRPOConfig
 
     completions = a.prompts_per_step * a.num_generations
     return GRPOConfig(output_dir=a.out, num_train_epochs=a.epochs, learning_rate=a.lr,
                       per_device_train_batch_size=a.per_device_batch,
+                      # TRL needs the global eval batch divisible by G; its default of 8 is not for G = 5
+                      per_device_eval_batch_size=a.per_device_batch,
                       gradient_accumulation_steps=accumulation(completions, a.per_device_batch, "completions per step"),
                       num_generations=a.num_generations, max_completion_length=a.max_completion_length,
                       scale_rewards="group", bf16=a.bf16, logging_steps=1,
                       log_completions=True, save_strategy="epoch", report_to=a.report_to, seed=a.seed,
-                      eval_strategy="epoch" if a.eval_prompts else "no")
+                      eval_strategy="epoch" if eval_prompts_of(a) else "no")
 
 
 def short_prompts(dataset: Any, tokenizer: Any, limit: int) -> Any:
@@ -111,8 +130,11 @@ def run_grpo(a: argparse.Namespace) -> None:
         return
     tokenizer = AutoTokenizer.from_pretrained(a.model)
     train = short_prompts(load_dataset("json", data_files=a.prompts, split="train"), tokenizer, a.max_prompt_length)
-    val = (short_prompts(load_dataset("json", data_files=a.eval_prompts, split="train"), tokenizer,
-                         a.max_prompt_length) if a.eval_prompts else None)
+    eval_prompts = eval_prompts_of(a)
+    if eval_prompts and not a.eval_prompts:
+        print(f"note: validating on {eval_prompts} (beside --prompts; --no-eval to skip)", file=sys.stderr)
+    val = (short_prompts(load_dataset("json", data_files=eval_prompts, split="train"), tokenizer,
+                         a.max_prompt_length) if eval_prompts else None)
     reward = IoAF1Reward(data=a.data, config=a.config, workers=a.workers, out=a.reward_out)
     try:
         for rows in (train, val or []):  # every row's case, found now: not at the first evaluation
@@ -147,10 +169,13 @@ def parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("grpo", parents=[common], help="GRPO with the IoA F1 reward")
     g.add_argument("--prompts", required=True, help="train.jsonl written by 'ioa-synth train prompts'")
-    g.add_argument("--eval-prompts", help="val.jsonl written by 'ioa-synth train prompts' (optional)")
+    ev = g.add_mutually_exclusive_group()
+    ev.add_argument("--eval-prompts", help="val.jsonl written by 'ioa-synth train prompts' (default: val.jsonl "
+                                           "beside --prompts when it exists)")
+    ev.add_argument("--no-eval", action="store_true", help="No validation, even with a val.jsonl beside --prompts")
     g.add_argument("--data", required=True, nargs="+",
-                   help="The built split folder(s) those prompts came from: DIR/train, and DIR/val with "
-                        "--eval-prompts (or the build directory DIR for all its splits)")
+                   help="The built split folder(s) those prompts came from: DIR/train, and DIR/val when "
+                        "validating (or the build directory DIR for all its splits)")
     g.add_argument("--config", help="Per-component LLM settings for the simulator and filter (JSON)")
     g.add_argument("--reward-out", default="ioa-reward", help="Catalog folder of the reward's calls (resumable)")
     g.add_argument("--workers", type=int, default=32, help="Completions scored at once")

@@ -3,7 +3,11 @@ stored conversation, benign agent and requested step, the default probe's input 
 rebuilt from the conversation log and must equal the stored request byte for byte; then
 the variant (``own``, ``anonymized``, ``group``) is asked on the same model at
 temperature 0 and labelled as the run labelled its probes (run.json ``settings.labelling``). The answers join the conversation's
-``probes`` with their ``variant``; ``summary.json`` gains ``reask`` retention rates."""
+``probes`` with their ``variant``; ``summary.json`` gains ``reask`` retention rates.
+
+``sample`` (``--sample N --seed S``) re-asks a random N of the conversations, stratified by
+cell: (item source, attacker count k), the conditions of the run
+(:mod:`ioa_synth.protocol.sample`)."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from ioa_synth.belief.report import belief_manifest, read_conversations, run_lab
 from ioa_synth.belief.run import conversation_path
 from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.protocol.sample import stratified_sample
 from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
@@ -97,9 +102,16 @@ def check_rebuilt(catalog: Catalog, conv: dict[str, Any], agent: Agent, step: in
 
 
 def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, local_model: str | None,
-              workers: int, args: dict[str, Any]) -> dict[str, int]:
-    """Re-ask ``variant`` at ``steps`` in every conversation of ``out``; return counts."""
+              workers: int, args: dict[str, Any], sample: int | None = None, seed: int = 0) -> dict[str, int]:
+    """Re-ask ``variant`` at ``steps`` in every conversation of ``out`` (or in ``sample`` of
+    them, stratified by (source, k) and drawn with ``seed``); return counts.
+
+    Raises:
+        ioa_synth.protocol.sample.SampleError: ``sample`` above the number of conversations
+            (before any call or write)."""
     convs = read_conversations(out)
+    if sample is not None:
+        convs = stratified_sample(convs, lambda c: (c["item"]["source"], c["k"]), sample, seed, "conversations")
     memory = int(belief_manifest(out).settings.get("memory", 5))
     describe, check = template_setup("belief run", "belief reask")
 

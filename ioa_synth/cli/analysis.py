@@ -35,11 +35,14 @@ def compare_cmd(
     resamples: int = typer.Option(DEFAULT_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples"),
     seed: int = seed_option("Seed of the bootstrap RNG", default=DEFAULT_SEED),
     intersect: bool = typer.Option(False, "--intersect", help="Compare the shared scored cases when the sets differ"),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md (default: .)"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json, compare.md and, for a re-run, "
+                                                             "order_sensitivity.png (default: .)"),
     as_json: bool = json_option("Print compare.json to stdout instead of the tables"),
 ) -> None:
-    """Compare two evaluate runs: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall, C reasons, re-run consistency."""
-    from ioa_synth.evaluate.analysis.compare import CompareError, compare, compare_tables, intro_lines
+    """Compare two evaluate runs: paired bootstrap of ΔF1/ΔP/ΔR, per-type recall, C reasons, re-run consistency
+    (with order_sensitivity.png when B re-runs A)."""
+    from ioa_synth.evaluate.analysis.compare import (ORDER_CHART, CompareError, compare, compare_tables, intro_lines,
+                                                     order_sensitivity_png)
     from ioa_synth.evaluate.analysis.render import markdown_document, to_rich
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
@@ -57,7 +60,11 @@ def compare_cmd(
     tables = compare_tables(result)
     with write_errors():
         doc = markdown_document("Comparison of two evaluation runs", intro_lines(result), tables)
-        paths = write_all_atomic({folder / "compare.json": json_bytes(result), folder / "compare.md": doc.encode()})
+        files = {folder / "compare.json": json_bytes(result), folder / "compare.md": doc.encode()}
+        chart = order_sensitivity_png(result)
+        if chart is not None:
+            files[folder / ORDER_CHART] = chart
+        paths = write_all_atomic(files)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return

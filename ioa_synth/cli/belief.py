@@ -10,8 +10,8 @@ import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
                                   llm_command_errors, refuse_other_kind, writable_out)
-from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, seed_option,
-                                   workers_option)
+from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, sample_option,
+                                   seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
 
@@ -246,11 +246,14 @@ def reask(
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Calls"),
     local_model: Optional[str] = local_model_option(),
+    sample: Optional[int] = sample_option("conversations", "cell (item source x attacker count k)"),
+    seed: int = seed_option("Seed of the --sample draw"),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
     probe must equal the stored one byte for byte."""
     from ioa_synth.belief.reask import ProbeMismatch, StepsError, reask_steps, run_reask
+    from ioa_synth.protocol.sample import SampleError
     from ioa_synth.belief.report import ReportError, write_report
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
@@ -264,11 +267,11 @@ def reask(
     if note:
         typer.echo(note, err=True)
     cfg = config_or_fail(config)
-    args = {"results": str(results), "variant": variant, "steps": step_list}
+    args = {"results": str(results), "variant": variant, "steps": step_list, "sample": sample, "seed": seed}
     try:
         with llm_command_errors():
-            counts = run_reask(results, variant, step_list, cfg, local_model, workers, args)
-    except (ReportError, ProbeMismatch) as exc:
+            counts = run_reask(results, variant, step_list, cfg, local_model, workers, args, sample, seed)
+    except (ReportError, ProbeMismatch, SampleError) as exc:
         fail(str(exc))
     write_report(results)
     typer.echo(f"{counts['asked']} {variant} answer(s) in {counts['conversations']} conversation(s); "

@@ -116,5 +116,6 @@ def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> di
 
     p = params
     inputs = evaluate_inputs(p["data"], p["out"], p["config"], p["limit"], p["mode"], p["rollouts"], p["permute_seed"],
-                             p["questions_from"], p["workers"], p["batch"], p["batch_dir"])
+                             p["questions_from"], p["workers"], p["batch"], p["batch_dir"], sample=p.get("sample"),
+                             seed=p.get("seed", 0))
     return estimate_evaluate(p, prices, tokenizer, cases=inputs.todo, config=inputs.config)

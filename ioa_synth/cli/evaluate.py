@@ -12,6 +12,7 @@ from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_opti
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, config_or_fail, lowered_workers,
                                   fail, folder_kind, refuse_other_kind, llm_command_errors, writable_out)
 from ioa_synth.cli.options import access_option, config_option, limit_option, local_model_option, workers_option
+from ioa_synth.cli.options import sample_option, seed_option
 from ioa_synth.cli.options import prompts_option
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ def evaluate(
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Cases"),
     limit: Optional[int] = limit_option("Evaluate the first N cases (by path)"),
+    sample: Optional[int] = sample_option(),
+    seed: int = seed_option("Seed of the --sample draw"),
     mode: str = typer.Option("mcq", "--mode", help="Prober mode: mcq, direct (free-text items, no simulator), "
                              "ambiguity (4 ambiguous expressions, one MCQ each)"),
     access: str = access_option(),
@@ -51,17 +54,20 @@ def evaluate(
     from ioa_synth.evaluate.run import EvalJob, run_evaluate
 
     cfg, cases, todo, stored, mode_of_batch, workers, announce = evaluate_inputs(
-        data, out, config, limit, mode, rollouts, permute_seed, questions_from, workers, batch, batch_dir)
+        data, out, config, limit, mode, rollouts, permute_seed, questions_from, workers, batch, batch_dir,
+        sample=sample, seed=seed)
     create_batch_dir(mode_of_batch)  # announce: once the catalog is open
     settings = EvalSettings(mode=mode, access=access, rollouts=rollouts, permute_seed=permute_seed)
     job = EvalJob(cases=todo, all_cases=cases, settings=settings, questions_from=questions_from,
                   stored_questions=stored)
-    args = {"data": str(data), **settings.as_dict(), "limit": limit, "workers": workers,
+    args = {"data": str(data), **settings.as_dict(), "limit": limit, **sample_args(sample, seed, todo),
+            "workers": workers,
             "config": str(config) if config else None, "local_model": local_model,
             "questions_from": str(questions_from) if questions_from else None,
             "batch": mode_of_batch is not None, "batch_dir": str(batch_dir) if batch_dir else None}
-    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
-    params = {"data": data, "out": out, "config": config, "limit": limit, "mode": mode, "access": access,
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir", "sample_cases")}
+    params = {"data": data, "out": out, "config": config, "limit": limit, "sample": sample, "seed": seed,
+              "mode": mode, "access": access,
               "rollouts": rollouts, "questions_from": questions_from, "local_model": local_model,
               "batch": batch, "batch_dir": batch_dir}
 
@@ -94,7 +100,7 @@ class EvaluateInputs(NamedTuple):
     config: ToolkitConfig
     #: every case of ``--data``, by path
     cases: list
-    #: the cases to evaluate (``--limit``)
+    #: the cases to evaluate (``--limit`` or ``--sample``)
     todo: list
     #: the questions of ``--questions-from`` by case id, or ``None``
     stored: dict | None
@@ -108,25 +114,29 @@ class EvaluateInputs(NamedTuple):
 
 def evaluate_inputs(data: Path, out: Path, config: Path | None, limit: int | None, mode: str, rollouts: int,
                     permute_seed: int | None, questions_from: Path | None, workers: int, batch: bool,
-                    batch_dir: Path | None) -> EvaluateInputs:
+                    batch_dir: Path | None, *, sample: int | None = None, seed: int = 0) -> EvaluateInputs:
     """Every check of ``evaluate``'s arguments and folders, in order, with nothing written:
     ``evaluate`` and ``estimate evaluate`` both call it, so that they refuse the same input
     with the same line (exit 2). The mode and its options; ``--out``: a folder that could be
     written, not a build directory nor a folder of another kind or holding a user's own
     files; ``--questions-from``: another results folder; then the config, the cases of
-    ``--data`` (cut to ``--limit``) and the stored questions, the batch options
+    ``--data`` (cut to ``--limit``, or ``--sample`` of them drawn with ``--seed``) and the stored questions, the batch options
     (:func:`~ioa_synth.cli.batch_options.batch_mode`) and the endpoint variables
     (:func:`~ioa_synth.cli.common.lowered_workers`).
     """
-    from ioa_synth.evaluate.inputs import InputError, load_cases
+    from ioa_synth.evaluate.inputs import InputError, load_cases, pick_cases
     from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
     from ioa_synth.evaluate.run import needed_components
+    from ioa_synth.protocol.sample import SampleError
 
     check_choice("--mode", mode, MODES)
     if mode == "direct" and (rollouts != 1 or permute_seed is not None):
         fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
     if mode != "mcq" and questions_from is not None:
         fail(f"--questions-from reuses mcq questions: it needs --mode mcq (got --mode {mode})")
+    if sample is not None and limit is not None:
+        fail("--sample and --limit both choose the cases: give one (--limit N takes the first N by path, "
+             "--sample N a random sample stratified by cell)")
     check_out_folder(out)
     if out.is_dir() and folder_kind(out) == "build":
         fail(f"--out {out} is an 'ioa-synth build' directory (its catalog holds build cases or seeds); "
@@ -139,12 +149,21 @@ def evaluate_inputs(data: Path, out: Path, config: Path | None, limit: int | Non
     cfg = config_or_fail(config)
     try:
         cases = load_cases(data)
-        todo = cases[:limit] if limit else cases
+        todo = pick_cases(cases, limit, sample, seed)
         stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
-    except (InputError, QuestionsFromError) as exc:
+    except (InputError, QuestionsFromError, SampleError) as exc:
         fail(str(exc))
     needed = needed_components(mode, questions_from is not None)
     mode_of_batch = batch_mode(needed, batch, batch_dir, cfg)
     workers, announce = lowered_workers(needed, workers)
     return EvaluateInputs(cfg, cases, todo, stored, mode_of_batch, workers, announce)
 
+
+
+def sample_args(sample: int | None, seed: int, todo: list) -> dict:
+    """What ``run.json`` ``args`` records of a sample: ``sample``, ``seed`` and, with
+    ``--sample``, the drawn ``sample_cases`` (case ids), which ``status`` counts as the
+    run's cases."""
+    if sample is None:
+        return {"sample": None, "seed": seed}
+    return {"sample": sample, "seed": seed, "sample_cases": [c.case_id for c in todo]}

@@ -82,6 +82,17 @@ def seed_option(help: str, default: Optional[int] = 0) -> Any:
     return typer.Option(default, "--seed", min=0, help=help)
 
 
+def sample_option(what: str = "cases", strata: str = "cell (domain x task type)") -> Any:
+    """``--sample N`` (N >= 1, default: every case): a random sample of ``what`` stratified by
+    ``strata``, drawn with ``--seed`` (:func:`ioa_synth.protocol.sample.stratified_sample`,
+    whose docstring gives the allocation rule). Unlike ``--limit`` (the first N by path)."""
+    return typer.Option(None, "--sample", min=1, metavar="N",
+                        help=f"Random sample of N {what} stratified by {strata}: one per stratum when N >= "
+                             "strata, the rest in proportion to their size (largest remainders), fewer strata "
+                             "drawn at random when N < strata; the same --seed gives the same sample; N above "
+                             f"the number of {what} is an error. --limit still takes the first N by path")
+
+
 def json_option(help: str = "Print JSON instead of tables") -> Any:
     """``--json``: print the command's result as JSON on stdout; ``help`` says which JSON
     and what it replaces when that is not a table."""

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.common import check_choice, check_out_folder, fail, writable_out, write_errors
-from ioa_synth.cli.options import access_option, config_option, local_model_option
+from ioa_synth.cli.options import access_option, config_option, local_model_option, sample_option, seed_option
 from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
 
@@ -22,9 +22,12 @@ def sft(
     keep_c: bool = typer.Option(False, "--keep-c", help="Keep Category-C questions (the 'w/o filterC' ablation)"),
     fmt: str = typer.Option("messages", "--format", help="messages or prompt-completion (TRL conversational formats)"),
     allow_split: bool = typer.Option(False, "--allow-split", help="Export cases of a split other than train"),
+    sample: Optional[int] = sample_option("scored dialogues"),
+    seed: int = seed_option("Seed of the --sample draw"),
 ) -> None:
     """One row per scored dialogue: the teacher's prober messages and its question set
-    without Category-C questions. Exit status: 0 written, 2 bad input."""
+    without Category-C questions; the paper's warm-start is --sample 300 of the train split
+    (Table 17). Exit status: 0 written, 2 bad input."""
     from ioa_synth.train.files import FORMATS_SFT, ExportError
     from ioa_synth.train.sft import build_sft, write_sft
 
@@ -32,7 +35,7 @@ def sft(
     check_out_folder(out)
     writable_out(out)
     try:
-        export = build_sft(results, keep_c=keep_c, fmt=fmt, allow_split=allow_split)
+        export = build_sft(results, keep_c=keep_c, fmt=fmt, allow_split=allow_split, sample=sample, seed=seed)
     except ExportError as exc:
         fail(str(exc))
     with write_errors():
@@ -50,9 +53,13 @@ def prompts(
     out: Path = typer.Option(..., "--out", help="Folder for <split>.jsonl (trl) or <split>.parquet (verl)"),
     access: str = access_option(),
     fmt: str = typer.Option("trl", "--format", help="trl (JSONL) or verl (parquet)"),
+    val: bool = typer.Option(True, "--val/--no-val",
+                             help="With --data DIR/train, also write the validation prompts of DIR/val when that "
+                                  "folder exists (the paper's GRPO validates on val)"),
 ) -> None:
     """One row per dialogue: the prober prompt exactly as 'evaluate' sends it, and the case id
-    the reward reads. Exit status: 0 written, 2 bad input."""
+    the reward reads; a train split's val split beside it is written too (--no-val: not).
+    Exit status: 0 written, 2 bad input."""
     from ioa_synth.evaluate.inputs import InputError
     from ioa_synth.train.files import FORMATS_PROMPTS, ExportError
     from ioa_synth.train.prompts import export_prompts
@@ -62,10 +69,11 @@ def prompts(
     writable_out(out)
     try:
         with write_errors():
-            path, n = export_prompts(data, out, access=access, fmt=fmt)
+            written = export_prompts(data, out, access=access, fmt=fmt, with_val=val)
     except (InputError, ExportError) as exc:
         fail(str(exc))
-    typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
+    for path, n in written:
+        typer.echo(f"wrote {plural(n, 'prompt')} to {path} (access {access}, {fmt} layout)", err=True)
 
 
 @train_app.command("score")

@@ -18,7 +18,7 @@ from typing import Any
 
 from ioa_synth.core.templates import render_template
 from ioa_synth.evaluate.access import filter_context, simulator_context
-from ioa_synth.evaluate.inputs import EvalCase, load_cases
+from ioa_synth.evaluate.inputs import EvalCase, load_cases, pick_cases
 from ioa_synth.evaluate.probers import PROBERS, first_prompt
 from ioa_synth.evaluate.records import STAGES, read_record
 from ioa_synth.evaluate.run import component_of, needed_components
@@ -39,9 +39,9 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
                       cases: list[EvalCase] | None = None, config: ToolkitConfig | None = None,
                       catalog: Catalog | None = None) -> dict[str, Any]:
     """The estimate of ``evaluate`` with the command's ``params`` (its parsed options: ``data``,
-    ``out``, ``config``, ``limit``, ``mode``, ``access``, ``rollouts``, ``questions_from``,
+    ``out``, ``config``, ``limit``, ``sample``, ``seed``, ``mode``, ``access``, ``rollouts``, ``questions_from``,
     ``local_model``, ``batch``, ``batch_dir``). A run about to start passes what it has
-    already read: ``cases`` (after ``--limit``), ``config`` and its open ``catalog``
+    already read: ``cases`` (after ``--limit`` or ``--sample``), ``config`` and its open ``catalog``
     (otherwise the folder's is opened read-only, when there is one).
 
     Raises:
@@ -52,7 +52,7 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
     config = config if config is not None else load_config(params["config"])
     if cases is None:
         cases = load_cases(params["data"])
-        cases = cases[:params["limit"]] if params["limit"] else cases
+        cases = pick_cases(cases, params["limit"], params.get("sample"), params.get("seed", 0))
     todo = [c for c in cases if getattr(read_record(out, c.case_id), "status", None) != "scored"]
     needed = needed_components(mode, bool(params["questions_from"]))
     setups = {c: component_setup(c, config, params["local_model"], tokenizer) for c in needed}

@@ -205,3 +205,18 @@ def load_cases(data_dir: Path) -> list[EvalCase]:
         raise InputError(f"--data {data_dir} holds cases of {len(splits)} splits ({', '.join(s + '/' for s in splits)}); "
                          f"give one split's folder, e.g. --data {data_dir / splits[0]}")
     return [read_case(p, p.relative_to(data_dir)) for p in paths]
+
+
+def pick_cases(cases: list[EvalCase], limit: int | None, sample: int | None = None, seed: int = 0) -> list[EvalCase]:
+    """The cases to evaluate out of ``cases`` (by path): the first ``limit``, or a sample of
+    ``sample`` stratified by cell (domain, task type) drawn with ``seed``
+    (:func:`~ioa_synth.protocol.sample.stratified_sample`; paper App. C.1 uses a random
+    30-case sample), or all of them.
+
+    Raises:
+        ioa_synth.protocol.sample.SampleError: ``sample`` above the number of cases."""
+    from ioa_synth.protocol.sample import stratified_sample
+
+    if sample is not None:
+        return stratified_sample(cases, lambda c: (c.domain, c.task_type), sample, seed)
+    return cases[:limit] if limit else cases

@@ -40,7 +40,10 @@ COMPONENT_SQL = "split_part(role, ':', 1)"
 
 def run_cases(manifest_args: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
     """The case ids of the run: the input files (``{source_file: sha256}``, relative paths)
-    sorted by path, the first ``--limit`` of them, without ``.json``."""
+    sorted by path, the first ``--limit`` of them, without ``.json``; with ``--sample``, the
+    drawn case ids ``run.json`` records (``args.sample_cases``)."""
+    if manifest_args.get("sample_cases"):
+        return sorted(manifest_args["sample_cases"])
     files = sorted(inputs)
     limit = manifest_args.get("limit")
     return [f.removesuffix(".json") for f in (files[:limit] if limit else files)]

@@ -7,6 +7,9 @@ for the chosen ``--access``) and the case id the reward needs.
 - ``verl``: ``<split>.parquet`` rows ``{"data_source": "ioa-suite", "prompt": [...],
   "ability", "reward_model": {"style": "rule", "ground_truth": case_id},
   "extra_info": {"case_id", "split", "index"}}`` (verl's RL dataset layout).
+
+Given a train split (``DIR/train``) with ``DIR/val`` beside it, the validation prompts are
+written too, by default (paper Table 18: GRPO validates on the 120 val dialogues).
 """
 
 from __future__ import annotations
@@ -47,20 +50,36 @@ def prompt_rows(data: Path, cases: list[EvalCase], access: str = "public", fmt: 
     return rows
 
 
-def export_prompts(data: Path, out_dir: Path, access: str = "public", fmt: str = "trl") -> tuple[Path, int]:
+def val_folder(data: Path) -> Path | None:
+    """The validation split beside a train split: ``DIR/val`` for ``--data DIR/train`` when
+    that folder exists, else ``None`` (paper §6.1: GRPO trains on the 1,200 train dialogues
+    and validates on the 120 of val)."""
+    data = Path(data)
+    val = data.parent / "val"
+    return val if data.name == "train" and val.is_dir() else None
+
+
+def export_prompts(data: Path, out_dir: Path, access: str = "public", fmt: str = "trl",
+                   with_val: bool = True) -> list[tuple[Path, int]]:
     """Write the prompts of every case under ``data`` to ``out_dir`` (``<split>.jsonl`` or
-    ``<split>.parquet``, named after the cases' split, ``prompts`` when they mix splits);
-    return the file and the row count.
+    ``<split>.parquet``, named after the cases' split, ``prompts`` when they mix splits) and,
+    when ``with_val`` and ``data`` is a train split with a ``val`` folder beside it
+    (:func:`val_folder`), the validation prompts as well (``val.jsonl``/``val.parquet``);
+    return each file written and its row count. Every folder is read before anything is
+    written.
 
     Raises:
-        ioa_synth.evaluate.inputs.InputError: ``data`` is not a folder of cases.
+        ioa_synth.evaluate.inputs.InputError: ``data`` (or its val folder) is not a folder of cases.
         ExportError: see :func:`prompt_rows`.
     """
-    cases = load_cases(data)
-    rows = prompt_rows(data, cases, access, fmt)
-    splits = {split_of(data, c.case_id) for c in cases}
-    stem = splits.pop() if len(splits) == 1 else "prompts"
-    stem = "prompts" if stem == "unknown" else stem
-    if fmt == "trl":
-        return write_jsonl_atomic(out_dir / f"{stem}.jsonl", rows), len(rows)
-    return write_parquet_atomic(out_dir / f"{stem}.parquet", rows), len(rows)
+    val = val_folder(data) if with_val else None
+    files = []
+    for folder in [data] + ([val] if val else []):
+        cases = load_cases(folder)
+        rows = prompt_rows(folder, cases, access, fmt)
+        splits = {split_of(folder, c.case_id) for c in cases}
+        stem = splits.pop() if len(splits) == 1 else "prompts"
+        files.append(("prompts" if stem == "unknown" else stem, rows))
+    write = write_jsonl_atomic if fmt == "trl" else write_parquet_atomic
+    suffix = "jsonl" if fmt == "trl" else "parquet"
+    return [(write(out_dir / f"{stem}.{suffix}", rows), len(rows)) for stem, rows in files]

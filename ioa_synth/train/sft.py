@@ -9,6 +9,11 @@ question removed ("filterC"). A dialogue left with no question is dropped and co
 conversational formats: ``{"messages": [system, user, assistant]}`` or ``{"prompt": [system,
 user], "completion": [assistant]}``, plus ``case_id``, ``split``, ``n_removed_c`` and
 ``teacher`` (the prober model).
+
+``sample`` (``train sft --sample N --seed S``) keeps a random N of the teacher's scored
+dialogues stratified by cell (domain x task type; :mod:`ioa_synth.protocol.sample`): the
+paper's warm-start uses 300 training dialogues (§6.1, Table 17), the "w/o RL, SFT on the full
+train set" ablation all of them.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from ioa_synth.evaluate.record_model import RecordError, RecordQuestion
 from ioa_synth.evaluate.records import read_eval_record
+from ioa_synth.protocol.sample import SampleError, stratified_sample
 from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.train.files import FORMATS_SFT, ExportError, split_of, write_jsonl_atomic
@@ -80,13 +86,16 @@ def _reply(questions: list[RecordQuestion]) -> str:
                       ensure_ascii=False)
 
 
-def build_sft(results: Path, keep_c: bool = False, fmt: str = "messages", allow_split: bool = False) -> SftExport:
-    """The SFT rows of the teacher run in ``results`` (checked before anything is written).
+def build_sft(results: Path, keep_c: bool = False, fmt: str = "messages", allow_split: bool = False,
+              sample: int | None = None, seed: int = 0) -> SftExport:
+    """The SFT rows of the teacher run in ``results`` (checked before anything is written);
+    with ``sample``, of a random ``sample`` of its scored dialogues stratified by cell, drawn
+    with ``seed`` (failed records are then left out before the draw).
 
     Raises:
         ExportError: see :func:`teacher_run`; a case from a split other than ``train``
             without ``allow_split``; a scored record without its stored prober request; an
-            unreadable record.
+            unreadable record; ``sample`` above the number of scored dialogues.
     """
     if fmt not in FORMATS_SFT:
         raise ExportError(f"--format must be one of {', '.join(FORMATS_SFT)} (got {fmt!r})")
@@ -96,11 +105,19 @@ def build_sft(results: Path, keep_c: bool = False, fmt: str = "messages", allow_
         requests = _prober_requests(catalog)
     prober = run.components.get("prober")
     out = SftExport(teacher=prober.get("model") if isinstance(prober, dict) else None)
+    records = []
     for path in sorted((results / "records").rglob("*.json"), key=lambda p: p.as_posix()):
         try:
-            rec = read_eval_record(path)
+            records.append(read_eval_record(path))
         except RecordError as exc:
             raise ExportError(str(exc)) from None
+    if sample is not None:
+        try:
+            records = stratified_sample([r for r in records if r.status == "scored"],
+                                        lambda r: (r.domain, r.task_type), sample, seed, "scored dialogues")
+        except SampleError as exc:
+            raise ExportError(f"--results {results}: {exc}") from None
+    for rec in records:
         case_id = rec.case_id
         split = split_of(data_dir, case_id)
         if split != "train" and not allow_split:

@@ -113,6 +113,15 @@ def test_evaluate_rerun_compare_and_report(cli, trio, data, tmp_path):
     assert (cons["matched"], cons["only_a"], cons["only_b"]) == (22, 0, 0)
     assert cons["outcome_unchanged"] == pytest.approx(20 / 22)
     assert cons["answers_unchanged"] == {"M1": 1.0, "M2": pytest.approx(20 / 22)}
+    # Table 14's "divergent and attributed after permutation": Category A in A is case 1's q1-q4
+    # (MA1-MA4) and case 2's q1 (MA2), q2 (MA3): 6; in B case 2's q1 is no longer divergent: 5 of 6
+    # kept, each to the same MA
+    assert cons["attributed_kept"] == {"before": 6, "kept": 5, "same_ma": 5, "share": pytest.approx(5 / 6),
+                                       "share_same_ma": pytest.approx(5 / 6)}
+    # divergent in A: case 1 q1-q4, case 2 all but the not-diverging C (4), case 3 the B and the
+    # nm 1, ni 2, red 2 Cs (6): 14; only case 2's q1 stops diverging in B
+    assert cons["divergent_kept"] == {"before": 14, "kept": 13, "share": pytest.approx(13 / 14)}
+    assert (tmp_path / "order_sensitivity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted((x["case_id"], x["divergent_a"], x["divergent_b"]) for x in cons["changed"]) == [
         (CASE1, False, True), (CASE2, True, False)]
     # per-dialogue F1 differences B - A: +.1111, -.25, 0 -> mean -.0463

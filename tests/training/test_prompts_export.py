@@ -64,3 +64,41 @@ def test_an_output_file_that_cannot_be_written_is_one_error_line(cli, teacher, t
     assert res.exit_code == 2 and "Traceback" not in res.stderr
     one_line_error(res, "train.jsonl")
     assert (out / "train.jsonl").is_dir() and sorted(p.name for p in out.iterdir()) == ["train.jsonl"]
+
+
+def test_val_prompts_written_and_used_by_default(cli, tmp_path):
+    """Table 18: GRPO validates on the val split. ``train prompts --data DIR/train`` writes the
+    val prompts too when DIR/val exists; the recipe validates on that file unless told not to."""
+    import importlib.util
+    from pathlib import Path
+
+    from evaluate.eval_helpers import released_case, write_case
+
+    root = tmp_path / "data"
+    write_case(root / "train", "law/planning_001.json", released_case(tag=" One"))
+    write_case(root / "val", "law/planning_001.json", released_case(tag=" Val"))  # same path, another dialogue
+    write_case(root / "val", "medicine/planning_004.json", released_case(tag=" Four"))
+    out = tmp_path / "grpo"
+    res = cli("train", "prompts", "--data", root / "train", "--out", out)
+    assert res.exit_code == 0, res.output
+    val = [json.loads(line) for line in (out / "val.jsonl").read_text().splitlines()]
+    assert [(r["case_id"], r["split"]) for r in val] == [("law/planning_001", "val"), ("medicine/planning_004", "val")]
+    assert "Val" in json.dumps(val[0]["prompt"]) and "wrote 2 prompts to" in res.stderr
+    only = tmp_path / "only-train"
+    assert cli("train", "prompts", "--data", root / "train", "--out", only, "--no-val").exit_code == 0
+    assert sorted(p.name for p in only.iterdir()) == ["train.jsonl"]
+    res = cli("train", "prompts", "--data", root / "train", "--out", tmp_path / "v", "--format", "verl")
+    assert res.exit_code == 0 and pl.read_parquet(tmp_path / "v" / "val.parquet").height == 2
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "train_prober.py"
+    spec = importlib.util.spec_from_file_location("train_prober", path)
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    grpo = ["grpo", "--model", "m", "--prompts", str(out / "train.jsonl"), "--data", "d", "--out", "o"]
+    assert recipe.eval_prompts_of(recipe.parser().parse_args(grpo)) == str(out / "val.jsonl")
+    assert recipe.eval_prompts_of(recipe.parser().parse_args([*grpo, "--no-eval"])) is None
+    assert recipe.eval_prompts_of(recipe.parser().parse_args([*grpo, "--eval-prompts", "x.jsonl"])) == "x.jsonl"
+    alone = ["grpo", "--model", "m", "--prompts", str(only / "train.jsonl"), "--data", "d", "--out", "o"]
+    assert recipe.eval_prompts_of(recipe.parser().parse_args(alone)) is None
+    config = recipe.grpo_config(recipe.parser().parse_args([*grpo, "--out", str(tmp_path / "ckpt"), "--no-bf16"]))
+    assert config.eval_strategy == "epoch"

@@ -90,3 +90,22 @@ def test_bad_results_folders(cli, teacher, tmp_path):
     assert res.exit_code == 2
     one_line_error(res, "--format")
     assert not out.exists()
+
+
+def test_sample_warm_start_subset_is_stratified_and_reproducible(cli, teacher, tmp_path):
+    # Table 17's warm-start is 300 of the 1,200 train dialogues; here 2 of the teacher's 4 (one per cell each)
+    got = []
+    for name in ("a", "b"):
+        res = cli("train", "sft", "--results", teacher.results, "--out", tmp_path / name, "--keep-c",
+                  "--sample", "2", "--seed", "5")
+        assert res.exit_code == 0, res.output
+        got.append([r["case_id"] for r in rows(tmp_path / name / "sft.jsonl")])
+    assert got[0] == got[1] and len(got[0]) == 2
+    from ioa_synth.evaluate.analysis.results import load_results
+    from ioa_synth.protocol.sample import stratified_sample
+
+    scored = list(load_results(teacher.results).scored.values())
+    assert got[0] == [r.case_id for r in stratified_sample(scored, lambda r: (r.domain, r.task_type), 2, 5)]
+    res = cli("train", "sft", "--results", teacher.results, "--out", tmp_path / "c", "--sample", "5")
+    one_line_error(res, "--sample 5 asks for more scored dialogues than the 4")
+    assert not (tmp_path / "c" / "sft.jsonl").exists()

@@ -193,6 +193,12 @@ def compare_tables(result: dict[str, Any]) -> list[Table]:
                 ["questions in one run only (A / B)", f"{c['only_a']} / {c['only_b']}"],
                 ["divergent outcome unchanged", fmt(c["outcome_unchanged"], percent=True)]]
         rows += [[f"{who} answer unchanged", fmt(s, percent=True)] for who, s in c["answers_unchanged"].items()]
+        dk, ak = c.get("divergent_kept"), c.get("attributed_kept")
+        if dk and ak:  # a compare.json written before these existed has neither
+            rows += [["divergent in A, still divergent in B", f"{dk['kept']}/{dk['before']} "
+                      f"({fmt(dk['share'], percent=True)})"],
+                     ["divergent and attributed (Category A) in A, still in B", f"{ak['kept']}/{ak['before']} "
+                      f"({fmt(ak['share'], percent=True)}; same MA {fmt(ak['share_same_ma'], percent=True)})"]]
         rows.append(["ΔF1 (B − A)", f"{c['delta_f1']:+.3f}"])
         out.append(Table(f"Outcome consistency (Table 14): B re-runs A ({result['rerun']['why']})",
                          ["measure", "value"], rows))
@@ -217,3 +223,28 @@ def intro_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"not a re-run of A ({result['rerun']['why']}): no outcome consistency")
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
     return lines
+
+
+#: The chart of a re-run's outcome consistency, written beside ``compare.json``.
+ORDER_CHART = "order_sensitivity.png"
+
+
+def order_sensitivity_png(result: dict[str, Any]) -> bytes | None:
+    """The PNG bar chart of a :func:`compare` result's outcome consistency (paper Table 14):
+    each participant's answers unchanged, the divergent outcome unchanged, divergent questions
+    kept divergent, and divergent-and-attributed (Category A) questions kept Category A, each
+    with its n; ``None`` when B is not a re-run of A."""
+    from ioa_synth.evaluate.analysis.render import bar_chart_png
+
+    c = result["consistency"]
+    if c is None:
+        return None
+    labels = [f"{who} answer\nunchanged" for who in c["answers_unchanged"]] + ["divergent outcome\nunchanged"]
+    values = [*c["answers_unchanged"].values(), c["outcome_unchanged"]]
+    counts = [c["matched"]] * len(values)
+    dk, ak = c["divergent_kept"], c["attributed_kept"]
+    labels += ["divergent\nstill divergent", "divergent and\nattributed kept"]
+    values += [dk["share"], ak["share"]]
+    counts += [dk["before"], ak["before"]]
+    title = f"Outcome consistency of B against A (Table 14)\n{result['rerun']['why']}"
+    return bar_chart_png(title, labels, values, "share of questions", counts)

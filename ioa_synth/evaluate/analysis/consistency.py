@@ -1,4 +1,5 @@
-"""Outcome consistency of a re-run (paper Table 14, order sensitivity).
+"""Outcome consistency of a re-run (paper Table 14, order sensitivity), and the agreement of
+a run's simulator rollouts with their modal answer (paper Table 13, :func:`rollout_agreement`).
 
 When run B repeats run A on the same data with another ``--permute-seed`` (question and
 option order) or another ``--rollouts``, each question of a case is matched to the same
@@ -9,7 +10,7 @@ chosen option (answers are stored in the prober's original option order).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from ioa_synth.evaluate.analysis.results import Question, Record, Results
 
@@ -53,11 +54,18 @@ def outcome_consistency(a: dict[str, Record], b: dict[str, Record], case_ids: li
     """Match the questions of each case in ``case_ids`` (present in both ``a`` and ``b``) by key.
 
     Returns ``{matched, only_a, only_b, outcome_unchanged, answers_unchanged: {participant:
-    share}, changed: [{case_id, key, number_a, number_b, divergent_a, divergent_b}]}``:
-    counts of matched questions and of questions found in one run only; shares (0-1, ``None``
-    without a matched question) of matched questions whose divergent flag, resp. the
-    participant's chosen option, is unchanged; and the questions whose outcome changed."""
+    share}, divergent_kept, attributed_kept, changed: [{case_id, key, number_a, number_b,
+    divergent_a, divergent_b}]}``: counts of matched questions and of questions found in one
+    run only; shares (0-1, ``None`` without a matched question) of matched questions whose
+    divergent flag, resp. the participant's chosen option, is unchanged; and the questions
+    whose outcome changed. ``divergent_kept`` = ``{before, kept, share}``: matched questions
+    divergent in A, and how many are still divergent in B; ``attributed_kept`` = ``{before,
+    kept, same_ma, share, share_same_ma}``: matched questions divergent and attributed in A
+    (Category A), how many are Category A in B, and how many of those to the same MA (Table
+    14's "divergent and attributed after permutation" when B permutes A's questions)."""
     matched = only_a = only_b = unchanged = 0
+    div = [0, 0]
+    att = [0, 0, 0]
     same_answer: dict[str, list[int]] = {}
     changed = []
     for cid in case_ids:
@@ -68,6 +76,13 @@ def outcome_consistency(a: dict[str, Record], b: dict[str, Record], case_ids: li
             x, y = qa[k], qb[k]
             matched += 1
             unchanged += x.divergent == y.divergent
+            if x.divergent:
+                div[0] += 1
+                div[1] += bool(y.divergent)
+            if x.category == "A":
+                att[0] += 1
+                att[1] += y.category == "A"
+                att[2] += y.category == "A" and y.ma_id == x.ma_id
             if x.divergent != y.divergent:
                 changed.append({"case_id": cid, "key": x.key, "number_a": x.number, "number_b": y.number,
                                 "divergent_a": x.divergent, "divergent_b": y.divergent})
@@ -79,4 +94,28 @@ def outcome_consistency(a: dict[str, Record], b: dict[str, Record], case_ids: li
     return {"matched": matched, "only_a": only_a, "only_b": only_b,
             "outcome_unchanged": unchanged / matched if matched else None,
             "answers_unchanged": {who: s / n for who, (s, n) in same_answer.items()},
+            "divergent_kept": {"before": div[0], "kept": div[1], "share": div[1] / div[0] if div[0] else None},
+            "attributed_kept": {"before": att[0], "kept": att[1], "same_ma": att[2],
+                                "share": att[1] / att[0] if att[0] else None,
+                                "share_same_ma": att[2] / att[0] if att[0] else None},
             "changed": changed}
+
+
+def rollout_agreement(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
+    """Simulator stability (paper App. C.1, Table 13: k rollouts agree with the modal answer,
+    per participant P1/P2): for each participant (``M1``, ``M2``), over every answer of the
+    ``records``' questions, ``{answers, picks, agreeing, agreement}``: the answers, the
+    rollout picks in all, the picks equal to the answer's modal option, and their share
+    (pooled over picks, 0-1; ``None`` without a pick). With the same k for every answer this
+    is the mean of the answers' ``consistency``. Questions without answers (``direct`` items)
+    count in none."""
+    out: dict[str, list[int]] = {}
+    for rec in records:
+        for q in rec.questions:
+            for who, ans in sorted((q.answers or {}).items()):
+                c = out.setdefault(who, [0, 0, 0])
+                c[0] += 1
+                c[1] += len(ans.rollouts)
+                c[2] += sum(pick == ans.option for pick in ans.rollouts)
+    return {who: {"answers": n, "picks": picks, "agreeing": agree, "agreement": agree / picks if picks else None}
+            for who, (n, picks, agree) in sorted(out.items())}

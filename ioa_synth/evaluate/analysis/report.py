@@ -6,6 +6,10 @@ breakdown of one evaluate run, written under ``RESULTS/reports/`` as ``report_<b
   per-dialogue values, paper §4.2); the chart shows F1 per group.
 - ``type``: recall per disagreement type over all MAs (paper Table 12); F1 is not defined per
   MA type, so the chart shows recall.
+
+Every grouping also gives the Category-C reasons and, for a run with ``--rollouts`` k > 1,
+the simulator's stability (paper App. C.1, Table 13): the share of rollouts agreeing with the
+modal answer, per participant (P1 = ``M1``, P2 = ``M2``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ioa_synth.evaluate.analysis import tables
+from ioa_synth.evaluate.analysis.consistency import rollout_agreement
 from ioa_synth.evaluate.analysis.render import Table, bar_chart_png, markdown_document
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
 from ioa_synth.reports.output import fmt, report_files, reports_dir
@@ -29,9 +34,11 @@ def build_report(results: Results, by: str, type_of: Callable[[str, str], str | 
                  ) -> dict[str, Any]:
     """The report of ``results`` grouped ``by`` (one of :data:`tables.GROUPINGS`), JSON-ready:
     ``{results, by, overall: {cases, precision, recall, f1, mean_k, mean_b}, groups: [...],
-    c_breakdown}``; groups are ``{group, cases, precision, recall, f1, mean_k, mean_b}`` or, for
-    ``type``, ``{group, hit, total, recall}`` (``type_of``: type labels, see
-    :func:`tables.type_recall`). Raises ``ValueError`` for an unknown ``by`` and
+    c_breakdown, stability}``; ``stability`` is ``None`` for one rollout, else ``{rollouts,
+    participants: {M1|M2: {answers, picks, agreeing, agreement}}}``
+    (:func:`~.consistency.rollout_agreement`); groups are ``{group, cases, precision, recall,
+    f1, mean_k, mean_b}`` or, for ``type``, ``{group, hit, total, recall}`` (``type_of``: type
+    labels, see :func:`tables.type_recall`). Raises ``ValueError`` for an unknown ``by`` and
     :class:`ReportError` when no case was scored."""
     if by not in tables.GROUPINGS:
         raise ValueError(f"--by must be one of {', '.join(tables.GROUPINGS)} (got {by!r})")
@@ -42,8 +49,10 @@ def build_report(results: Results, by: str, type_of: Callable[[str, str], str | 
         groups = [{"group": t} | v for t, v in tables.type_recall(scored, type_of).items()]
     else:
         groups = tables.group_means(scored, by)
+    k = results.run.args.rollouts
+    stability = {"rollouts": k, "participants": rollout_agreement(scored)} if k > 1 else None
     return {"results": results.describe(), "by": by, "overall": tables.means(scored), "groups": groups,
-            "c_breakdown": tables.c_breakdown(scored)}
+            "c_breakdown": tables.c_breakdown(scored), "stability": stability}
 
 
 def report_tables(report: dict[str, Any]) -> list[Table]:
@@ -65,7 +74,15 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
     c = report["c_breakdown"]
     ctab = Table("Category-C questions by reason (§E.2)", ["reason", "n", "share"],
                  [[r.replace("_", " "), str(c[r]["count"]), fmt(c[r]["share"], percent=True)] for r in C_REASONS])
-    return [main, ctab]
+    out = [main, ctab]
+    st = report.get("stability")
+    if st:
+        out.append(Table(f"Simulator stability (Table 13): {st['rollouts']} rollouts agreeing with the modal answer",
+                         ["participant", "answers", "rollout picks", "agreeing", "agreement"],
+                         [[f"P{i} ({who})", str(v["answers"]), str(v["picks"]), str(v["agreeing"]),
+                           fmt(v["agreement"], percent=True)]
+                          for i, (who, v) in enumerate(st["participants"].items(), start=1)]))
+    return out
 
 
 def intro_lines(report: dict[str, Any]) -> list[str]:
