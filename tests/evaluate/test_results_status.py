@@ -141,12 +141,14 @@ def test_a_batch_dir_run_keeps_its_start_and_says_its_waves_are_written(cli, tri
 
     trio(Study(SAMPLE_STUDY))
     out, bdir = tmp_path / "results", tmp_path / "files"
-    first = cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir)
+    named = tmp_path / "models.json"  # --batch-dir never asks the endpoint for its model
+    named.write_text(json.dumps({c: {"model": "scripted"} for c in ("prober", "simulator", "validity_filter")}))
+    first = cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir, "--config", named)
     assert first.exit_code == 75, first.output
     assert f"wave 1: 1 request written to 1 file in {bdir}" in first.stderr and "sent" not in first.stderr
     started = json.loads((out / "run.json").read_text())["started_at"]
     time.sleep(1.1)  # run.json's times are to the second
-    assert cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir).exit_code == 75
+    assert cli("evaluate", "--data", SAMPLE, "--out", out, "--batch-dir", bdir, "--config", named).exit_code == 75
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["started_at"] == started and manifest["resumed_at"] > started
     text = cli("status", "--out", out).stdout
