@@ -46,7 +46,7 @@ from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.fingerprint import component_identity, describe_components
 from ioa_synth.runs.scheduler import worker_pool
 from ioa_synth.runs.recorder import CallKey, CallRecorder
-from ioa_synth.runs.setup_check import SetupCheck
+from ioa_synth.runs.setup_check import SetupCheck, check_folder_first
 
 COMMAND = "collab run"
 SETUP_VERSION = 1
@@ -137,19 +137,22 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
         RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
     """
+    def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
+        for ep in eps.values():  # --seed: another draw of every sampled reply
+            if ep.seed is not None:
+                ep.seed += job.settings.seed
+        return describe(eps, job)
+
+    sources = detector_sources(job.detectors)
+    # a refused resume starts nothing and leaves the folder's catalog as it was
+    check_folder_first(out, [COLLAB_TABLES], ["discusser"], config, local_model, describe=describe_job,
+                       check=CHECK_SETUP, sources=sources)
     catalog = Catalog(out, tables=[COLLAB_TABLES])  # with the view collab_calls
     try:
-
-        def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
-            for ep in eps.values():  # --seed: another draw of every sampled reply
-                if ep.seed is not None:
-                    ep.seed += job.settings.seed
-            return describe(eps, job)
-
         with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, kind="collab",
                       describe=describe_job, check=CHECK_SETUP, settings=job.settings.as_dict(),
                       setup_version=SETUP_VERSION, manifest_extra={"configs": job.configs},
-                      sources=detector_sources(job.detectors)) as run:
+                      sources=sources) as run:
             stats = _run_units(job, out, run, console)
             run.summary.update({k: v for k, v in stats.items() if k != "errors"})
         return stats
