@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from rich.console import Console
 
 from ioa_synth import __version__
 from ioa_synth.collab.detectors import Detector, detector_sources
+from ioa_synth.collab.harness import check_solution, remove_stale_checks, results_owner
 from ioa_synth.collab.protocol import run_task
 from ioa_synth.collab.report import record_path
 from ioa_synth.collab.scoring import score
@@ -149,6 +151,7 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
                        check=CHECK_SETUP, sources=sources)
     catalog = Catalog(out, tables=[COLLAB_TABLES])  # with the view collab_calls
     try:
+        remove_stale_checks(results_owner(out))  # what a run of this folder killed during a check left
         with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, kind="collab",
                       describe=describe_job, check=CHECK_SETUP, settings=job.settings.as_dict(),
                       setup_version=SETUP_VERSION, manifest_extra={"configs": job.configs},
@@ -174,6 +177,7 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
     progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"))
     run.attach(progress)
     errors: list[str] = []
+    check = partial(check_solution, owner=results_owner(out))
 
     def one(unit: tuple[Task, str]) -> str:
         task, config = unit
@@ -185,7 +189,7 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
         except LLMCallError as exc:
             errors.append(f"{task.task_id} {config}: {exc}")
             return "failed"
-        record = score(record, task, job.settings, stop=run.guard.stop)
+        record = score(record, task, job.settings, check=check, stop=run.guard.stop)
         write_json_atomic(record_path(out, task.task_id, config), record)
         return "passed" if record["passed"] else "failed-check"
 
