@@ -18,6 +18,7 @@ This module is the only one of ``collab/`` that knows the run layer.
 from __future__ import annotations
 
 from collections import deque
+from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,11 +30,12 @@ from rich.console import Console
 from ioa_synth import __version__
 from ioa_synth.collab.detectors import Detector, detector_sources
 from ioa_synth.collab.harness import check_solution, remove_stale_checks, results_owner
+from ioa_synth.collab.phases import Phases
 from ioa_synth.collab.protocol import run_task
 from ioa_synth.collab.report import record_path
 from ioa_synth.collab.scoring import score
 from ioa_synth.collab.tables import COLLAB_TABLES
-from ioa_synth.collab.tasks import Task, tasks_digest
+from ioa_synth.collab.tasks import BcbTask, Task, tasks_digest
 from ioa_synth.collab.team import Ask, CollabSettings
 from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.core.templates import all_template_hashes, template_sha256
@@ -112,15 +114,17 @@ class RecordedCaller:
     pool: ThreadPoolExecutor
     task_id: str
     config: str
+    phases: Phases = field(default_factory=Phases)
 
     def _call(self, ask: Ask) -> Any:
         key = CallKey(unit_id(self.task_id, self.config), ask.step, f"{ask.component}|{ask.role}", 0)
         kind, _, agent = ask.role.partition(":")
         tags = {"task_id": self.task_id, "config": self.config, "component": ask.component, "kind": kind,
                 "agent": agent.split(":")[0] or None}
-        value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name, ask.parse,
-                                      temperature=ask.temperature, tags=tags,
-                                      decode=reply_text if ask.schema is None else reply_json)
+        with self.phases.running(kind):
+            value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name,
+                                          ask.parse, temperature=ask.temperature, tags=tags,
+                                          decode=reply_text if ask.schema is None else reply_json)
         return value
 
     def one(self, ask: Ask) -> Any:
@@ -174,14 +178,16 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
                 pending.append((task, config))
     # every unit's calls are replayed by key; the recorder counts what a stopped run kept
     recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
-    progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"))
+    phases = Phases()  # the calls in flight are all "discusser": say which step of the protocol they are
+    progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"),
+                             detail=lambda: phases.describe() or "nothing in flight")
     run.attach(progress)
     errors: list[str] = []
     check = partial(check_solution, owner=results_owner(out))
 
     def one(unit: tuple[Task, str]) -> str:
         task, config = unit
-        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config)
+        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config, phases)
         try:
             record = run_task(caller, task, config, job.settings)
         except StopRun:
@@ -189,7 +195,8 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
         except LLMCallError as exc:
             errors.append(f"{task.task_id} {config}: {exc}")
             return "failed"
-        record = score(record, task, job.settings, check=check, stop=run.guard.stop)
+        with phases.running("check") if isinstance(task, BcbTask) else nullcontext():
+            record = score(record, task, job.settings, check=check, stop=run.guard.stop)
         write_json_atomic(record_path(out, task.task_id, config), record)
         return "passed" if record["passed"] else "failed-check"
 
