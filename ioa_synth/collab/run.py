@@ -12,14 +12,16 @@ in flight. A changed component (model, temperature, ...) with stored calls, chan
 protocol settings or changed tasks are refused once results are stored; adding a
 configuration or a detector is not a change.
 
-This module is the only one of ``collab/`` that knows the run layer.
+This module (with :mod:`.call_pool`, its pool of call threads) is the only one of
+``collab/`` that knows the run layer.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections import deque
 from contextlib import nullcontext
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,7 +33,8 @@ from ioa_synth import __version__
 from ioa_synth.collab.detectors import Detector, detector_sources
 from ioa_synth.collab.harness import check_solution, remove_stale_checks, results_owner
 from ioa_synth.collab.phases import Phases
-from ioa_synth.collab.protocol import run_task
+from ioa_synth.collab.call_pool import PriorityPool, priority_pool
+from ioa_synth.collab.protocol import expected_steps, run_task
 from ioa_synth.collab.report import record_path
 from ioa_synth.collab.scoring import score
 from ioa_synth.collab.tables import COLLAB_TABLES
@@ -48,7 +51,6 @@ from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.fingerprint import component_identity, describe_components
-from ioa_synth.runs.scheduler import worker_pool
 from ioa_synth.runs.recorder import CallKey, CallRecorder
 from ioa_synth.runs.setup_check import SetupCheck, check_folder_first
 
@@ -107,14 +109,25 @@ CHECK_SETUP = SetupCheck(commands=(COMMAND,), component_of=component_of,
 @dataclass
 class RecordedCaller:
     """The :class:`~ioa_synth.collab.protocol.Caller` of one unit: each call through the
-    run's ``recorder`` on the shared call ``pool``."""
+    run's ``recorder`` on the shared call ``pool``. While units wait to start, the units
+    started first go first (``order``: they finish steadily and free their place); once the
+    last unit has started (``endgame``), the units with the most ``steps`` left go first (a
+    step: one call, or the calls made together), so that the units started last catch up
+    and all end together instead of one call at a time on idle threads."""
 
     recorder: CallRecorder
     clients: dict[str, LLMClient]
-    pool: ThreadPoolExecutor
+    pool: PriorityPool
     task_id: str
     config: str
     phases: Phases = field(default_factory=Phases)
+    steps: int = 1
+    endgame: threading.Event = field(default_factory=threading.Event)
+    order: int = 0
+
+    def _priority(self) -> int:
+        self.steps -= 1
+        return -max(0, self.steps) if self.endgame.is_set() else self.order
 
     def _call(self, ask: Ask) -> Any:
         key = CallKey(unit_id(self.task_id, self.config), ask.step, f"{ask.component}|{ask.role}", 0)
@@ -128,10 +141,11 @@ class RecordedCaller:
         return value
 
     def one(self, ask: Ask) -> Any:
-        return self.pool.submit(self._call, ask).result()
+        return self.pool.submit(self._priority(), self._call, ask).result()
 
     def all(self, asks: list[Ask]) -> list[Any]:
-        futures = [self.pool.submit(self._call, a) for a in asks]
+        priority = self._priority()
+        futures = [self.pool.submit(priority, self._call, a) for a in asks]
         return [f.result() for f in futures]
 
 
@@ -169,13 +183,15 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
 
 def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dict[str, Any]:
     stats: dict[str, Any] = {"done": 0, "failed": 0, "skipped": 0, "passed": 0}
-    pending: deque[tuple[Task, str]] = deque()
+    units: list[tuple[Task, str]] = []
     for config in job.configs:
         for task in job.tasks:
             if record_path(out, task.task_id, config).is_file():
                 stats["skipped"] += 1
             else:
-                pending.append((task, config))
+                units.append((task, config))
+    # the longest units first: the units that start last then have short chains to finish
+    pending = deque(sorted(units, key=lambda u: -expected_steps(u[0], u[1], job.settings)))
     # every unit's calls are replayed by key; the recorder counts what a stopped run kept
     recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
     phases = Phases()  # the calls in flight are all "discusser": say which step of the protocol they are
@@ -187,7 +203,9 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
 
     def one(unit: tuple[Task, str]) -> str:
         task, config = unit
-        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config, phases)
+        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config, phases,
+                                steps=expected_steps(task, config, job.settings) + 1, endgame=endgame,
+                                order=next(order))
         try:
             record = run_task(caller, task, config, job.settings)
         except StopRun:
@@ -205,9 +223,17 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
         stats["passed"] += status == "passed"
         progress.advance(status, unit_id(unit[0].task_id, unit[1]))
 
-    # units in flight: enough that the call pool always has ready calls
-    slots = max(1, min(len(pending), 2 * job.workers + 2))
-    with progress, worker_pool(job.workers, "collab-call") as calls:
-        run.map(pending, one, done, workers=slots, unit="task", name="collab-task")
+    # units in flight: the oldest ~workers of them advance (RecordedCaller), the others wait
+    # started, so that when the last unit starts there is work enough to keep every call
+    # thread busy while the units started last catch up (2 x workers left a tail of idle threads)
+    slots = max(1, min(len(pending), 3 * job.workers + 2))
+    endgame, order = threading.Event(), itertools.count()  # endgame: the last unit has started
+
+    def submitted(unit: tuple[Task, str]) -> None:
+        if not pending:
+            endgame.set()
+
+    with progress, priority_pool(job.workers, "collab-call") as calls:
+        run.map(pending, one, done, workers=slots, unit="task", name="collab-task", on_submit=submitted)
     stats["errors"] = errors[:20]
     return stats
