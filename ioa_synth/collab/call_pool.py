@@ -16,8 +16,7 @@ import heapq
 import itertools
 import threading
 from concurrent.futures import Future
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ioa_synth.llm import on_wire
 from ioa_synth.runs.interrupt import RunInterrupted
@@ -70,6 +69,18 @@ class PriorityPool:
             finally:
                 on_wire.answered()
 
+    def __enter__(self) -> "PriorityPool":
+        return self
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        """A normal end waits for the calls; an error or Ctrl-C cancels the queued ones and
+        waits only for calls of units the interrupted run did not abandon (as
+        :func:`ioa_synth.runs.scheduler.worker_pool`)."""
+        if exc is None:
+            self.shutdown(wait=True)
+        else:
+            self.shutdown(wait=isinstance(exc, RunInterrupted) and not exc.abandoned, cancel_futures=True)
+
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         """Stop taking calls; with ``cancel_futures`` cancel the queued ones; with ``wait``
         wait for the running ones (the threads are daemons: a run that abandons them exits)."""
@@ -83,20 +94,3 @@ class PriorityPool:
         if wait:
             for thread in self._threads:
                 thread.join()
-
-
-@contextmanager
-def priority_pool(workers: int, name: str) -> Iterator[PriorityPool]:
-    """A :class:`PriorityPool` for the block: on a normal end it waits for its calls; when
-    the block raises it cancels the queued calls and does not wait (as
-    :func:`ioa_synth.runs.scheduler.worker_pool`)."""
-    pool = PriorityPool(workers, name)
-    try:
-        yield pool
-    except RunInterrupted as exc:
-        pool.shutdown(wait=not exc.abandoned, cancel_futures=True)
-        raise
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)

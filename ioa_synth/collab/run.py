@@ -33,7 +33,7 @@ from ioa_synth import __version__
 from ioa_synth.collab.detectors import Detector, detector_sources
 from ioa_synth.collab.harness import check_solution, remove_stale_checks, results_owner
 from ioa_synth.collab.phases import Phases
-from ioa_synth.collab.call_pool import PriorityPool, priority_pool
+from ioa_synth.collab.call_pool import PriorityPool
 from ioa_synth.collab.protocol import expected_steps, run_task
 from ioa_synth.collab.report import record_path
 from ioa_synth.collab.scoring import score
@@ -233,7 +233,7 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
         if not pending:
             endgame.set()
 
-    with progress, priority_pool(job.workers, "collab-call") as calls:
+    with progress, PriorityPool(job.workers, "collab-call") as calls:
         run.map(pending, one, done, workers=slots, unit="task", name="collab-task", on_submit=submitted)
     stats["errors"] = errors[:20]
     return stats
