@@ -54,6 +54,46 @@ def test_custom_check_refuses_before_any_run_row(tmp_path, endpoint):
         catalog.close()
 
 
+class NeverStarted:
+    """Stands in for the embedded server; a test fails if it is started."""
+
+    def __init__(self, name, log_path=None, **kw):
+        self.name = self.model = name
+        self.server = "llama-server build"
+        self.base_url, self.parallel = "", 1
+
+    def __enter__(self):
+        raise AssertionError("the embedded server was started for a refused setup")
+
+    def __exit__(self, *exc):
+        return None
+
+
+def test_a_refused_setup_starts_no_server_nor_contacts_an_endpoint(tmp_path, endpoint, monkeypatch):
+    from ioa_synth.llm import local_model, local_weights
+
+    remote = endpoint(responder=lambda body, headers: chat_reply("{}"), models=["m"], env="JUDGE")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setattr(local_model, "EmbeddedServer", NeverStarted)
+    monkeypatch.setattr(local_weights, "default_local_model", lambda: "smollm2-135m")
+    seen = []
+
+    def refuse(cat, description):
+        seen.append(description["components"])
+        raise FingerprintMismatch("changed")
+
+    catalog = Catalog(tmp_path)
+    config = ToolkitConfig.model_validate({"judge": {"model": "m"}})
+    try:
+        with pytest.raises(FingerprintMismatch):
+            with open_run(catalog, "build", ["generator", "judge"], config, check=refuse):
+                pass
+    finally:
+        catalog.close()
+    assert seen[0]["generator"]["model"] == "smollm2-135m" and seen[0]["generator"]["server"] == "llama-server build"
+    assert seen[0]["judge"]["model"] == "m" and remote.requests == []
+
+
 def test_deferred_run_row_and_recorder(tmp_path, endpoint):
     endpoint(responder=lambda body, headers: chat_reply('{"answer": "x"}'), models=["m"])
     catalog = Catalog(tmp_path)

@@ -123,21 +123,24 @@ def _write_report(out: Path) -> dict | None:
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
     try:
-        report = build_report(read_records(out), _bench(out))
+        report = build_report(read_records(out), *_bench_and_models(out))
     except ReportError:
         return None
     write_all_atomic({out / "report.json": json_bytes(report), out / "report.md": markdown(report).encode("utf-8")})
     return report
 
 
-def _bench(out: Path) -> str | None:
-    """The ``--bench`` of the run that wrote ``out/run.json`` (``None``: no readable manifest)."""
+def _bench_and_models(out: Path) -> tuple[str | None, dict[str, str]]:
+    """The ``--bench`` of the run that wrote ``out/run.json`` and its components' models
+    (``None`` and ``{}``: no readable manifest)."""
     from ioa_synth.runs.manifest import ManifestError, read_manifest
 
     try:
-        return read_manifest(out, kind="collab").args.get("bench")
+        manifest = read_manifest(out, kind="collab")
     except ManifestError:
-        return None
+        return None, {}
+    models = {name: str(c["model"]) for name, c in manifest.components.items() if isinstance(c, dict) and c.get("model")}
+    return manifest.args.get("bench"), models
 
 
 @collab_app.command("report")
@@ -148,7 +151,7 @@ def report(
     """Write report.json and report.md; show Table 6 (Pass@1) and Table 23 (trigger rate, extra rounds, ΔPass@1)."""
     import json
 
-    from ioa_synth.collab.report import ReportError, read_records, tables
+    from ioa_synth.collab.report import ReportError, models_line, read_records, tables
     from ioa_synth.reports.output import wide_console
     from ioa_synth.runs.manifest import ManifestError, read_manifest
 
@@ -168,6 +171,8 @@ def report(
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
     console = wide_console()
+    if models_line(result):
+        console.print(f"models: {models_line(result)}", soft_wrap=True, markup=False)
     for table in tables(result):
         console.print(table)
     console.print(f"wrote {results / 'report.json'} and {results / 'report.md'}", soft_wrap=True)

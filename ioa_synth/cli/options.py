@@ -76,10 +76,22 @@ def limit_option(help: str) -> Any:
     return typer.Option(None, "--limit", min=1, help=help)
 
 
+#: Largest ``--seed``: 2**32 - 1, the range every consumer of a seed here takes. numpy's
+#: ``default_rng`` refuses a negative seed and its legacy ``numpy.random.seed`` (and
+#: scikit-learn's ``random_state``) anything past 2**32 - 1; llama.cpp's server keeps a
+#: request's ``seed`` as an unsigned 32-bit value, while the OpenAI API and vLLM take a
+#: signed 64-bit one. A command adds the seed to each component's seed base before the
+#: per-call seed is reduced to ``[0, 2**31)`` (``ioa_synth.llm.request.SEED_RANGE``), and
+#: stores it in ``run.json`` and ``catalog.duckdb`` as given, so the intersection,
+#: 0..2**32 - 1, is what a seed may be.
+MAX_SEED = 2**32 - 1
+
+
 def seed_option(help: str, default: Optional[int] = 0) -> Any:
-    """``--seed S``: a non-negative RNG seed (``numpy.random.default_rng`` refuses a
-    negative one); ``help`` names what it seeds."""
-    return typer.Option(default, "--seed", min=0, help=help)
+    """``--seed S``: an RNG seed from 0 to :data:`MAX_SEED` (a value outside is one
+    ``error:`` line and exit 2 before the command runs); ``help`` names what it seeds."""
+    return typer.Option(default, "--seed", min=0, max=MAX_SEED,
+                        help=f"{help} (0 to {MAX_SEED:,}: the seeds numpy and llama.cpp take)")
 
 
 def sample_option(what: str = "cases", strata: str = "cell (domain x task type)") -> Any:

@@ -12,6 +12,14 @@ task and leaves nothing running (the harness itself terminates only its direct c
 forked grandchildren would outlive it). The result comes back in a file, not on stdout,
 which the solution may write to.
 
+Scratch folders: each check works in ``TMPDIR/ioa-check-<owner>-<pid>-<start>-XXXX``, named
+by the results folder it scores for (``owner``, :func:`results_owner`) and the process that
+runs it (its pid and start time), and removed when the check ends. A run killed with
+``kill -9`` cannot remove its folders: the next run of the same results folder removes those
+whose process is gone (:func:`remove_stale_checks`), never another live run's. The worker
+itself dies with the run (Linux ``PR_SET_PDEATHSIG``, :mod:`ioa_synth.collab.check_worker`),
+taking the solution's processes with it.
+
 Time limit: ``untrusted_check`` waits ``max(BIGCODEBENCH_TIMEOUT_PER_TASK (240 s),
 min_time_limit, gt_time_limit) + 1`` seconds; the worker sets the harness's module default
 to ``time_limit`` and passes ``gt_time_limit = min(20, time_limit)`` (20 s is what
@@ -21,8 +29,10 @@ about ``time_limit + 1`` seconds, exactly the harness's default wait at 240.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,6 +58,8 @@ GROUP_EXIT_WAIT = 10.0
 MAX_DETAIL = 2000
 #: The environment variable the harness reads for its per-task time limit (seconds).
 TIMEOUT_ENV = "BIGCODEBENCH_TIMEOUT_PER_TASK"
+#: Start of every check's scratch folder name in ``TMPDIR``.
+SCRATCH_PREFIX = "ioa-check-"
 #: Checks running at once (each forks a few processes; more than the cores only queue).
 _SLOTS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
@@ -98,12 +110,62 @@ def harness_available() -> bool:
     return importlib.util.find_spec("bigcodebench") is not None
 
 
+def results_owner(results: Path) -> str:
+    """The name part that ties a check's scratch folder to the results folder ``results``:
+    the first 12 hex digits of the SHA-256 of its resolved path."""
+    return hashlib.sha256(str(Path(results).resolve()).encode("utf-8")).hexdigest()[:12]
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/<pid>/stat``); ``"0"``
+    where that is not known. With the pid it names a process: a reused pid starts later."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "0"
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether the process ``pid`` that started at ``started`` still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: a reused pid, but not ours to judge
+        return True
+    return started == "0" or _started(pid) in ("0", started)
+
+
+def scratch_prefix(owner: str) -> str:
+    """``ioa-check-<owner>-<pid>-<start>-``: the start of this process's scratch folder names."""
+    return f"{SCRATCH_PREFIX}{owner}-{os.getpid()}-{_started(os.getpid())}-"
+
+
+def remove_stale_checks(owner: str, tmp_dir: str | Path | None = None) -> int:
+    """Remove the scratch folders of ``owner``'s checks (in ``tmp_dir``, default ``TMPDIR``)
+    whose process is gone (a run killed during a check); return how many. Folders of a
+    process that still runs, this one included, and of other results folders are left.
+    Call it while holding the results folder's catalog (one writer at a time)."""
+    removed = 0
+    for path in Path(tmp_dir or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}{owner}-*"):
+        parts = path.name[len(SCRATCH_PREFIX) + len(owner) + 1:].split("-")
+        if len(parts) < 3 or not parts[0].isdigit() or not path.is_dir() or path.is_symlink():
+            continue
+        if _alive(int(parts[0]), parts[1]):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += not path.exists()
+    return removed
+
+
 def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_limit_mb: int = 8192,
-                   stop: threading.Event | None = None) -> CheckResult:
+                   stop: threading.Event | None = None, owner: str = "") -> CheckResult:
     """Check ``code`` against ``task``'s tests with the official harness in a worker process.
 
     ``time_limit``: the harness's per-task limit in seconds; ``memory_limit_mb``: its
-    address-space and data limits. Never raises for what the solution does: a hang, a
+    address-space and data limits; ``owner``: the results folder's :func:`results_owner`,
+    named in the check's scratch folder. Never raises for what the solution does: a hang, a
     crash, a fork loop or a failed allocation is a ``fail`` or ``timeout`` result.
 
     Raises:
@@ -119,17 +181,18 @@ def check_solution(task: BcbTask, code: str, time_limit: float = 240.0, memory_l
         if stop.is_set():
             raise CallCancelled(f"{task.task_id}: the run is stopping; check not started")
     try:
-        return _check(job, time_limit, stop, task.task_id)
+        return _check(job, time_limit, stop, task.task_id, scratch_prefix(owner or "run"))
     finally:
         _SLOTS.release()
 
 
-def _check(job: dict[str, Any], time_limit: float, stop: threading.Event, task_id: str) -> CheckResult:
-    with tempfile.TemporaryDirectory(prefix="ioa-check-") as tmp:
+def _check(job: dict[str, Any], time_limit: float, stop: threading.Event, task_id: str, prefix: str) -> CheckResult:
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         job_path, out_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if k != TIMEOUT_ENV}
-        proc = subprocess.Popen([sys.executable, "-m", "ioa_synth.collab.check_worker", str(job_path), str(out_path)],
+        proc = subprocess.Popen([sys.executable, "-m", "ioa_synth.collab.check_worker", str(job_path), str(out_path),
+                                 str(os.getpid())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True, cwd=tmp, env=env)
         wait = time_limit + 1 + WORKER_MARGIN

@@ -157,6 +157,22 @@ def finish(caller: Caller, task: Task, turns: list[dict[str, Any]], settings: Co
     return {"answers": answers, "vote": majority([x["choice"] for x in answers.values()])}
 
 
+def expected_steps(task: Task, config: str, settings: CollabSettings) -> int:
+    """The most steps (calls, or calls made together) a run of ``task`` under ``config``
+    takes: its discussion goes all its rounds and its intervention fires. For scheduling
+    (:class:`ioa_synth.collab.run.RecordedCaller`)."""
+    if config == "single":
+        return 1
+    agents = len(agent_names(task))
+    if isinstance(task, BcbTask):
+        steps = settings.bcb_rounds * (agents + 1)  # each round: the turns, then the stop-votes
+    else:
+        steps = settings.hp_rounds * agents
+    if config != "discussion":  # the reflections, or the questions and the answers; the round after
+        steps += (1 if config == "self-reflection" else 2) + agents
+    return steps + 1  # the solution or the final answers
+
+
 def run_task(caller: Caller, task: Task, config: str, settings: CollabSettings) -> dict[str, Any]:
     """Run ``task`` under ``config`` and return its record (without ``passed``/``check``).
 

@@ -5,10 +5,12 @@ configurations with the task as the unit: the paired bootstrap of
 20260516, two-sided p, 95% percentile interval) and the exact sign-flip permutation test of
 :func:`ioa_synth.evaluate.analysis.permutation.sign_flip_test`.
 
-``report.json``: ``{"bench", "n_tasks", "tasks_per_config", "pass_at_1": {config: p},
+``report.json``: ``{"bench", "models": {component: model}, "n_tasks", "tasks_per_config", "pass_at_1": {config: p},
 "delta_vs_discussion": {config: d}, "trigger_rate": {config: r | null}, "extra_rounds":
 {config: x | null}, "comparisons": {"A vs B": {"n", "diff", "ci", "p_bootstrap",
-"p_permutation"}}, "tests"}``; rates are fractions, ``diff`` is B − A over the tasks both ran.
+"p_permutation"}}, "tests"}``; rates are fractions, ``diff`` is B − A over the tasks both ran;
+``models`` names each component's model as the folder's ``run.json`` does (``discusser``: the
+team's agents; ``detector:NAME``: a detector).
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ def _mean(values: list[float]) -> float | None:
     return round(fmean(values), 12) if values else None
 
 
-def build_report(records: list[dict[str, Any]], bench: str | None = None) -> dict[str, Any]:
-    """The report of ``records`` (see the module docstring)."""
+def build_report(records: list[dict[str, Any]], bench: str | None = None,
+                 models: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report of ``records`` (see the module docstring); ``models``: component -> model
+    (the manifest's components)."""
     by_config: dict[str, dict[str, dict[str, Any]]] = {}
     for rec in records:
         by_config.setdefault(rec["config"], {})[rec["task_id"]] = rec
@@ -95,7 +99,8 @@ def build_report(records: list[dict[str, Any]], bench: str | None = None) -> dic
             key = f"discussion vs {c}" if f"discussion vs {c}" in comparisons else f"{c} vs discussion"
             comp = comparisons.get(key)
             delta[c] = None if comp is None else (comp["diff"] if key.startswith("discussion") else -comp["diff"])
-    return {"bench": bench or (records[0].get("bench") if records else None), "n_tasks": len(tasks),
+    return {"bench": bench or (records[0].get("bench") if records else None), "models": dict(models or {}),
+            "n_tasks": len(tasks),
             "tasks_per_config": {c: len(by_config[c]) for c in configs}, "pass_at_1": pass_at_1,
             "delta_vs_discussion": delta, "trigger_rate": trigger, "extra_rounds": extra, "comparisons": comparisons,
             "tests": {"unit": "task", "statistic": "mean per-task difference B - A of passed (0/1)",
@@ -135,8 +140,16 @@ TITLES = ("Table 6: Pass@1 per configuration", "Table 23: interventions against 
           "Paired comparisons (task as unit)")
 
 
+def models_line(report: dict[str, Any]) -> str:
+    """``team: qwen3-8b; detector demo: gpt-5.4`` (``""`` when the report names no model)."""
+    models = report.get("models") or {}
+    parts = [f"team: {models['discusser']}"] if "discusser" in models else []
+    parts += [f"{name.replace(':', ' ', 1)}: {m}" for name, m in sorted(models.items()) if name != "discusser"]
+    return "; ".join(parts)
+
+
 def tables(report: dict[str, Any]) -> list[Any]:
-    """The report as rich tables."""
+    """The report as rich tables (``collab report`` prints :func:`models_line` above them)."""
     from rich.table import Table
 
     out = []
@@ -153,6 +166,9 @@ def tables(report: dict[str, Any]) -> list[Any]:
 def markdown(report: dict[str, Any]) -> str:
     """``report.md``: the same tables in Markdown."""
     lines = [f"# Collaboration report ({report['bench']}, {report['n_tasks']} tasks)", ""]
+    if models_line(report):
+        lines += ["Models: " + "; ".join(f"{name} `{m}`" for name, m in sorted((report.get("models") or {}).items()))
+                  + " (the team's agents are the discusser).", ""]
     for title, header, rows in zip(TITLES, HEADERS, table_rows(report)):
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in rows] or ["| " + " | ".join("–" for _ in header) + " |"]

@@ -12,14 +12,18 @@ in flight. A changed component (model, temperature, ...) with stored calls, chan
 protocol settings or changed tasks are refused once results are stored; adding a
 configuration or a detector is not a change.
 
-This module is the only one of ``collab/`` that knows the run layer.
+This module (with :mod:`.call_pool`, its pool of call threads) is the only one of
+``collab/`` that knows the run layer.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +31,14 @@ from rich.console import Console
 
 from ioa_synth import __version__
 from ioa_synth.collab.detectors import Detector, detector_sources
-from ioa_synth.collab.protocol import run_task
+from ioa_synth.collab.harness import check_solution, remove_stale_checks, results_owner
+from ioa_synth.collab.phases import Phases
+from ioa_synth.collab.call_pool import PriorityPool
+from ioa_synth.collab.protocol import expected_steps, run_task
 from ioa_synth.collab.report import record_path
 from ioa_synth.collab.scoring import score
 from ioa_synth.collab.tables import COLLAB_TABLES
-from ioa_synth.collab.tasks import Task, tasks_digest
+from ioa_synth.collab.tasks import BcbTask, Task, tasks_digest
 from ioa_synth.collab.team import Ask, CollabSettings
 from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.core.templates import all_template_hashes, template_sha256
@@ -44,9 +51,8 @@ from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.fingerprint import component_identity, describe_components
-from ioa_synth.runs.scheduler import worker_pool
 from ioa_synth.runs.recorder import CallKey, CallRecorder
-from ioa_synth.runs.setup_check import SetupCheck
+from ioa_synth.runs.setup_check import SetupCheck, check_folder_first
 
 COMMAND = "collab run"
 SETUP_VERSION = 1
@@ -103,29 +109,43 @@ CHECK_SETUP = SetupCheck(commands=(COMMAND,), component_of=component_of,
 @dataclass
 class RecordedCaller:
     """The :class:`~ioa_synth.collab.protocol.Caller` of one unit: each call through the
-    run's ``recorder`` on the shared call ``pool``."""
+    run's ``recorder`` on the shared call ``pool``. While units wait to start, the units
+    started first go first (``order``: they finish steadily and free their place); once the
+    last unit has started (``endgame``), the units with the most ``steps`` left go first (a
+    step: one call, or the calls made together), so that the units started last catch up
+    and all end together instead of one call at a time on idle threads."""
 
     recorder: CallRecorder
     clients: dict[str, LLMClient]
-    pool: ThreadPoolExecutor
+    pool: PriorityPool
     task_id: str
     config: str
+    phases: Phases = field(default_factory=Phases)
+    steps: int = 1
+    endgame: threading.Event = field(default_factory=threading.Event)
+    order: int = 0
+
+    def _priority(self) -> int:
+        self.steps -= 1
+        return -max(0, self.steps) if self.endgame.is_set() else self.order
 
     def _call(self, ask: Ask) -> Any:
         key = CallKey(unit_id(self.task_id, self.config), ask.step, f"{ask.component}|{ask.role}", 0)
         kind, _, agent = ask.role.partition(":")
         tags = {"task_id": self.task_id, "config": self.config, "component": ask.component, "kind": kind,
                 "agent": agent.split(":")[0] or None}
-        value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name, ask.parse,
-                                      temperature=ask.temperature, tags=tags,
-                                      decode=reply_text if ask.schema is None else reply_json)
+        with self.phases.running(kind):
+            value, _ = self.recorder.call(self.clients[ask.component], key, ask.prompt, ask.schema, ask.name,
+                                          ask.parse, temperature=ask.temperature, tags=tags,
+                                          decode=reply_text if ask.schema is None else reply_json)
         return value
 
     def one(self, ask: Ask) -> Any:
-        return self.pool.submit(self._call, ask).result()
+        return self.pool.submit(self._priority(), self._call, ask).result()
 
     def all(self, asks: list[Ask]) -> list[Any]:
-        futures = [self.pool.submit(self._call, a) for a in asks]
+        priority = self._priority()
+        futures = [self.pool.submit(priority, self._call, a) for a in asks]
         return [f.result() for f in futures]
 
 
@@ -137,19 +157,23 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
         RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
     """
+    def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
+        for ep in eps.values():  # --seed: another draw of every sampled reply
+            if ep.seed is not None:
+                ep.seed += job.settings.seed
+        return describe(eps, job)
+
+    sources = detector_sources(job.detectors)
+    # a refused resume starts nothing and leaves the folder's catalog as it was
+    check_folder_first(out, [COLLAB_TABLES], ["discusser"], config, local_model, describe=describe_job,
+                       check=CHECK_SETUP, sources=sources)
     catalog = Catalog(out, tables=[COLLAB_TABLES])  # with the view collab_calls
     try:
-
-        def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
-            for ep in eps.values():  # --seed: another draw of every sampled reply
-                if ep.seed is not None:
-                    ep.seed += job.settings.seed
-            return describe(eps, job)
-
+        remove_stale_checks(results_owner(out))  # what a run of this folder killed during a check left
         with open_run(catalog, COMMAND, ["discusser"], config, local_model, args, kind="collab",
                       describe=describe_job, check=CHECK_SETUP, settings=job.settings.as_dict(),
                       setup_version=SETUP_VERSION, manifest_extra={"configs": job.configs},
-                      sources=detector_sources(job.detectors)) as run:
+                      sources=sources) as run:
             stats = _run_units(job, out, run, console)
             run.summary.update({k: v for k, v in stats.items() if k != "errors"})
         return stats
@@ -159,22 +183,29 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
 
 def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dict[str, Any]:
     stats: dict[str, Any] = {"done": 0, "failed": 0, "skipped": 0, "passed": 0}
-    pending: deque[tuple[Task, str]] = deque()
+    units: list[tuple[Task, str]] = []
     for config in job.configs:
         for task in job.tasks:
             if record_path(out, task.task_id, config).is_file():
                 stats["skipped"] += 1
             else:
-                pending.append((task, config))
+                units.append((task, config))
+    # the longest units first: the units that start last then have short chains to finish
+    pending = deque(sorted(units, key=lambda u: -expected_steps(u[0], u[1], job.settings)))
     # every unit's calls are replayed by key; the recorder counts what a stopped run kept
     recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
-    progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"))
+    phases = Phases()  # the calls in flight are all "discusser": say which step of the protocol they are
+    progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"),
+                             detail=lambda: phases.describe() or "nothing in flight")
     run.attach(progress)
     errors: list[str] = []
+    check = partial(check_solution, owner=results_owner(out))
 
     def one(unit: tuple[Task, str]) -> str:
         task, config = unit
-        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config)
+        caller = RecordedCaller(recorder, run.clients, calls, task.task_id, config, phases,
+                                steps=expected_steps(task, config, job.settings) + 1, endgame=endgame,
+                                order=next(order))
         try:
             record = run_task(caller, task, config, job.settings)
         except StopRun:
@@ -182,7 +213,8 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
         except LLMCallError as exc:
             errors.append(f"{task.task_id} {config}: {exc}")
             return "failed"
-        record = score(record, task, job.settings, stop=run.guard.stop)
+        with phases.running("check") if isinstance(task, BcbTask) else nullcontext():
+            record = score(record, task, job.settings, check=check, stop=run.guard.stop)
         write_json_atomic(record_path(out, task.task_id, config), record)
         return "passed" if record["passed"] else "failed-check"
 
@@ -191,9 +223,17 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
         stats["passed"] += status == "passed"
         progress.advance(status, unit_id(unit[0].task_id, unit[1]))
 
-    # units in flight: enough that the call pool always has ready calls
-    slots = max(1, min(len(pending), 2 * job.workers + 2))
-    with progress, worker_pool(job.workers, "collab-call") as calls:
-        run.map(pending, one, done, workers=slots, unit="task", name="collab-task")
+    # units in flight: the oldest ~workers of them advance (RecordedCaller), the others wait
+    # started, so that when the last unit starts there is work enough to keep every call
+    # thread busy while the units started last catch up (2 x workers left a tail of idle threads)
+    slots = max(1, min(len(pending), 3 * job.workers + 2))
+    endgame, order = threading.Event(), itertools.count()  # endgame: the last unit has started
+
+    def submitted(unit: tuple[Task, str]) -> None:
+        if not pending:
+            endgame.set()
+
+    with progress, PriorityPool(job.workers, "collab-call") as calls:
+        run.map(pending, one, done, workers=slots, unit="task", name="collab-task", on_submit=submitted)
     stats["errors"] = errors[:20]
     return stats

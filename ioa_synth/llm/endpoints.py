@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from ioa_synth.llm.config import ComponentConfig, ToolkitConfig, env_endpoint
 from ioa_synth.llm.client import Endpoint, LLMClient
@@ -29,6 +29,51 @@ class EndpointSource:
     prefixes: tuple[str, ...] = ()
 
 
+def _resolved(components: list[str], config: ToolkitConfig, sources: dict[str, EndpointSource]
+              ) -> dict[str, tuple[str, ComponentConfig, str | None, str | None]]:
+    """name -> (component whose defaults apply, settings block, base URL or ``None``, key)."""
+    out = {c: (c, config.component(c), *env_endpoint(c)) for c in components}
+    out.update({name: (src.component, src.config, *env_endpoint(src.component, src.prefixes))
+                for name, src in sources.items()})
+    return out
+
+
+def _embedded(comp: str, cfg: ComponentConfig, server: Any, slots: ServerSlots | None) -> Endpoint:
+    ep = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
+    ep.slots = slots
+    ep.server = server.server
+    return ep
+
+
+def planned_endpoints(components: list[str], config: ToolkitConfig, local_model: str | None = None,
+                      sources: dict[str, EndpointSource] | None = None) -> dict[str, Endpoint]:
+    """The endpoints :func:`open_endpoints` would yield, made without starting the embedded
+    server or contacting any endpoint (their ``identity()`` is what the run will have; an
+    embedded one has no base URL yet), so that a run can check its setup against a folder
+    before anything starts. A remote component without ``model`` in the config is left out
+    (its model is known only once its endpoint lists it).
+
+    Raises:
+        ioa_synth.llm.local_weights.LocalModelError: an embedded component and no (or an
+            unknown) local model.
+        ConfigError: a base URL variable is blank.
+    """
+    resolved = _resolved(components, config, sources or {})
+    server = None
+    if any(base is None for _, _, base, _ in resolved.values()):
+        from ioa_synth.llm.local_model import EmbeddedServer
+        from ioa_synth.llm.local_weights import default_local_model
+
+        server = EmbeddedServer(local_model or default_local_model())  # described, not started
+    out: dict[str, Endpoint] = {}
+    for name, (comp, cfg, base, key) in resolved.items():
+        if base is None:
+            out[name] = _embedded(comp, cfg, server, None)
+        elif cfg.model:
+            out[name] = Endpoint.from_config(comp, cfg, base, cfg.model, key, embedded=False)
+    return out
+
+
 @contextlib.contextmanager
 def open_endpoints(components: list[str], config: ToolkitConfig, local_model: str | None = None,
                    log_dir: Path | None = None,
@@ -42,6 +87,7 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
     (one per server slot: requests beyond what it decodes at once wait in the client, not in
     the server) and carry its build as ``server`` (fingerprinted). A remote component without
     ``model`` in the config uses the first model its endpoint lists.
+    :func:`planned_endpoints` gives the same endpoints without starting anything.
 
     Raises:
         EndpointError: a remote endpoint without a configured model lists none.
@@ -50,12 +96,10 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
         ioa_synth.llm.local_weights.LocalModelError: the embedded model cannot be started.
         ConfigError: a base URL variable is blank.
     """
-    sources = sources or {}
-    resolved = {c: env_endpoint(c) for c in components}
-    resolved.update({name: env_endpoint(src.component, src.prefixes) for name, src in sources.items()})
+    resolved = _resolved(components, config, sources or {})
     with contextlib.ExitStack() as stack:
         server = None
-        if any(base is None for base, _ in resolved.values()):
+        if any(base is None for _, _, base, _ in resolved.values()):
             from ioa_synth.llm.local_model import EmbeddedServer
             from ioa_synth.llm.local_weights import default_local_model
 
@@ -66,13 +110,9 @@ def open_endpoints(components: list[str], config: ToolkitConfig, local_model: st
             server = stack.enter_context(EmbeddedServer(name, log_path=log_path))
         out: dict[str, Endpoint] = {}
         slots = ServerSlots(server.parallel) if server is not None else None
-        for name, (base, key) in resolved.items():
-            comp = sources[name].component if name in sources else name
-            cfg = sources[name].config if name in sources else config.component(comp)
+        for name, (comp, cfg, base, key) in resolved.items():
             if base is None:
-                out[name] = Endpoint.from_config(comp, cfg, server.base_url, server.model, None, embedded=True)
-                out[name].slots = slots
-                out[name].server = server.server
+                out[name] = _embedded(comp, cfg, server, slots)
                 continue
             model = cfg.model or _first_model(comp, base, key)
             out[name] = Endpoint.from_config(comp, cfg, base, model, key, embedded=False)

@@ -46,6 +46,7 @@ from ioa_synth.runs.folder_kinds import check_folder_kind
 from ioa_synth.runs.manifest import Manifest, finish_manifest, new_manifest, now_iso, unfinished_start, write_manifest
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.runs.scheduler import run_interruptible, worker_pool
+from ioa_synth.runs.setup_check import check_before_start
 
 U = TypeVar("U")
 R = TypeVar("R")
@@ -204,6 +205,9 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     ``summary["tokens"]`` is the token counter's total when the counter counted a call or
     the body set no ``tokens`` (a body may set the key early to fix its place in the summary).
 
+    ``check`` runs twice: first on the setup as far as it is known before anything starts
+    (:func:`check_before_start`), then on the opened endpoints.
+
     Raises:
         FolderKindMismatch: (``kind``) the folder is of another kind.
         FingerprintMismatch (or a subclass raised by ``check``): a changed setup.
@@ -212,6 +216,8 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     """
     if kind is not None:
         check_folder_kind(catalog.out_dir, kind, catalog=catalog)
+    if check is not None:  # a refused setup starts no server and contacts no endpoint
+        check_before_start(catalog, components, config, local_model, describe=describe, check=check, sources=sources)
     log_dir = catalog.out_dir / "logs"
     with open_endpoints(components, config, local_model, log_dir=log_dir, sources=sources) as eps:
         description = describe(eps)

@@ -11,6 +11,12 @@ Two rules, the second optional:
   compared with the setup of every run of the first command that stored a successful call
   and, once ``results_stored(catalog)``, with the folder's manifest (``run.json``).
 
+Any such check is made before a run starts anything: :func:`~ioa_synth.runs.context.open_run`
+first runs it on the endpoints as they will be (:func:`check_before_start`: no embedded
+server started, no endpoint contacted), and a capability that calls
+:func:`check_folder_first` before opening its catalog for writing leaves a refused folder's
+``catalog.duckdb`` untouched.
+
 Usage::
 
     CHECK = SetupCheck(commands=("evaluate",), component_of=component_of,
@@ -23,12 +29,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
-from ioa_synth.runs.catalog import Catalog
+import duckdb
+
+from ioa_synth.llm.client import Endpoint
+from ioa_synth.llm.config import ToolkitConfig
+from ioa_synth.llm.endpoints import EndpointSource, planned_endpoints
+from ioa_synth.runs.catalog import CATALOG_FILE, Catalog, CatalogLocked, CatalogUnusable
 from ioa_synth.runs.fingerprint import describe_difference
 from ioa_synth.runs.manifest import MANIFEST_FILE, ManifestError, read_manifest
 from ioa_synth.runs.run_rows import FingerprintMismatch, check_fingerprint
+from ioa_synth.runs.schema import TableSet
+
+#: ``describe(endpoints) -> description`` and ``check(catalog, description)``, as
+#: :func:`ioa_synth.runs.context.open_run` takes them.
+Describe = Callable[[Mapping[str, Endpoint]], dict[str, Any]]
+Check = Callable[[Catalog, dict[str, Any]], Any]
 
 
 class SetupChanged(FingerprintMismatch):
@@ -104,3 +122,52 @@ class SetupCheck:
                                    "stored here; use a new --out")
             stored.append(manifest.fingerprint_parts)
         return stored
+
+
+def check_before_start(catalog: Catalog, components: list[str], config: ToolkitConfig, local_model: str | None,
+                       *, describe: Describe, check: Check, sources: dict[str, EndpointSource] | None = None,
+                       partial: bool = False) -> None:
+    """Run ``check`` on the setup a run of ``components`` (and ``sources``) will have,
+    described from the endpoints :func:`~ioa_synth.llm.endpoints.planned_endpoints` makes
+    without starting the embedded server or contacting any endpoint.
+
+    A remote component without ``model`` in the config is known only once its endpoint
+    lists its models: then nothing is checked here (the check made once the endpoints are
+    open covers it), unless ``partial``: ``check`` takes a description without such
+    components and compares the rest (a :class:`SetupCheck` does: a component it is not
+    given is not compared, and the protocol part is).
+
+    Raises:
+        what ``check`` raises (a changed setup); LocalModelError, ConfigError as
+        :func:`~ioa_synth.llm.endpoints.planned_endpoints`.
+    """
+    planned = planned_endpoints(components, config, local_model, sources)
+    if partial or set(planned) == set(components) | set(sources or {}):
+        check(catalog, describe(planned))
+
+
+def check_folder_first(out_dir: Path, tables: Sequence[TableSet], components: list[str], config: ToolkitConfig,
+                       local_model: str | None, *, describe: Describe, check: SetupCheck | Check,
+                       sources: dict[str, EndpointSource] | None = None) -> None:
+    """:func:`check_before_start` (``partial``: ``check`` must take a description without the
+    components whose model is not known yet, as a :class:`SetupCheck` does) on ``out_dir``'s
+    catalog opened read-only, for a capability to call before it opens the catalog for
+    writing: a refused resume then leaves ``catalog.duckdb`` byte for byte as it was (a
+    writable open brings the catalog's views up to date, and DuckDB rewrites the file on
+    close). Nothing is checked when there is no catalog yet or it cannot be read now (locked
+    by another run, damaged): the writable open says why.
+
+    Raises:
+        as :func:`check_before_start`.
+    """
+    if not (Path(out_dir) / CATALOG_FILE).is_file():
+        return
+    try:
+        catalog = Catalog(out_dir, read_only=True, tables=tables)
+    except (CatalogLocked, CatalogUnusable, FileNotFoundError, duckdb.Error):
+        return
+    try:
+        check_before_start(catalog, components, config, local_model, describe=describe, check=check, sources=sources,
+                           partial=True)
+    finally:
+        catalog.close()

@@ -77,3 +77,7 @@ def test_hidden_profile_mcq_gain_is_exactly_the_planted_amount(cli, endpoint, tm
     assert script.counts["say"] == 3 * rounds + sum(t.agents for t in tasks[:3])
     shown = cli("collab", "report", out, "--json")
     assert json.loads(shown.stdout) == report
+    # the models the numbers came from, per component as run.json names them
+    assert report["models"] == {"discusser": "scripted", "detector:probe": "scripted"}
+    assert "Models: detector:probe `scripted`; discusser `scripted`" in (out / "report.md").read_text()
+    assert "team: scripted; detector probe: scripted" in cli("collab", "report", out).stdout

@@ -81,3 +81,27 @@ def test_report_refuses_a_folder_of_another_kind(cli, tmp_path):
     empty.mkdir()
     one_line_error(cli("collab", "report", empty), "run.json: missing (is this an 'ioa-synth collab run' results folder?)")
     one_line_error(cli("collab", "report", tmp_path / "missing"), "no such results folder")
+
+
+@pytest.mark.parametrize("seed", ["99999999999999999999999", "4294967296", "-1"])
+def test_a_seed_outside_what_numpy_and_llama_cpp_take(cli, endpoint, out, seed):
+    from ioa_synth.testing.collab_scripted import CollabScript
+
+    from .helpers import hp_tasks
+
+    endpoint(responder=CollabScript(tasks=hp_tasks()))  # a seed let through runs here, never on the embedded model
+    one_line_error(_run(cli, out, "--bench", "hidden-profile", "--tasks", HP, "--configs", "discussion",
+                        "--limit", "1", "--seed", seed), "'--seed'")
+    assert not out.exists()
+
+
+def test_the_largest_seed_runs(cli, endpoint, out):
+    from ioa_synth.testing.collab_scripted import CollabScript
+
+    from .helpers import hp_tasks
+
+    endpoint(responder=CollabScript(tasks=hp_tasks()))
+    res = _run(cli, out, "--bench", "hidden-profile", "--tasks", HP, "--configs", "discussion", "--limit", "1",
+               "--seed", str(2**32 - 1))
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["args"]["seed"] == 2**32 - 1

@@ -98,3 +98,62 @@ def test_ctrl_c_during_a_hanging_check_stops_at_once(tmp_path):
     assert not (out / "tasks" / f"{tasks[0].task_id}__single.json").exists()  # the task runs again next time
     time.sleep(0.5)
     assert _leftovers("ioa_synth.collab.check_worker") == []
+
+
+SLEEPS = "import time\ndef task_func(*args, **kwargs):\n    time.sleep(600)\n"
+
+
+def _scratch(tmp: "os.PathLike") -> list[str]:
+    return sorted(p.name for p in __import__("pathlib").Path(tmp).glob("ioa-check-*"))
+
+
+def test_a_run_killed_during_checks_leaves_nothing_after_its_resume(tmp_path):
+    """kill -9 of ``collab run`` while its checks run: the checks' processes die with it, and
+    the resumed run removes the scratch folders the killed run left in TMPDIR."""
+    tasks = bcb_tasks(2)
+    script = CollabScript(tasks=tasks, solutions={t.task_id: SLEEPS for t in tasks})
+    out, tmp = tmp_path / "res", tmp_path / "tmp"
+    tmp.mkdir()
+    cmd = [sys.executable, "-m", "ioa_synth", "collab", "run", "--bench", "bcb", "--tasks", str(BCB), "--out", str(out),
+           "--configs", "single", "--limit", "2", "--workers", "2"]
+    with ScriptedServer(script) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-harness-0000",
+               "BIGCODEBENCH_TIMEOUT_PER_TASK": str(LIMIT), "TMPDIR": str(tmp)}
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while len(_scratch(tmp)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(_scratch(tmp)) == 2, "the checks never started"
+        proc.kill()  # SIGKILL: no clean-up of its own
+        proc.wait()
+        left = _scratch(tmp)
+        assert len(left) == 2  # what the killed run could not remove
+        deadline = time.monotonic() + 10
+        while _leftovers(str(tmp)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _leftovers(str(tmp)) == []  # the checks' workers died with the run
+        # another results folder's scratch (a live run elsewhere) is not this run's to remove
+        other = tmp / "ioa-check-0123456789ab-1-0-keep"
+        other.mkdir()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _scratch(tmp) == [other.name]
+    assert [record(out, t.task_id, "single")["check"]["status"] for t in tasks] == ["timeout", "timeout"]
+
+
+def test_only_the_scratch_of_gone_processes_of_this_folder_is_removed(tmp_path):
+    from ioa_synth.collab.harness import remove_stale_checks, results_owner, scratch_prefix
+
+    owner = results_owner(tmp_path / "res")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / f"ioa-check-{owner}-{dead.pid}-0-abc"
+    (gone / "sub").mkdir(parents=True)
+    (gone / "sub" / "job.json").write_text("{}", encoding="utf-8")
+    mine = tmp_path / (scratch_prefix(owner) + "live")  # this process's: a check in flight
+    reused = tmp_path / f"ioa-check-{owner}-{os.getpid()}-1-old"  # this pid, started earlier: a dead run's
+    elsewhere = tmp_path / f"ioa-check-{results_owner(tmp_path / 'other')}-{dead.pid}-0-abc"
+    for path in (mine, reused, elsewhere):
+        path.mkdir()
+    assert remove_stale_checks(owner, tmp_path) == 2
+    assert sorted(p.name for p in tmp_path.glob("ioa-check-*")) == sorted([mine.name, elsewhere.name])

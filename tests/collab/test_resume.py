@@ -83,7 +83,9 @@ def test_changed_setup_is_refused_a_new_configuration_is_not(cli, endpoint, tmp_
     base = ["collab", "run", "--bench", "hidden-profile", "--tasks", HP, "--out", out, "--limit", "1"]
     assert cli(*base, "--configs", "discussion").exit_code == 0
     changed = cli(*base, "--configs", "discussion", "--seed", "3")
-    assert changed.exit_code == 2 and "another setup (discusser.seed: 0 -> 3)" in changed.stderr
+    # the discusser's model is listed only once its endpoint is asked: the check made before
+    # anything starts finds the seed in the protocol settings
+    assert changed.exit_code == 2 and "another setup (study.seed: 0 -> 3)" in changed.stderr
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"discusser": {"temperature": 0.3}}), encoding="utf-8")
     hotter = cli(*base, "--configs", "discussion", "--config", cfg)
@@ -93,3 +95,70 @@ def test_changed_setup_is_refused_a_new_configuration_is_not(cli, endpoint, tmp_
     assert more.exit_code == 0, more.output
     assert "1 task run(s) done" in more.stderr and "1 already done" in more.stderr
     assert (out / "tasks" / f"{tasks[0].task_id}__mcq:d.json").is_file()
+
+
+def _folder_state(out):
+    """Bytes and modification time of every file in ``out`` (the catalog among them)."""
+    return {p.relative_to(out): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_refused_resume_leaves_the_folder_as_it_was(cli, endpoint, tmp_path):
+    server = endpoint(responder=CollabScript(tasks=hp_tasks()))
+    out = tmp_path / "res"
+    base = ["collab", "run", "--bench", "hidden-profile", "--tasks", HP, "--out", out, "--limit", "1",
+            "--configs", "discussion"]
+    assert cli(*base).exit_code == 0
+    before, asked = _folder_state(out), len(server.requests)
+    time.sleep(0.05)  # a rewrite would show in the modification times
+    refused = cli(*base, "--seed", "3")
+    assert refused.exit_code == 2 and "seed: 0 -> 3" in refused.stderr
+    assert _folder_state(out) == before  # catalog.duckdb and run.json untouched, nothing added
+    assert len(server.requests) == asked
+
+
+class CountingEmbedded:
+    """Stands in for :class:`ioa_synth.llm.local_model.EmbeddedServer`: the scripted team
+    served as the embedded model; counts how often a server was started."""
+
+    started = 0
+
+    def __init__(self, name: str, log_path=None, **kw) -> None:
+        self.name = self.model = name
+        self.parallel = 2
+        self.server = "scripted-llama-server"
+        self.scripted = ScriptedServer(CollabScript(tasks=hp_tasks()), models=[name])
+        self.base_url = self.scripted.base_url
+
+    def __enter__(self) -> "CountingEmbedded":
+        CountingEmbedded.started += 1
+        self.scripted.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.scripted.__exit__(*exc)
+
+
+def test_a_refused_resume_starts_no_embedded_server(cli, tmp_path, monkeypatch):
+    from ioa_synth.llm import local_model, local_weights
+
+    for var in ("OPENAI_BASE_URL", "DISCUSSER_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(local_model, "EmbeddedServer", CountingEmbedded)
+    monkeypatch.setattr(local_weights, "default_local_model", lambda: "smollm2-135m")
+    monkeypatch.setattr(CountingEmbedded, "started", 0)
+    capped = tmp_path / "demo.json"
+    capped.write_text(json.dumps({"discusser": {"request_options": {"max_tokens": 200}}}), encoding="utf-8")
+    out = tmp_path / "res"
+    base = ["collab", "run", "--bench", "hidden-profile", "--tasks", HP, "--out", out, "--limit", "1",
+            "--configs", "discussion"]
+    first = cli(*base, "--config", capped)
+    assert first.exit_code == 0, first.output
+    assert CountingEmbedded.started == 1
+    before = _folder_state(out)
+    time.sleep(0.05)
+    for again in ([], ["--config", capped, "--seed", "3"]):  # without the config, or another seed
+        refused = cli(*base, *again)
+        assert refused.exit_code == 2, refused.output
+        assert "discusser.request_options.max_tokens: 200 -> 1024" in refused.stderr or "seed: 0 -> 3" in refused.stderr
+        assert CountingEmbedded.started == 1  # no server started for a run that is refused
+        assert _folder_state(out) == before
