@@ -196,7 +196,7 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
     recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
     phases = Phases()  # the calls in flight are all "discusser": say which step of the protocol they are
     progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"),
-                             detail=lambda: phases.describe() or "nothing in flight")
+                             detail=lambda: phases.describe() or "nothing in flight", earlier=stats["skipped"])
     run.attach(progress)
     errors: list[str] = []
     check = partial(check_solution, owner=results_owner(out))

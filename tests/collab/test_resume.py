@@ -162,3 +162,19 @@ def test_a_refused_resume_starts_no_embedded_server(cli, tmp_path, monkeypatch):
         assert "discusser.request_options.max_tokens: 200 -> 1024" in refused.stderr or "seed: 0 -> 3" in refused.stderr
         assert CountingEmbedded.started == 1  # no server started for a run that is refused
         assert _folder_state(out) == before
+
+
+def test_a_resumed_run_numbers_task_runs_out_of_the_whole_job(cli, endpoint, tmp_path):
+    """A resumed run counts the task runs an earlier run finished: ``[2/2]``, not ``[1/1]``."""
+    out = tmp_path / "res"
+    endpoint(responder=CollabScript(tasks=hp_tasks()))
+    args = ("collab", "run", "--bench", "hidden-profile", "--tasks", HP, "--out", out, "--limit", "2",
+            "--configs", "discussion", "--workers", "1")
+    assert cli(*args).exit_code == 0
+    records = sorted((out / "tasks").glob("*.json"))
+    assert len(records) == 2
+    records[-1].unlink()  # as if the first run had stopped before its last task run
+    result = cli(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "[2/2]" in result.stderr and "[1/1]" not in result.stderr, result.stderr
+    assert "1 done by an earlier run" in result.stderr, result.stderr
