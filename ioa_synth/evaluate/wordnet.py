@@ -17,7 +17,8 @@ from __future__ import annotations
 import io
 import os
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -50,20 +51,27 @@ def wordnet_dir() -> Path:
 
 @dataclass(frozen=True)
 class Lexicon:
-    """Sense counts and synonyms from one WordNet copy (``reader``: nltk's corpus reader)."""
+    """Sense counts and synonyms from one WordNet copy (``reader``: nltk's corpus reader).
+    Safe from several threads (evaluate's workers): nltk's reader seeks in one shared handle
+    per data file, so every lookup holds ``lock``."""
 
     reader: Any
+    lock: Any = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def _synsets(self, word: str) -> list[Any]:
+        with self.lock:
+            return list(self.reader.synsets(word))
 
     def senses(self, word: str) -> int:
         """How many synsets WordNet gives ``word`` over all parts of speech (its base form
         found by WordNet's morphology: "banks" counts as "bank"); 0 for an unknown word."""
-        return len(self.reader.synsets(word))
+        return len(self._synsets(word))
 
     def synonyms(self, word: str) -> frozenset[str]:
         """The lower-cased lemma names of every synset of ``word`` ("car" → {"car",
         "automobile", "auto", "machine", "motorcar", ...}); multiword lemmas keep their
         underscores and so never equal a single token."""
-        return frozenset(name.lower() for s in self.reader.synsets(word) for name in s.lemma_names())
+        return frozenset(name.lower() for s in self._synsets(word) for name in s.lemma_names())
 
 
 @lru_cache(maxsize=4)
@@ -103,7 +111,11 @@ def load_wordnet(root: str | Path | None = None) -> Lexicon:
     Raises:
         WordNetMissing: nltk or the database is not installed (the message says how to install it).
     """
-    return _load(str(root or wordnet_dir()))
+    with _LOADING:  # one load per folder, even when the first callers are several workers
+        return _load(str(root or wordnet_dir()))
+
+
+_LOADING = threading.Lock()
 
 
 def lexical_overlap(a: str | None, b: str | None, lexicon: Lexicon | None = None) -> float:
