@@ -33,3 +33,16 @@ def test_paper_reward_models():
     assert settings(config, "simulator") == ("gemini-3-flash-preview", 0.2, "minimal")
     assert settings(config, "validity_filter") == ("gpt-5-mini", 0.2, None)
     assert config.prober.model is None  # the policy being trained is the prober
+
+
+def test_estimate_reads_both_files_without_contacting_an_endpoint(cli, tmp_path, monkeypatch):
+    # an address that cannot answer: estimate never opens an endpoint, so it must not matter
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://unused.invalid/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    data = CONFIGS.parent / "samples" / "evaluate" / "test"
+    for name, models in (("paper-models", ("gpt-5.4", "gemini-3-flash-preview")),
+                         ("paper-reward", ("gpt-5-mini", "gemini-3-flash-preview"))):
+        res = cli("estimate", "evaluate", "--data", data, "--out", tmp_path / name, "--config", CONFIGS / f"{name}.json")
+        assert res.exit_code == 0, res.output
+        assert all(m in res.output for m in models), res.output
+        assert not (tmp_path / name).exists()
