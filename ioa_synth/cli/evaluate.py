@@ -30,7 +30,8 @@ def evaluate(
     sample: Optional[int] = sample_option(),
     seed: int = seed_option("Seed of the --sample draw"),
     mode: str = typer.Option("mcq", "--mode", help="Prober mode: mcq, direct (free-text items, no simulator), "
-                             "ambiguity (4 ambiguous expressions, one MCQ each)"),
+                             "ambiguity (4 ambiguous expressions, one MCQ each), "
+                             "wordnet (the 4 words with most WordNet senses, one MCQ each)"),
     access: str = access_option(),
     rollouts: int = typer.Option(1, "--rollouts", min=1, max=20, help="Simulator rollouts per participant (modal answer)"),
     permute_seed: Optional[int] = typer.Option(None, "--permute-seed", min=0,
@@ -130,6 +131,12 @@ def evaluate_inputs(data: Path, out: Path, config: Path | None, limit: int | Non
     from ioa_synth.protocol.sample import SampleError
 
     check_choice("--mode", mode, MODES)
+    if mode == "wordnet":
+        from ioa_synth.evaluate.wordnet import WordNetMissing, load_wordnet
+        try:
+            load_wordnet()
+        except WordNetMissing as exc:
+            fail(f"--mode wordnet: {exc}")
     if mode == "direct" and (rollouts != 1 or permute_seed is not None):
         fail("--mode direct has no simulator step: --rollouts and --permute-seed do not apply")
     if mode != "mcq" and questions_from is not None:

@@ -2,7 +2,7 @@
 App. C). Inputs (``inputs``), information access (``access``), solver-like steps
 (``probers``, one per ``--mode``; ``simulator``; ``validity``) chained per case (``case``),
 reply shapes (``replies``), the normaliser behind the ambiguity mode's MA overlap
-(``text``), pure scoring (``scoring``), per-case records with every call (``records``),
+(``text``), WordNet for the lexical baseline (``wordnet``), pure scoring (``scoring``), per-case records with every call (``records``),
 the resumable run (``run``) and its terminal output (``report``)."""
 
 from pathlib import Path

@@ -6,6 +6,7 @@ straight to the filter."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ioa_synth.evaluate.inputs import EvalCase
@@ -16,6 +17,8 @@ from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.records import CaseCalls
 from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, expression_overlaps
+from ioa_synth.evaluate.text import token_overlap
+from ioa_synth.evaluate.wordnet import lexical_overlap, load_wordnet
 from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
 from ioa_synth.evaluate.validity import judge_divergent, judge_items
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
@@ -121,7 +124,8 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
         record |= probe.extra
         if "expressions" in probe.extra:  # the prober never sees the MAs; the overlap is scored here
             forms = {p.id: p.surface_form for p in case.profiles.misalignment_points}
-            record["expressions"] = expression_overlaps(probe.extra["expressions"], forms)
+            overlap = partial(lexical_overlap, lexicon=load_wordnet()) if settings.mode == "wordnet" else token_overlap
+            record["expressions"] = expression_overlaps(probe.extra["expressions"], forms, overlap)
         perm = None
         if probe.kind == "item":
             judgements = judge_items(case, probe.questions, clients["validity_filter"], calls)

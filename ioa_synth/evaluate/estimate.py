@@ -13,6 +13,7 @@ questions they show: the prober's completion tokens (measured, else ``max_tokens
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +92,9 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
 
     if "prober" in setups:
         prober = PROBERS[mode]
-        template = getattr(prober, "first_template")
-        first = _mean([setups["prober"].counter.messages(first_prompt(template, c, params["access"]).messages)
-                       for c in counted])
+        template = getattr(prober, "first_template", None)
+        make = prober.prompt if template is None else partial(first_prompt, template)  # wordnet: its MCQ prompt
+        first = _mean([setups["prober"].counter.messages(make(c, params["access"]).messages) for c in counted])
         calls = 2 if mode == "ambiguity" else 1
         kinds.append(CallKind("prober", f"prober ({mode})", n * calls * retried("prober"), first, prober_out))
     if "simulator" in setups:

@@ -1,7 +1,8 @@
 """Probers: the detector under evaluation (paper §4.1, §5.1). One class per
 ``--mode`` in :data:`PROBERS`: ``mcq`` (multiple-choice questions, the protocol's),
-``direct`` (free-text items, no simulator) and ``ambiguity`` (the paper's "LLM-ranked"
-baseline: four ambiguous expressions, one MCQ around each). All see the same context,
+``direct`` (free-text items, no simulator), ``ambiguity`` (the paper's "LLM-ranked"
+baseline: four ambiguous expressions, one MCQ around each) and ``wordnet`` (the lexical
+baseline: the four most polysemous words by WordNet, one MCQ around each). All see the same context,
 :func:`ioa_synth.evaluate.access.prober_context` of ``--access``, never the MAs.
 """
 
@@ -16,8 +17,9 @@ from typing import Any, Protocol
 from ioa_synth.evaluate.access import prober_context
 from ioa_synth.evaluate.inputs import EvalCase
 from ioa_synth.evaluate.records import CaseCalls, read_record
-from ioa_synth.evaluate.replies import (AmbiguityQuestionsReply, ExpressionsReply, ItemsReply, ProberReply, Question,
-                                        parse_expressions, parse_items, parse_question_per_expression, parse_questions)
+from ioa_synth.evaluate.wordnet import load_wordnet, polysemous_expressions
+from ioa_synth.evaluate.replies import (NUM_EXPRESSIONS, AmbiguityQuestionsReply, ExpressionsReply, ItemsReply,
+                                        ProberReply, Question, parse_expressions, parse_items, parse_question_per_expression, parse_questions)
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import Prompt, render_template
@@ -140,8 +142,44 @@ class AmbiguityProber:
         return Probe(questions, extra={"expressions": expressions})
 
 
+class WordNetProber:
+    """``wordnet`` (paper §5.1, Table 11, the lexical baseline): the expressions are not
+    chosen by a model but by WordNet, the four content words of the utterances with the most
+    senses (:func:`ioa_synth.evaluate.wordnet.polysemous_expressions`); one call (attempt 1)
+    writes one MCQ around each with the ``ambiguity`` mode's second prompt and checks. A
+    dialogue with fewer than four words WordNet knows gets no call and no question (K = 0).
+    ``extra["expressions"]`` as ``ambiguity``.
+
+    Raises (from :meth:`ask`):
+        ioa_synth.evaluate.wordnet.WordNetMissing: WordNet is not installed (checked by the
+            command before any case).
+    """
+
+    mode = "wordnet"
+    template = AmbiguityProber.mcq_template
+
+    def expressions(self, case: EvalCase) -> list[dict[str, Any]]:
+        """The case's selected ``{expression, turn}`` (at most four)."""
+        return polysemous_expressions([(t.turn_idx, t.utterance) for t in case.turns], load_wordnet(),
+                                      NUM_EXPRESSIONS)
+
+    def prompt(self, case: EvalCase, access: str) -> Prompt:
+        """The MCQ request for ``case`` under ``access`` (also what ``estimate`` counts)."""
+        return render_template(self.template, **prober_context(case, access), expressions=self.expressions(case))
+
+    def ask(self, case: EvalCase, access: str, client: LLMClient, calls: CaseCalls) -> Probe:
+        expressions = self.expressions(case)
+        if len(expressions) < NUM_EXPRESSIONS:
+            return Probe([], extra={"expressions": expressions})
+        prompt = render_template(self.template, **prober_context(case, access), expressions=expressions)
+        questions = calls.call(client, "prober", None, 1, prompt, request_schema(AmbiguityQuestionsReply),
+                               lambda d: parse_question_per_expression(d, expressions))
+        return Probe(questions, extra={"expressions": expressions})
+
+
 #: Probing modes by name (``--mode``).
-PROBERS: dict[str, Prober] = {"mcq": McqProber(), "direct": DirectProber(), "ambiguity": AmbiguityProber()}
+PROBERS: dict[str, Prober] = {"mcq": McqProber(), "direct": DirectProber(), "ambiguity": AmbiguityProber(),
+                              "wordnet": WordNetProber()}
 MODES: tuple[str, ...] = tuple(PROBERS)
 
 
@@ -150,7 +188,7 @@ class QuestionsFromError(ValueError):
 
 
 #: Modes whose records hold multiple-choice questions that ``--questions-from`` may reuse.
-REUSABLE_MODES = ("mcq", "ambiguity")
+REUSABLE_MODES = ("mcq", "ambiguity", "wordnet")
 
 
 def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Question]]:

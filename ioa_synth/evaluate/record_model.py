@@ -5,7 +5,7 @@ sft`` and the training reward.
 
 The file is the model dumped with only the fields that were set, in field order (which is
 the order of the released files): a failed record has ``error`` and no ``questions``, a
-scored one the reverse; ``expressions`` only in the ``ambiguity`` mode, ``permutation`` only
+scored one the reverse; ``expressions`` only in the ``ambiguity`` and ``wordnet`` modes, ``permutation`` only
 with ``--permute-seed``, ``replayed`` only on a call stored by an earlier run. Reading is
 lenient where released files differ (missing settings take their defaults, unknown fields
 are kept), so records made by earlier releases still read; a problem is one line naming
@@ -87,8 +87,9 @@ class Metrics(_Open):
 
 
 class Expression(_Open):
-    """An ``ambiguity``-mode expression (paper §5.1): its words, its turn, and the MAs whose
-    surface form it overlaps (``{MA id: overlap}``, 0-1)."""
+    """An ``ambiguity``- or ``wordnet``-mode expression (paper §5.1, Table 11): its words, its
+    turn, and the MAs whose surface form it overlaps (``{MA id: overlap}``, 0-1; WordNet
+    synonyms count in the ``wordnet`` mode)."""
 
     expression: str
     turn: int | None = None

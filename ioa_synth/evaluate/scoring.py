@@ -12,11 +12,11 @@ denominator gives 0; B counts in neither. Aggregates are means over scored dialo
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.record_model import C_REASONS, EvalRecord
-from ioa_synth.evaluate.text import overlapping_mas
+from ioa_synth.evaluate.text import overlapping_mas, token_overlap
 
 _PRF = ("precision", "recall", "f1")
 
@@ -117,14 +117,15 @@ def summarize(records: Sequence[EvalRecord | Mapping[str, Any]], requested: int,
     }
 
 
-def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[str, str]) -> list[dict[str, Any]]:
-    """The ``ambiguity`` prober's selected ``expressions`` (``{expression, turn}``) as
-    recorded: each with ``overlaps_ma`` (``{MA id: token overlap}`` with the MA's surface
-    form in ``surface_forms`` ``{MA id: text}``, see :mod:`ioa_synth.evaluate.text`) and
-    ``overlaps`` (bool); paper §5.1."""
+def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[str, str],
+                        overlap: Callable[[str | None, str | None], float] = token_overlap) -> list[dict[str, Any]]:
+    """The ``ambiguity`` (or ``wordnet``) prober's selected ``expressions`` (``{expression,
+    turn}``) as recorded: each with ``overlaps_ma`` (``{MA id: overlap}`` with the MA's
+    surface form in ``surface_forms`` ``{MA id: text}`` by ``overlap``, see
+    :mod:`ioa_synth.evaluate.text`) and ``overlaps`` (bool); paper §5.1, Table 11."""
     out = []
     for e in expressions:
-        hits = overlapping_mas(e["expression"], surface_forms)
+        hits = overlapping_mas(e["expression"], surface_forms, overlap)
         out.append({**e, "overlaps_ma": hits, "overlaps": bool(hits)})
     return out
 

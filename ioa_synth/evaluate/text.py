@@ -9,6 +9,8 @@ case folded, letters and digits kept, and function words dropped, so that "the b
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ioa_synth.text.normalise import ALNUM, FUNCTION_WORDS, Normaliser
 
 #: Function words ignored by :func:`content_tokens`.
@@ -35,8 +37,11 @@ def token_overlap(a: str | None, b: str | None) -> float:
     return len(ta & tb) / min(len(ta), len(tb))
 
 
-def overlapping_mas(expression: str, surface_forms: dict[str, str | None]) -> dict[str, float]:
+def overlapping_mas(expression: str, surface_forms: dict[str, str | None],
+                    overlap: Callable[[str | None, str | None], float] = token_overlap) -> dict[str, float]:
     """``{MA id: overlap}`` (rounded to 4 places) of the MAs whose surface form overlaps
-    ``expression`` by at least :data:`OVERLAP_THRESHOLD`, in the order of ``surface_forms``."""
-    scores = {ma: round(token_overlap(expression, form), 4) for ma, form in surface_forms.items()}
+    ``expression`` by at least :data:`OVERLAP_THRESHOLD`, in the order of ``surface_forms``;
+    ``overlap`` scores a pair (default :func:`token_overlap`; the ``wordnet`` mode counts
+    synonyms, :func:`ioa_synth.evaluate.wordnet.lexical_overlap`)."""
+    scores = {ma: round(overlap(expression, form), 4) for ma, form in surface_forms.items()}
     return {ma: s for ma, s in scores.items() if s >= OVERLAP_THRESHOLD}
