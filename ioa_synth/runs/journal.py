@@ -34,7 +34,8 @@ Entry = tuple[str | None, Any]
 BATCH_WINDOW_S = 10.0
 
 #: Longest wait of entries left with :meth:`Journal.append_later` by a thread that sends no
-#: further request (the writer is otherwise woken when that request is on the wire).
+#: further request (the writer is otherwise woken when that request is on the wire), and of
+#: entries journaled with :meth:`Journal.append_now` before the writer's window starts.
 LATER_WAKE_S = 1.0
 
 
@@ -54,6 +55,7 @@ class Journal:
         self._lock = lock
         self._cond = threading.Condition()  # guards the lists below
         self._order = threading.Lock()  # held while journaling: lines reach the file in append order
+        self._writing = threading.Lock()  # held for one write to the file (append_now needs no _order)
         self._queue: list[Entry] = []
         self._sync: list[Path] = []
         self._later: list[tuple[Callable[[], list[Entry]], Any]] = []
@@ -98,14 +100,34 @@ class Journal:
                 self._queue.extend(entries)
                 self._sync.extend(sync)
 
+    def append_now(self, entries: list[Entry]) -> None:
+        """Journal ``entries`` at once (one write, flushed to the OS) and queue them for
+        commit, ahead of what :meth:`append_later` left that is not journaled yet: the caller
+        waits for no other thread's entries to be made (a case's record file written, its
+        status encoded). For entries that nothing left earlier must precede, such as a call's
+        own rows (whatever its unit stores about the call is left after it).
+
+        Raises:
+            RuntimeError: an earlier batch failed to commit (the message says why).
+        """
+        blob = b"".join(_line(e) for e in entries)
+        with self._cond:
+            self._raise_if_failed()
+            self._start()
+        self._write(blob)
+        with self._cond:  # the writer is not woken: it looks again within LATER_WAKE_S, the rows are safe
+            self._queue.extend(entries)
+
     def append_later(self, make: Callable[[], list[Entry]], sync: tuple[Path, ...] | list[Path] = ()) -> None:
         """Journal the entries ``make()`` returns on the writer thread, in append order
         (``sync`` as in :meth:`append`, for files ``make`` writes),
         within moments rather than before returning: the caller goes on to its next request
         and the rows are encoded and written while that request is on the wire (the writer
         is woken then, :mod:`ioa_synth.llm.on_wire`, or within :data:`LATER_WAKE_S`). A process
-        killed in between loses those rows (the call is asked again on resume), never their
-        order; :meth:`append`, :meth:`drain` and :meth:`close` journal them first.
+        killed in between loses those rows, never their order, so they must be rows a resumed
+        run makes again without a request (a case's record and status; a model call's rows
+        go through :meth:`append_now`); :meth:`append`, :meth:`drain` and :meth:`close`
+        journal them first.
 
         Raises:
             RuntimeError: an earlier batch failed to commit or ``make`` failed.
@@ -130,7 +152,8 @@ class Journal:
         if not blob:
             return
         try:
-            os.write(self._file.fileno(), blob)
+            with self._writing:  # one line never lands inside another thread's
+                os.write(self._file.fileno(), blob)
         except OSError as exc:
             full = disk_full(exc, self.path)
             if full is not None:
