@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from ioa_synth.llm.batch_api import BatchState, FileBatches
 from ioa_synth.llm.client import LLMClient
+from ioa_synth.runs.catalog import Catalog
 from ioa_synth.text.plural import plural
 
 #: ``batches.endpoint`` of a ``--batch-dir`` batch: this prefix and the folder.
@@ -52,6 +53,15 @@ def in_flight(rows: list[dict[str, Any]], states: Mapping[str, BatchState], unus
                      f"for its output {files.output_path(r['batch_id'])}: the next run reads that output rather "
                      "than writing the wave again")
     return "; ".join(parts) or None
+
+
+def unused_answers(catalog: Catalog) -> int:
+    """Answers of finished batches (HTTP 200) stored in ``batch_results`` that no call has
+    used yet (no ``batch_marks`` row): a run stopped between reading them and driving its units."""
+    rows = catalog.execute(
+        "SELECT count(DISTINCT r.custom_id) FROM batch_results r JOIN batch_lines l USING (custom_id) "
+        "WHERE r.status_code = 200 AND NOT EXISTS (SELECT 1 FROM batch_marks m WHERE m.custom_id = r.custom_id)")
+    return int(rows[0][0]) if rows else 0
 
 
 def _described(row: dict[str, Any], states: Mapping[str, BatchState]) -> str:

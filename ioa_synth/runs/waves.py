@@ -32,7 +32,7 @@ from ioa_synth.runs.batch import BatchCalls, Pending, insert_new
 from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.runs.interrupt import RunInterrupted
 from ioa_synth.runs.journal import Entry
-from ioa_synth.runs.left_running import FILE_PREFIX, in_flight, waiting_line
+from ioa_synth.runs.left_running import FILE_PREFIX, in_flight, unused_answers, waiting_line
 from ioa_synth.runs.recorder import now_utc
 from ioa_synth.text.plural import plural
 
@@ -98,7 +98,10 @@ class BatchWaves:
                 self.submit()
                 self.settle()
         except RunInterrupted as exc:
-            exc.waiting = exc.waiting or self.in_flight()
+            try:
+                exc.waiting = exc.waiting or self.in_flight()
+            except Exception:  # noqa: BLE001 - a catalog that cannot be read now: the interruption is still said
+                pass
             raise
         finally:
             for provider in self._providers.values():
@@ -249,10 +252,7 @@ class BatchWaves:
     def in_flight(self) -> str | None:
         """What a stopped run leaves outside the process, as one clause of its last line
         (``None`` when nothing; :func:`ioa_synth.runs.left_running.in_flight`)."""
-        unused = self.catalog.execute(
-            "SELECT count(DISTINCT r.custom_id) FROM batch_results r JOIN batch_lines l USING (custom_id) "
-            "WHERE r.status_code = 200 AND NOT EXISTS (SELECT 1 FROM batch_marks m WHERE m.custom_id = r.custom_id)")
-        return in_flight(self._open(), self._states, unused[0][0] if unused else 0)
+        return in_flight(self._open(), self._states, unused_answers(self.catalog))
 
     def _retrieve(self, row: dict[str, Any]) -> BatchState:
         provider = self._provider(row["endpoint"], None)
