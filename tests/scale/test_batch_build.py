@@ -243,6 +243,8 @@ def test_ctrl_c_of_a_batch_dir_run_names_the_files_waiting_and_the_answers_kept(
 
     responder = KeyedResponder()
     seeds, out, bdir = seeds_file(3), tmp_path / "out", tmp_path / "vllm"
+    named = tmp_path / "models.json"  # --batch-dir never asks the endpoint for its model
+    named.write_text(json.dumps({c: {"model": "scripted"} for c in ("generator", "judge")}))
     server(responder)
     write, results = FileBatches.write, FileBatches.results
 
@@ -252,7 +254,7 @@ def test_ctrl_c_of_a_batch_dir_run_names_the_files_waiting_and_the_answers_kept(
         return path
 
     monkeypatch.setattr(FileBatches, "write", write_then_ctrl_c)
-    res = build(cli, seeds, out, "--batch-dir", bdir)
+    res = build(cli, seeds, out, "--batch-dir", bdir, "--config", named)
     assert res.exit_code == 130, res.output
     wave1 = bdir / "wave-1"
     assert res.stderr.strip().splitlines()[-1] == (
@@ -269,12 +271,12 @@ def test_ctrl_c_of_a_batch_dir_run_names_the_files_waiting_and_the_answers_kept(
         return found
 
     monkeypatch.setattr(FileBatches, "results", read_then_ctrl_c)
-    res = build(cli, seeds, out, "--batch-dir", bdir)
+    res = build(cli, seeds, out, "--batch-dir", bdir, "--config", named)
     assert res.exit_code == 130, res.output
     assert "no model call stored; 3 batch answers are stored and not used yet: the next run uses them rather " \
         "than sending their requests again; run the same command again to resume" in res.stderr, res.stderr
     assert not (bdir / "wave-2.input.jsonl").exists()  # stopped before the next wave
     monkeypatch.setattr(FileBatches, "results", results)
-    res = build(cli, seeds, out, "--batch-dir", bdir)
+    res = build(cli, seeds, out, "--batch-dir", bdir, "--config", named)
     assert res.exit_code == 75 and (bdir / "wave-2.input.jsonl").exists(), res.output
     assert q(out, "SELECT count(*) FROM llm_calls WHERE via = 'batch'") == [(3,)]  # wave 1's answers, used once
