@@ -131,3 +131,39 @@ def test_rows_left_by_a_thread_that_sends_no_request_still_reach_the_journal(tmp
         assert cat.query_dicts("SELECT run_id FROM runs ORDER BY run_id") == [{"run_id": "r1"}, {"run_id": "r2"}]
     finally:
         cat.close()
+
+
+def test_record_now_is_journaled_at_once_without_making_rows_left_for_later(tmp_path):
+    """A call's rows (record_now) reach the journal before record_now returns, and the
+    caller makes none of what other threads left with record_later (their record files),
+    even while the writer is still making it; those rows keep their own order and are
+    committed too."""
+    import threading
+
+    from ioa_synth.llm.on_wire import requests_sent
+    from ioa_synth.runs.journal import JOURNAL_FILE
+
+    made_by, gate = [], threading.Event()
+
+    def slow():  # a record file being written on the writer thread
+        made_by.append(threading.current_thread().name)
+        gate.wait(30)
+        return [("runs", {"run_id": "r-later", "command": "test"})]
+
+    cat = Catalog(tmp_path)
+    try:
+        cat.record_later(slow)
+        requests_sent()  # the writer wakes and makes it (or will, once woken again)
+        cat.record_now([("llm_calls", {"call_id": "now", "case_id": "c1"})])
+        lines = [json.loads(ln) for ln in (tmp_path / JOURNAL_FILE).read_text().splitlines()]
+        assert [ln["r"].get("call_id") for ln in lines] == ["now"]  # safe against a kill from here on
+        assert threading.current_thread().name not in made_by
+        gate.set()
+        cat.record([("runs", {"run_id": "r-after", "command": "test"})])  # record() keeps the order
+        lines = [json.loads(ln)["r"] for ln in (tmp_path / JOURNAL_FILE).read_text().splitlines()]
+        assert [r.get("call_id") or r["run_id"] for r in lines] == ["now", "r-later", "r-after"]
+        assert cat.execute("SELECT call_id FROM llm_calls") == [("now",)]
+        assert sorted(cat.execute("SELECT run_id FROM runs")) == [("r-after",), ("r-later",)]
+    finally:
+        gate.set()
+        cat.close()

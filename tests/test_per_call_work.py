@@ -106,8 +106,10 @@ def test_a_text_is_stemmed_once_per_output_and_not_carried_over(counts):
 
 def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli, endpoint, seeds_file, tmp_path,
                                                                              monkeypatch):
-    """A worker only makes requests: the call rows, record files and status rows of a case
-    are made on the catalog's writer thread, and a chat request does not go through the
+    """A worker makes requests and journals each reply's call row before it goes on (the
+    next request depends on the reply: ``tests/test_resume_durable.py``), nothing more: the
+    record files and status rows of a case are made on the catalog's writer thread, never
+    by a worker journaling its own rows, and a chat request does not go through the
     SDK's per-request machinery (``OpenAI.post``: options copies, header merge, URL parse).
     What the stage-2 gates compare dialogues with is made once per case: ahead, on the
     helper thread, while the stage-1 judge call is on the wire, or by the case's own thread
@@ -135,13 +137,15 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     endpoint()
     res = cli("build", "--seeds", seeds_file(3), "--split", "test", "--out", tmp_path / "out", "--workers", "2")
     assert res.exit_code == 0, res.output
-    # the writer makes them while the worker's next request is on the wire; the last case's,
-    # which no request follows, the writer's idle wake-up or the run's closing drain does (or
-    # the thread recording the run's estimate, whose write drains what is pending)
+    # the call rows are journaled by the worker before it gets the reply (the unit's next
+    # request depends on it); the writer makes the records while the worker's next request is
+    # on the wire; the last case's, which no request follows, the writer's idle wake-up or the
+    # run's closing drain does (or the thread recording the run's estimate, whose write drains
+    # what is pending)
     made: Counter = Counter()
     for (what, who), n in where.items():
         if what != "reference":
             made[what, "off the worker path" if who in ("catalog-writer", "MainThread", "estimate") else who] += n
-    assert made == Counter({("call_row", "off the worker path"): 12, ("record", "off the worker path"): 3}), where
+    assert made == Counter({("call_row", "case"): 12, ("record", "off the worker path"): 3}), where
     references = {who: n for (what, who), n in where.items() if what == "reference"}
     assert sum(references.values()) == 3 and set(references) <= {"ahead", "case"}, where

@@ -14,6 +14,7 @@ from ioa_synth.llm.batch_api import CallParked
 from ioa_synth.runs.batch import BatchCalls
 from ioa_synth.runs.batch_recorder import BatchRecorder
 from ioa_synth.runs.context import RunContext
+from ioa_synth.runs.interrupt import RunInterrupted
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.waves import BatchWaves
 
@@ -61,18 +62,23 @@ def map_in_waves(run: RunContext, waves: BatchWaves | None, units: deque, work: 
     ``options.on_submit`` sees a unit each time it is driven).
 
     Raises:
-        what :meth:`RunContext.map` and :meth:`BatchWaves.run` raise.
+        what :meth:`RunContext.map` and :meth:`BatchWaves.run` raise (a
+        :class:`~ioa_synth.runs.interrupt.RunInterrupted` counts the units finished over
+        every wave, a parked one not among them).
     """
     if waves is None:
         run.map(units, work, on_done, **options)
         return
     parked: list[Any] = []
+    finished = 0
 
     def done(unit: Any, result: Any) -> None:
+        nonlocal finished
         if result is PARKED:
             parked.append(unit)
         else:
             on_done(unit, result)
+            finished += 1
 
     def drive() -> int:
         run.map(units, parking(work), done, **options)
@@ -80,4 +86,8 @@ def map_in_waves(run: RunContext, waves: BatchWaves | None, units: deque, work: 
         parked.clear()
         return len(units)
 
-    waves.run(drive)
+    try:
+        waves.run(drive)
+    except RunInterrupted as exc:
+        exc.finished, exc.unit = finished, options.get("unit", exc.unit)
+        raise

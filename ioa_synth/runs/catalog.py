@@ -127,6 +127,14 @@ class Catalog:
         assert self._journal is not None, "catalog opened read-only"
         self._journal.append(entries, sync)
 
+    def record_now(self, entries: list[Entry]) -> None:
+        """Like :meth:`record`, but ahead of what :meth:`record_later` left that the writer
+        has not journaled yet, so the caller waits for no other thread's entries
+        (:meth:`~ioa_synth.runs.journal.Journal.append_now`): for rows nothing queued earlier
+        must precede, such as a model call's own rows."""
+        assert self._journal is not None, "catalog opened read-only"
+        self._journal.append_now(entries)
+
     def record_later(self, make: Callable[[], list[Entry]], sync: tuple[Path, ...] | list[Path] = ()) -> None:
         """Like :meth:`record` for the entries ``make()`` returns (and the files ``sync``),
         but made and journaled by the writer thread moments later, off the caller's path

@@ -37,13 +37,17 @@ class RunInterrupted(Exception):
     next run reuses (``None`` when the command does not count them); ``failed_tries``:
     failed tries stored in this run (kept for the record; the next run asks those calls
     again). :func:`ioa_synth.runs.context.open_run` sets both from the run's
-    recorders, a command may set ``unit``; the message says what is kept."""
+    recorders, a command may set ``unit``; the message says what is kept. ``waiting``:
+    what the run leaves running outside the process, as a clause of the message (batch
+    mode's batches still running at the provider, ``--batch-dir`` files waiting for their
+    output: :meth:`ioa_synth.runs.waves.BatchWaves.in_flight`)."""
 
     def __init__(self, finished: int, abandoned: int, unit: str = "item", stored_calls: int | None = None,
-                 failed_tries: int = 0) -> None:
+                 failed_tries: int = 0, waiting: str | None = None) -> None:
         super().__init__()
         self.finished, self.abandoned, self.unit = finished, abandoned, unit
         self.stored_calls, self.failed_tries = stored_calls, failed_tries
+        self.waiting = waiting
 
     def __str__(self) -> str:
         from ioa_synth.text.plural import plural
@@ -62,6 +66,8 @@ class RunInterrupted(Exception):
         if self.abandoned:
             were = "was" if self.abandoned == 1 else "were"
             text += f"; {plural(self.abandoned, self.unit)} still running {were} abandoned"
+        if self.waiting:
+            text += f"; {self.waiting}"
         return text
 
 

@@ -5,7 +5,11 @@ Each call has a key :class:`CallKey` ``(unit, step, role, attempt)``, unique in 
 and may carry ``tags``: a JSON object describing it (stored in ``llm_calls.tags``; a
 capability's catalog views read them). A successful reply is stored in ``llm_calls``
 together with the rows derived from it (e.g. judge ``scores``) in one journal write, so a
-``kill -9`` never separates a call from what it produced. A re-run loads the stored replies
+``kill -9`` never separates a call from what it produced. That write is made before
+:meth:`CallRecorder.call` returns the reply (the journal survives a ``kill -9`` once it
+returns): whatever the unit does next with the reply, its next request included, happens
+after the reply is stored, so a killed run asks again only the calls whose replies had not
+arrived. A re-run loads the stored replies
 (:func:`load_replay`) and :meth:`CallRecorder.call` returns a stored reply instead of
 paying for it again. Failed tries are stored as they happen, with their error, and are
 never replayed; a re-run sends such a call with a new seed (:func:`call_seed` counts the
@@ -205,12 +209,11 @@ class CallRecorder:
             return value, True
         self._bill(unit, rec, stored=True)
 
-        def entries() -> list[Entry]:  # the call and what it produced: one journal write
-            row = call_row(base, rec)
-            return [("llm_calls", row)] + (derive(row["call_id"], value) if derive is not None else []) + \
-                self._stored_with(key, rec)
-
-        self.catalog.record_later(entries)  # made and written while the next request is on the wire
+        # the call and what it produced, in one journal write, before the unit sees the reply:
+        # its next request depends on it, and a kill after that request left must not lose it
+        row = call_row(base, rec)
+        self.catalog.record_now([("llm_calls", row)] + (derive(row["call_id"], value) if derive is not None else [])
+                                + self._stored_with(key, rec))
         with self._lock:
             self.replay[key] = rec.response_text or ""
         return value, True

@@ -32,13 +32,12 @@ from ioa_synth.runs.batch import BatchCalls, Pending, insert_new
 from ioa_synth.runs.catalog import Catalog, dumps
 from ioa_synth.runs.interrupt import RunInterrupted
 from ioa_synth.runs.journal import Entry
+from ioa_synth.runs.left_running import FILE_PREFIX, in_flight, unused_answers, waiting_line
 from ioa_synth.runs.recorder import now_utc
 from ioa_synth.text.plural import plural
 
 #: Seconds between two polls of the batches in flight (``IOA_SYNTH_BATCH_POLL_SECONDS``).
 POLL_SECONDS = 30.0
-#: ``batches.endpoint`` of a ``--batch-dir`` batch: this prefix and the folder.
-FILE_PREFIX = "file:"
 
 
 class BatchWaiting(StopRun):
@@ -73,6 +72,7 @@ class BatchWaves:
         self.stop, self.note = stop, note
         self.poll = poll_seconds()
         self._providers: dict[str, ProviderBatches] = {}
+        self._states: dict[str, BatchState] = {}  # the last poll's state of each batch in flight
         self.submitted = 0  # batches this run submitted (or wrote)
 
     # -- the loop ------------------------------------------------------------------
@@ -82,7 +82,8 @@ class BatchWaves:
 
         Raises:
             BatchWaiting: a ``--batch-dir`` wave has no output yet.
-            RunInterrupted: Ctrl-C while batches are in flight (they stay; the next run polls them).
+            RunInterrupted: Ctrl-C (no further batch is sent; those in flight stay, the next
+                run polls them, and the message says which: :meth:`in_flight`).
             SetupError: a batch failed validation, or a line failed as a setup error does.
         """
         try:
@@ -96,6 +97,12 @@ class BatchWaves:
                     raise AssertionError(f"{plural(parked, 'unit')} parked with no request to send")
                 self.submit()
                 self.settle()
+        except RunInterrupted as exc:
+            try:
+                exc.waiting = exc.waiting or self.in_flight()
+            except Exception:  # noqa: BLE001 - a catalog that cannot be read now: the interruption is still said
+                pass
+            raise
         finally:
             for provider in self._providers.values():
                 provider.close()
@@ -112,10 +119,11 @@ class BatchWaves:
         for (base_url, model), items in groups.items():
             components = "+".join(sorted({p.component for p in items}))
             name = f"wave-{wave}" if len(groups) == 1 else f"wave-{wave}-{components}"
-            if self.batch_dir is not None:
+            if self.batch_dir is not None:  # every file of the wave is written: writing costs nothing
                 self._write(name, wave, components, model, items)
             else:
                 for i, part in enumerate(split_lines([BatchLine(p.line.custom_id, p.payload) for p in items])):
+                    self._interrupted()  # a request not sent yet stays pending: the next run's drive parks it again
                     ids = {line.custom_id for line in part}
                     self._send(f"{name}-{i + 1}" if i else name, wave, components, base_url, items[0].api_key,
                                [p for p in items if p.line.custom_id in ids], part)
@@ -224,16 +232,29 @@ class BatchWaves:
                 if state.done:
                     self._ingest_provider(row, state)
                 else:
+                    self._states[state.batch_id] = state
                     states.append(f"{state.batch_id} ({row['component']}) {state.status} "
                                   f"{state.completed + state.failed}/{state.total or row['n_requests']}")
+            self._interrupted()  # Ctrl-C while answers were read: stop before the next drive
             if waiting_files:
-                raise BatchWaiting(self._waiting_line(waiting_files))
+                raise BatchWaiting(waiting_line(waiting_files, self.clients))
             if states:
                 self.note(f"wave {rows[0]['wave']}: {plural(len(states), 'batch', 'batches')} in flight: "
                           + "; ".join(states) + ("" if first else f" (polled every {self.poll:.0f} s)"))
                 first = False
                 if self.stop.wait(self.poll):
-                    raise RunInterrupted(0, 0, "case")
+                    self._interrupted()
+
+    def _interrupted(self) -> None:
+        """Raise :class:`RunInterrupted` once Ctrl-C was pressed (its count of finished
+        units is set by :func:`~ioa_synth.runs.batch_mode.map_in_waves`)."""
+        if self.stop.is_set():
+            raise RunInterrupted(0, 0, "case")
+
+    def in_flight(self) -> str | None:
+        """What a stopped run leaves outside the process, as one clause of its last line
+        (``None`` when nothing; :func:`ioa_synth.runs.left_running.in_flight`)."""
+        return in_flight(self._open(), self._states, unused_answers(self.catalog))
 
     def _retrieve(self, row: dict[str, Any]) -> BatchState:
         provider = self._provider(row["endpoint"], None)
@@ -290,16 +311,3 @@ class BatchWaves:
                                [status, output_id, error_id, now, row["batch_id"], row["endpoint"]])))
         self.catalog.record(entries)
         self.calls.take(row["endpoint"], row["batch_id"], full)
-
-    def _waiting_line(self, rows: list[dict[str, Any]]) -> str:
-        parts = []
-        for row in rows:
-            files = FileBatches(Path(row["endpoint"][len(FILE_PREFIX):]))
-            model = next((c.endpoint.model for c in self.clients.values()
-                          if c.endpoint.component in row["component"].split("+")), "MODEL")
-            parts.append(f"{files.input_path(row['batch_id'])} ({plural(row['n_requests'], 'request')}, "
-                         f"e.g. vllm run-batch -i {files.input_path(row['batch_id'])} "
-                         f"-o {files.output_path(row['batch_id'])} --model {model})")
-        return ("batch: process " + " and ".join(parts) + ", writing each output next to its input as "
-                "<wave>.output.jsonl, then run the same command again")
-

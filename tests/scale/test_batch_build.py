@@ -196,7 +196,13 @@ def test_ctrl_c_while_a_batch_is_in_flight_keeps_it_for_the_next_run(server, see
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "wave 1: 3 requests sent in 1 batch" in err and "batch_0001 (generator) in_progress" in err, err
-    assert err.strip().splitlines()[-1].startswith("error: interrupted"), err
+    last = err.strip().splitlines()[-1]
+    # the last line says the batch runs on, is billed, and is collected (not sent again) by the next run
+    assert last.startswith("error: interrupted: 0 cases finished, no model call stored; batch batch_0001 "
+                           "(wave 1, generator, 3 requests, in_progress 0/3) is still running at the provider "
+                           f"({srv.base_url}) and is billed: the next run collects its answers rather than "
+                           "submitting it again"), err
+    assert last.endswith("; run the same command again to resume"), err
     srv.batches.release()
     done = subprocess.run(cmd, env={**os.environ}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -226,3 +232,53 @@ def test_a_run_killed_between_creating_a_batch_and_storing_its_id_adopts_it(cli,
     assert res.exit_code == 0, res.output
     assert q(out, "SELECT batch_id, status FROM batches WHERE wave = 1") == [("batch_0001", "completed")]
     assert srv.batches.submissions == q(out, "SELECT count(*) FROM batches")[0][0]
+
+
+def test_ctrl_c_of_a_batch_dir_run_names_the_files_waiting_and_the_answers_kept(cli, server, seeds_file, tmp_path,
+                                                                                monkeypatch):
+    """Ctrl-C while a --batch-dir wave is written says which input file waits for which
+    output; Ctrl-C once an output is read says its answers are stored for the next run."""
+    import os
+    import signal
+
+    from ioa_synth.llm.batch_api import FileBatches
+
+    responder = KeyedResponder()
+    seeds, out, bdir = seeds_file(3), tmp_path / "out", tmp_path / "vllm"
+    named = tmp_path / "models.json"  # --batch-dir never asks the endpoint for its model
+    named.write_text(json.dumps({c: {"model": "scripted"} for c in ("generator", "judge")}))
+    server(responder)
+    write, results = FileBatches.write, FileBatches.results
+
+    def write_then_ctrl_c(self, wave, lines):
+        path = write(self, wave, lines)
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, once the file is written
+        return path
+
+    monkeypatch.setattr(FileBatches, "write", write_then_ctrl_c)
+    res = build(cli, seeds, out, "--batch-dir", bdir, "--config", named)
+    assert res.exit_code == 130, res.output
+    wave1 = bdir / "wave-1"
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"error: interrupted: 0 cases finished, no model call stored; {wave1}.input.jsonl (3 requests) is written "
+        f"and waits for its output {wave1}.output.jsonl: the next run reads that output rather than writing the "
+        "wave again; run the same command again to resume"), res.stderr
+    monkeypatch.setattr(FileBatches, "write", write)
+
+    run_batch_file(f"{wave1}.input.jsonl", f"{wave1}.output.jsonl", responder)
+
+    def read_then_ctrl_c(self, wave):
+        found = results(self, wave)
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the output is read
+        return found
+
+    monkeypatch.setattr(FileBatches, "results", read_then_ctrl_c)
+    res = build(cli, seeds, out, "--batch-dir", bdir, "--config", named)
+    assert res.exit_code == 130, res.output
+    assert "no model call stored; 3 batch answers are stored and not used yet: the next run uses them rather " \
+        "than sending their requests again; run the same command again to resume" in res.stderr, res.stderr
+    assert not (bdir / "wave-2.input.jsonl").exists()  # stopped before the next wave
+    monkeypatch.setattr(FileBatches, "results", results)
+    res = build(cli, seeds, out, "--batch-dir", bdir, "--config", named)
+    assert res.exit_code == 75 and (bdir / "wave-2.input.jsonl").exists(), res.output
+    assert q(out, "SELECT count(*) FROM llm_calls WHERE via = 'batch'") == [(3,)]  # wave 1's answers, used once

@@ -68,3 +68,40 @@ def test_estimate_evaluate_counts_the_calls_a_run_makes(cli, monkeypatch, tmp_pa
     assert [len(s.requests) for s in live.values()] == [2, 12, 2]
     for s in live.values():
         s.__exit__(None, None, None)
+
+
+def test_ctrl_c_of_evaluate_batch_names_the_batch_still_running(cli, monkeypatch, tmp_path):
+    """Ctrl-C while the prober's batch is in flight: exit 130, and the last line names the
+    batch, says it runs on and is billed at the provider and that the next run collects it,
+    which it does without submitting it again."""
+    import os
+    import signal
+    import threading
+    import time
+
+    root = tmp_path / "data" / "test"
+    write_case(root, "law/planning_003.json", released_case(tag=" STUDY2"))
+    srv = servers(monkeypatch, Study(STUDY_2))
+    prober = srv["prober"]
+    prober.batches.outcomes = ["hold"]
+
+    def ctrl_c_while_polled() -> None:
+        deadline = time.monotonic() + 60
+        while prober.batches.retrieves < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, to this process's run
+
+    threading.Thread(target=ctrl_c_while_polled, daemon=True).start()
+    res = cli("evaluate", "--data", root, "--out", tmp_path / "B", "--batch")
+    assert res.exit_code == 130, res.output
+    assert res.stderr.strip().splitlines()[-1] == (
+        "error: interrupted: 0 cases finished, no model call stored; batch batch_0001 (wave 1, prober, 1 request, "
+        f"in_progress 0/1) is still running at the provider ({prober.base_url}) and is billed: the next run "
+        "collects its answers rather than submitting it again (cancelling it there stops the bill; the next run "
+        "then sends the unanswered requests again); run the same command again to resume"), res.stderr
+    prober.batches.release()
+    res = cli("evaluate", "--data", root, "--out", tmp_path / "B", "--batch")
+    assert res.exit_code == 0, res.output
+    assert prober.batches.submissions == 1
+    for s in srv.values():
+        s.__exit__(None, None, None)
