@@ -20,7 +20,7 @@ from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import detect_folder, registered
 from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 from ioa_synth.runs.spend import spend_report
-from ioa_synth.view.read.snapshot import SnapshotError, Snapshots
+from ioa_synth.view.read.snapshot import SnapshotError, Snapshots, prepare
 
 #: Kinds with pages of their own; any other registered kind gets its index row and calls page.
 PAGED = ("build", "evaluate", "belief", "collab", "meeting")
@@ -41,13 +41,6 @@ def _table_sets() -> list:
     from ioa_synth.meetings.tables import MEETING_TABLES
 
     return [BUILD_TABLES, EVALUATE_TABLES, BELIEF_TABLES, COLLAB_TABLES, MEETING_TABLES]
-
-
-def _prepare(cat: Catalog) -> None:
-    """What a catalog copy gets before it is read: a build's summary table of its cases."""
-    from ioa_synth.view.read.build import prepare
-
-    prepare(cat)
 
 
 def _import_kinds() -> None:
@@ -95,7 +88,7 @@ class Library:
 
     def catalog(self, folder: Folder) -> Catalog | None:
         """The latest copy of ``folder``'s catalog, or ``None`` when it has none."""
-        return self.snapshots.catalog(folder.path, _table_sets(), _prepare)
+        return self.snapshots.catalog(folder.path, _table_sets(), prepare)
 
     def close(self) -> None:
         self.snapshots.close()
@@ -105,7 +98,7 @@ def _detect(path: Path, snapshots: Snapshots) -> tuple[str, str] | None:
     found = detect_folder(path, open_catalog=False)
     if found is None and (path / CATALOG_FILE).is_file():
         try:
-            cat = snapshots.catalog(path, _table_sets(), _prepare)
+            cat = snapshots.catalog(path, _table_sets(), prepare)
         except SnapshotError as exc:
             raise ViewError(str(exc)) from None
         found = detect_folder(path, catalog=cat, open_catalog=False) if cat is not None else None
