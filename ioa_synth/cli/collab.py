@@ -57,6 +57,12 @@ def run(
     limit: Optional[int] = limit_option("Use the first N tasks"),
     seed: int = seed_option("Added to every sampling seed and to the hidden-profile block shuffle"),
     memory_limit: int = typer.Option(8192, "--memory-limit", min=256, help="MB of memory a BCB solution's check may use"),
+    max_extra_rounds: Optional[int] = typer.Option(
+        None, "--max-extra-rounds", min=1, max=99, metavar="N",
+        help="Most re-discussion rounds after a triggered intervention; they end earlier when every agent's "
+             "stop-vote says ready. Default: the bench's discussion length, 4 (bcb) or 8 (hidden-profile): the "
+             "paper (App. D.7) gives no cap, and its Table 23 (HiddenBench self-reflection: 100% triggered, +7.45 "
+             "rounds per task) needs at least 8"),
     local_model: Optional[str] = local_model_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
@@ -99,12 +105,14 @@ def run(
     writable_out(out)
     workers, announce = lowered_workers(["discusser"] + (["prober"] if detectors else []), workers)
     announce()
-    settings = CollabSettings(bench=bench, seed=seed, time_limit=time_limit, memory_limit_mb=memory_limit)
+    settings = CollabSettings(bench=bench, seed=seed, time_limit=time_limit, memory_limit_mb=memory_limit,
+                              max_extra_rounds=max_extra_rounds)
     job = RunJob(tasks=all_tasks[:limit] if limit else all_tasks, all_tasks=all_tasks, configs=config_list,
                  settings=settings, detectors=detectors, workers=workers)
     args = {"bench": bench, "tasks": str(tasks), "configs": config_list,
             "detectors": {d.name: d.config_path for d in detectors}, "config": str(config) if config else None,
-            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit, "local_model": local_model}
+            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit, "max_extra_rounds": settings.max_extra_rounds,
+            "local_model": local_model}
     console = Console(stderr=True)
     with llm_command_errors():
         stats = run_collab(job, out, cfg, local_model, console, args)
