@@ -131,7 +131,7 @@ def _write_report(out: Path) -> dict | None:
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
     try:
-        report = build_report(read_records(out), *_bench_and_models(out))
+        report = build_report(read_records(out), *_bench_and_models(out), max_extra_rounds=_extra_cap(out))
     except ReportError:
         return None
     write_all_atomic({out / "report.json": json_bytes(report), out / "report.md": markdown(report).encode("utf-8")})
@@ -149,6 +149,17 @@ def _bench_and_models(out: Path) -> tuple[str | None, dict[str, str]]:
         return None, {}
     models = {name: str(c["model"]) for name, c in manifest.components.items() if isinstance(c, dict) and c.get("model")}
     return manifest.args.get("bench"), models
+
+
+def _extra_cap(out: Path) -> int | None:
+    """The ``max_extra_rounds`` of the run that wrote ``out/run.json`` (``None``: unknown)."""
+    from ioa_synth.runs.manifest import ManifestError, read_manifest
+
+    try:
+        cap = read_manifest(out, kind="collab").settings.get("max_extra_rounds")
+    except ManifestError:
+        return None
+    return cap if isinstance(cap, int) else None
 
 
 @collab_app.command("report")
