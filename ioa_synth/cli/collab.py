@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
-                                  llm_command_errors, lowered_workers, refuse_other_kind, writable_out)
+                                  llm_command_errors, lowered_workers, refuse_other_kind, writable_out, write_errors)
 from ioa_synth.cli.options import (config_option, detector_option, json_option, limit_option, local_model_option,
                                    seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
@@ -195,3 +195,29 @@ def report(
     for table in tables(result):
         console.print(table)
     console.print(f"wrote {results / 'report.json'} and {results / 'report.md'}", soft_wrap=True)
+
+
+@collab_app.command("import-hiddenbench")
+def import_hiddenbench(
+    file: Path = typer.Argument(..., metavar="FILE", help="HiddenBench scenarios: JSON (a list) or JSONL"),
+    out: Path = typer.Option(..., "--out", metavar="TASKS.jsonl",
+                             help="New file: one hidden-profile scenario per line, for collab run --tasks"),
+) -> None:
+    """Convert HiddenBench scenarios into hidden-profile tasks (docs/collab.md lists the fields read).
+
+    Exit status: 0 written, 2 bad input (one error line, nothing written; an existing --out is refused)."""
+    from ioa_synth.collab.hiddenbench import HiddenBenchError, jsonl_bytes
+    from ioa_synth.collab.hiddenbench import import_hiddenbench as convert_file
+    from ioa_synth.core.atomic import write_bytes_atomic
+
+    if out.exists():
+        fail(f"--out {out} exists; give a new file (an existing file is never overwritten)")
+    try:
+        records = convert_file(file)
+    except HiddenBenchError as exc:
+        fail(str(exc))
+    with write_errors():
+        write_bytes_atomic(out, jsonl_bytes(records))
+    agents = sorted({len(r["private"]) for r in records})
+    typer.echo(f"{out}: {len(records)} scenario(s) ({' or '.join(map(str, agents))} agents); "
+               f"run them with: ioa-synth collab run --bench hidden-profile --tasks {out} ...", err=True)
