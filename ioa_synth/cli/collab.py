@@ -1,4 +1,4 @@
-"""``ioa-synth collab run|report``: the multi-agent collaboration study (paper §6.4, App.
+"""``ioa-synth collab run|report|import-hiddenbench``: the multi-agent collaboration study (paper §6.4, App.
 D.7-D.8): a team of agents on BigCodeBench or hidden-profile tasks, with and without an
 intervention after the discussion. See docs/collab.md."""
 
