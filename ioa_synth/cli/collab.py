@@ -111,8 +111,8 @@ def run(
                  settings=settings, detectors=detectors, workers=workers)
     args = {"bench": bench, "tasks": str(tasks), "configs": config_list,
             "detectors": {d.name: d.config_path for d in detectors}, "config": str(config) if config else None,
-            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit, "max_extra_rounds": settings.max_extra_rounds,
-            "local_model": local_model}
+            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit,
+            "max_extra_rounds": settings.max_extra_rounds, "local_model": local_model}
     console = Console(stderr=True)
     with llm_command_errors():
         stats = run_collab(job, out, cfg, local_model, console, args)
@@ -131,35 +131,25 @@ def _write_report(out: Path) -> dict | None:
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
     try:
-        report = build_report(read_records(out), *_bench_and_models(out), max_extra_rounds=_extra_cap(out))
+        report = build_report(read_records(out), *_run_facts(out))
     except ReportError:
         return None
     write_all_atomic({out / "report.json": json_bytes(report), out / "report.md": markdown(report).encode("utf-8")})
     return report
 
 
-def _bench_and_models(out: Path) -> tuple[str | None, dict[str, str]]:
-    """The ``--bench`` of the run that wrote ``out/run.json`` and its components' models
-    (``None`` and ``{}``: no readable manifest)."""
+def _run_facts(out: Path) -> tuple[str | None, dict[str, str], int | None]:
+    """The ``--bench`` of the run that wrote ``out/run.json``, its components' models and its
+    re-discussion cap (``None``, ``{}``, ``None``: no readable manifest)."""
     from ioa_synth.runs.manifest import ManifestError, read_manifest
 
     try:
         manifest = read_manifest(out, kind="collab")
     except ManifestError:
-        return None, {}
+        return None, {}, None
     models = {name: str(c["model"]) for name, c in manifest.components.items() if isinstance(c, dict) and c.get("model")}
-    return manifest.args.get("bench"), models
-
-
-def _extra_cap(out: Path) -> int | None:
-    """The ``max_extra_rounds`` of the run that wrote ``out/run.json`` (``None``: unknown)."""
-    from ioa_synth.runs.manifest import ManifestError, read_manifest
-
-    try:
-        cap = read_manifest(out, kind="collab").settings.get("max_extra_rounds")
-    except ManifestError:
-        return None
-    return cap if isinstance(cap, int) else None
+    cap = manifest.settings.get("max_extra_rounds")
+    return manifest.args.get("bench"), models, cap if isinstance(cap, int) else None
 
 
 @collab_app.command("report")

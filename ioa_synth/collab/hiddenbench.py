@@ -151,7 +151,8 @@ def convert(obj: Any, where: str, file: str, index: int) -> dict[str, Any]:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"])
-        raise HiddenBenchError(f"{where}: {field + ': ' if field else ''}{err['msg'].removeprefix('Value error, ')}") from None
+        msg = err["msg"].removeprefix("Value error, ")
+        raise HiddenBenchError(f"{where}: {field + ': ' if field else ''}{msg}") from None
     return record
 
 
