@@ -186,6 +186,11 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in rows] or ["| " + " | ".join("–" for _ in header) + " |"]
         lines.append("")
+    cap = report.get("max_extra_rounds")
+    lines.append("Additional rounds per task: the re-discussion rounds after a triggered intervention, until every "
+                 "agent's stop-vote says ready" + (f" or {cap} rounds (--max-extra-rounds)" if cap else " or the cap")
+                 + ", averaged over all the configuration's tasks (0 where it did not fire).")
+    lines.append("")
     lines.append("Rates are shares of tasks; comparisons pair the tasks both configurations ran (paired bootstrap, "
                  f"{DEFAULT_RESAMPLES:,} resamples, seed {DEFAULT_SEED}; exact sign-flip permutation). "
                  "Numbers from a small embedded model say nothing about the paper's claims.")
