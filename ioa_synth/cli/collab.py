@@ -1,4 +1,4 @@
-"""``ioa-synth collab run|report``: the multi-agent collaboration study (paper §6.4, App.
+"""``ioa-synth collab run|report|import-hiddenbench``: the multi-agent collaboration study (paper §6.4, App.
 D.7-D.8): a team of agents on BigCodeBench or hidden-profile tasks, with and without an
 intervention after the discussion. See docs/collab.md."""
 
@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
-                                  llm_command_errors, lowered_workers, refuse_other_kind, writable_out)
+                                  llm_command_errors, lowered_workers, refuse_other_kind, writable_out, write_errors)
 from ioa_synth.cli.options import (config_option, detector_option, json_option, limit_option, local_model_option,
                                    seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
@@ -57,6 +57,12 @@ def run(
     limit: Optional[int] = limit_option("Use the first N tasks"),
     seed: int = seed_option("Added to every sampling seed and to the hidden-profile block shuffle"),
     memory_limit: int = typer.Option(8192, "--memory-limit", min=256, help="MB of memory a BCB solution's check may use"),
+    max_extra_rounds: Optional[int] = typer.Option(
+        None, "--max-extra-rounds", min=1, max=99, metavar="N",
+        help="Most re-discussion rounds after a triggered intervention; they end earlier when every agent's "
+             "stop-vote says ready. Default: the bench's discussion length, 4 (bcb) or 8 (hidden-profile): the "
+             "paper (App. D.7) gives no cap, and its Table 23 (HiddenBench self-reflection: 100% triggered, +7.45 "
+             "rounds per task) needs at least 8"),
     local_model: Optional[str] = local_model_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
@@ -99,12 +105,14 @@ def run(
     writable_out(out)
     workers, announce = lowered_workers(["discusser"] + (["prober"] if detectors else []), workers)
     announce()
-    settings = CollabSettings(bench=bench, seed=seed, time_limit=time_limit, memory_limit_mb=memory_limit)
+    settings = CollabSettings(bench=bench, seed=seed, time_limit=time_limit, memory_limit_mb=memory_limit,
+                              max_extra_rounds=max_extra_rounds)
     job = RunJob(tasks=all_tasks[:limit] if limit else all_tasks, all_tasks=all_tasks, configs=config_list,
                  settings=settings, detectors=detectors, workers=workers)
     args = {"bench": bench, "tasks": str(tasks), "configs": config_list,
             "detectors": {d.name: d.config_path for d in detectors}, "config": str(config) if config else None,
-            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit, "local_model": local_model}
+            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit,
+            "max_extra_rounds": settings.max_extra_rounds, "local_model": local_model}
     console = Console(stderr=True)
     with llm_command_errors():
         stats = run_collab(job, out, cfg, local_model, console, args)
@@ -123,24 +131,25 @@ def _write_report(out: Path) -> dict | None:
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
     try:
-        report = build_report(read_records(out), *_bench_and_models(out))
+        report = build_report(read_records(out), *_run_facts(out))
     except ReportError:
         return None
     write_all_atomic({out / "report.json": json_bytes(report), out / "report.md": markdown(report).encode("utf-8")})
     return report
 
 
-def _bench_and_models(out: Path) -> tuple[str | None, dict[str, str]]:
-    """The ``--bench`` of the run that wrote ``out/run.json`` and its components' models
-    (``None`` and ``{}``: no readable manifest)."""
+def _run_facts(out: Path) -> tuple[str | None, dict[str, str], int | None]:
+    """The ``--bench`` of the run that wrote ``out/run.json``, its components' models and its
+    re-discussion cap (``None``, ``{}``, ``None``: no readable manifest)."""
     from ioa_synth.runs.manifest import ManifestError, read_manifest
 
     try:
         manifest = read_manifest(out, kind="collab")
     except ManifestError:
-        return None, {}
+        return None, {}, None
     models = {name: str(c["model"]) for name, c in manifest.components.items() if isinstance(c, dict) and c.get("model")}
-    return manifest.args.get("bench"), models
+    cap = manifest.settings.get("max_extra_rounds")
+    return manifest.args.get("bench"), models, cap if isinstance(cap, int) else None
 
 
 @collab_app.command("report")
@@ -176,3 +185,29 @@ def report(
     for table in tables(result):
         console.print(table)
     console.print(f"wrote {results / 'report.json'} and {results / 'report.md'}", soft_wrap=True)
+
+
+@collab_app.command("import-hiddenbench")
+def import_hiddenbench(
+    file: Path = typer.Argument(..., metavar="FILE", help="HiddenBench scenarios: JSON (a list) or JSONL"),
+    out: Path = typer.Option(..., "--out", metavar="TASKS.jsonl",
+                             help="New file: one hidden-profile scenario per line, for collab run --tasks"),
+) -> None:
+    """Convert HiddenBench scenarios into hidden-profile tasks (docs/collab.md lists the fields read).
+
+    Exit status: 0 written, 2 bad input (one error line, nothing written; an existing --out is refused)."""
+    from ioa_synth.collab.hiddenbench import HiddenBenchError, jsonl_bytes
+    from ioa_synth.collab.hiddenbench import import_hiddenbench as convert_file
+    from ioa_synth.core.atomic import write_bytes_atomic
+
+    if out.exists():
+        fail(f"--out {out} exists; give a new file (an existing file is never overwritten)")
+    try:
+        records = convert_file(file)
+    except HiddenBenchError as exc:
+        fail(str(exc))
+    with write_errors():
+        write_bytes_atomic(out, jsonl_bytes(records))
+    agents = sorted({len(r["private"]) for r in records})
+    typer.echo(f"{out}: {len(records)} scenario(s) ({' or '.join(map(str, agents))} agents); "
+               f"run them with: ioa-synth collab run --bench hidden-profile --tasks {out} ...", err=True)

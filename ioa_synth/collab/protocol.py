@@ -11,7 +11,7 @@ the score (:mod:`ioa_synth.collab.scoring` adds ``passed`` and ``check``).
   included), then every agent's final answer in parallel and the majority vote.
 - ``self-reflection``: after the initial discussion every agent reports the hidden
   disagreements it sees (JSON); any flag triggers: the flagged points are injected as a
-  directive turn and the team talks for one more round.
+  directive turn and the team talks again (below).
 - ``mcq:NAME``: after the initial discussion the detector ``NAME`` writes MCQs from the
   transcript with the evaluate prober's ``mcq`` prompt (transcript only, as for live
   meetings); every agent answers every question from its own perspective (JSON
@@ -19,7 +19,13 @@ the score (:mod:`ioa_synth.collab.scoring` adds ``passed`` and ``check``).
   divergent; any divergent question triggers: the divergent questions, each agent's choice
   and one-sentence reasoning are injected as a directive turn that asks each agent to name
   the assumption behind its pick and address the differing reading before changing a
-  decision; one more round. Untriggered: straight to the solution or the vote.
+  decision. Untriggered: straight to the solution or the vote.
+- The re-discussion after a triggered intervention: rounds in which every agent speaks
+  once, each ending with every agent's stop-vote in parallel (temperature 0, as BCB's
+  discussion rounds), until all are ready or ``max_extra_rounds`` rounds have run (the
+  last allowed round asks no vote: it could not change what happens next). The record's
+  ``extra_rounds`` counts them (Table 23's additional rounds) and ``extra_end`` says why
+  they ended (``"vote"`` or ``"cap"``).
 """
 
 from __future__ import annotations
@@ -73,14 +79,36 @@ def initial_discussion(caller: Caller, task: Task, settings: CollabSettings) -> 
     for rnd in range(1, rounds + 1):
         for agent in agents:
             turns.append(_say(caller, task, agent, turns, "initial", rnd, rnd, settings))
-        if isinstance(task, BcbTask):
-            asks = [Ask("discusser", rnd, f"vote:{a}", stop_vote_prompt(task, a, turns), settings.vote_temperature,
-                        STOP_VOTE_SCHEMA, "collab_stop_vote", parse_stop_vote) for a in agents]
-            replies = caller.all(asks)
-            votes += [{"round": rnd, "agent": a, "ready": v.ready, "reason": v.reason} for a, v in zip(agents, replies)]
-            if all(v.ready for v in replies):
-                break
+        if isinstance(task, BcbTask) and _all_ready(caller, task, turns, votes, "initial", rnd, rnd, settings):
+            break
     return turns, votes
+
+
+def _all_ready(caller: Caller, task: Task, turns: list[dict[str, Any]], votes: list[dict[str, Any]], phase: str,
+               rnd: int, step: int, settings: CollabSettings) -> bool:
+    """Ask every agent's stop-vote in parallel (appended to ``votes``); whether all are ready."""
+    agents = agent_names(task)
+    asks = [Ask("discusser", step, f"vote:{a}", stop_vote_prompt(task, a, turns, settings.seed),
+                settings.vote_temperature, STOP_VOTE_SCHEMA, "collab_stop_vote", parse_stop_vote) for a in agents]
+    replies = caller.all(asks)
+    votes += [{"phase": phase, "round": rnd, "agent": a, "ready": v.ready, "reason": v.reason}
+              for a, v in zip(agents, replies)]
+    return all(v.ready for v in replies)
+
+
+def rediscussion(caller: Caller, task: Task, turns: list[dict[str, Any]], votes: list[dict[str, Any]],
+                 settings: CollabSettings) -> tuple[int, str]:
+    """The re-discussion after the directive turn (already in ``turns``): round k is step
+    ``REDISCUSSION_STEP + k``; turns and votes are appended. Returns ``(rounds, end)``
+    with ``end`` ``"vote"`` (every agent ready) or ``"cap"`` (``max_extra_rounds`` ran)."""
+    cap = settings.extra_cap
+    for rnd in range(1, cap + 1):
+        step = REDISCUSSION_STEP + rnd
+        for agent in agent_names(task):
+            turns.append(_say(caller, task, agent, turns, "rediscussion", rnd, step, settings))
+        if rnd < cap and _all_ready(caller, task, turns, votes, "rediscussion", rnd, step, settings):
+            return rnd, "vote"
+    return cap, "cap"
 
 
 def self_reflection(caller: Caller, task: Task, turns: list[dict[str, Any]], settings: CollabSettings
@@ -168,8 +196,8 @@ def expected_steps(task: Task, config: str, settings: CollabSettings) -> int:
         steps = settings.bcb_rounds * (agents + 1)  # each round: the turns, then the stop-votes
     else:
         steps = settings.hp_rounds * agents
-    if config != "discussion":  # the reflections, or the questions and the answers; the round after
-        steps += (1 if config == "self-reflection" else 2) + agents
+    if config != "discussion":  # the reflections, or the questions and the answers; the rounds after
+        steps += (1 if config == "self-reflection" else 2) + settings.extra_cap * (agents + 1) - 1
     return steps + 1  # the solution or the final answers
 
 
@@ -182,7 +210,7 @@ def run_task(caller: Caller, task: Task, config: str, settings: CollabSettings) 
     """
     record: dict[str, Any] = {"task_id": task.task_id, "config": config, "bench": settings.bench,
                               "agents": agent_names(task), "turns": [], "stop_votes": [], "probes": [],
-                              "reflections": [], "triggered": None, "extra_rounds": 0}
+                              "reflections": [], "triggered": None, "extra_rounds": 0, "extra_end": None}
     if isinstance(task, HiddenProfileTask):
         order = block_order(task.task_id, task.agents, settings.seed)
         record["private_blocks"] = dict(zip(agent_names(task), order))
@@ -205,8 +233,6 @@ def run_task(caller: Caller, task: Task, config: str, settings: CollabSettings) 
         record["triggered"] = directive is not None
     if directive is not None:
         turns.append({"phase": "rediscussion", "round": 1, "agent": MODERATOR, "text": directive, "kind": "directive"})
-        for agent in agent_names(task):
-            turns.append(_say(caller, task, agent, turns, "rediscussion", 1, REDISCUSSION_STEP + 1, settings))
-        record["extra_rounds"] = 1
+        record["extra_rounds"], record["extra_end"] = rediscussion(caller, task, turns, votes, settings)
     record["final"] = finish(caller, task, turns, settings)
     return record

@@ -11,6 +11,13 @@ configurations with the task as the unit: the paired bootstrap of
 "p_permutation"}}, "tests"}``; rates are fractions, ``diff`` is B − A over the tasks both ran;
 ``models`` names each component's model as the folder's ``run.json`` does (``discusser``: the
 team's agents; ``detector:NAME``: a detector).
+
+``extra_rounds`` is the mean over a configuration's tasks of the re-discussion rounds each
+ran (0 untriggered), Table 23's "additional rounds per task"; added views:
+``extra_rounds_per_triggered`` (the same mean over triggered tasks only), ``cap_rate`` (the
+share of triggered tasks whose re-discussion ran to the cap instead of ending on the stop
+vote; ``null`` for records written before the stop vote existed) and ``max_extra_rounds``
+(the run's cap, from ``run.json``; ``null`` when unknown).
 """
 
 from __future__ import annotations
@@ -62,9 +69,9 @@ def _mean(values: list[float]) -> float | None:
 
 
 def build_report(records: list[dict[str, Any]], bench: str | None = None,
-                 models: dict[str, str] | None = None) -> dict[str, Any]:
+                 models: dict[str, str] | None = None, max_extra_rounds: int | None = None) -> dict[str, Any]:
     """The report of ``records`` (see the module docstring); ``models``: component -> model
-    (the manifest's components)."""
+    (the manifest's components); ``max_extra_rounds``: the run's cap (its settings)."""
     by_config: dict[str, dict[str, dict[str, Any]]] = {}
     for rec in records:
         by_config.setdefault(rec["config"], {})[rec["task_id"]] = rec
@@ -77,6 +84,10 @@ def build_report(records: list[dict[str, Any]], bench: str | None = None,
                for c in configs}
     extra = {c: _mean([float(r["extra_rounds"]) for r in by_config[c].values()]) if intervenes[c] else None
              for c in configs}
+    fired = {c: [r for r in by_config[c].values() if r["triggered"]] if intervenes[c] else [] for c in configs}
+    per_fired = {c: _mean([float(r["extra_rounds"]) for r in fired[c]]) if intervenes[c] else None for c in configs}
+    cap_rate = {c: _mean([float(r["extra_end"] == "cap") for r in fired[c]])
+                if intervenes[c] and all("extra_end" in r for r in fired[c]) else None for c in configs}
     comparisons = {}
     for a, b in combinations(configs, 2):
         both = sorted(set(passed[a]) & set(passed[b]))
@@ -102,7 +113,9 @@ def build_report(records: list[dict[str, Any]], bench: str | None = None,
     return {"bench": bench or (records[0].get("bench") if records else None), "models": dict(models or {}),
             "n_tasks": len(tasks),
             "tasks_per_config": {c: len(by_config[c]) for c in configs}, "pass_at_1": pass_at_1,
-            "delta_vs_discussion": delta, "trigger_rate": trigger, "extra_rounds": extra, "comparisons": comparisons,
+            "delta_vs_discussion": delta, "trigger_rate": trigger, "extra_rounds": extra,
+            "extra_rounds_per_triggered": per_fired, "cap_rate": cap_rate, "max_extra_rounds": max_extra_rounds,
+            "comparisons": comparisons,
             "tests": {"unit": "task", "statistic": "mean per-task difference B - A of passed (0/1)",
                       "bootstrap": {"resamples": DEFAULT_RESAMPLES, "seed": DEFAULT_SEED, "confidence": CONFIDENCE,
                                     "p": "two-sided"},
@@ -173,6 +186,11 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in rows] or ["| " + " | ".join("–" for _ in header) + " |"]
         lines.append("")
+    cap = report.get("max_extra_rounds")
+    lines.append("Additional rounds per task: the re-discussion rounds after a triggered intervention, until every "
+                 "agent's stop-vote says ready" + (f" or {cap} rounds (--max-extra-rounds)" if cap else " or the cap")
+                 + ", averaged over all the configuration's tasks (0 where it did not fire).")
+    lines.append("")
     lines.append("Rates are shares of tasks; comparisons pair the tasks both configurations ran (paired bootstrap, "
                  f"{DEFAULT_RESAMPLES:,} resamples, seed {DEFAULT_SEED}; exact sign-flip permutation). "
                  "Numbers from a small embedded model say nothing about the paper's claims.")

@@ -186,6 +186,15 @@ def detect(path: Path, docs: tuple[str, list[tuple[int, Any]]]) -> tuple[str, li
                      "nor a hidden-profile scenario; see docs/collab.md")
 
 
+def task_id_problem(task_id: str) -> str | None:
+    """Why ``task_id`` cannot name a record file (``None``: it can)."""
+    parts = task_id.split("/")
+    if "__" in task_id or "\\" in task_id or any(p in ("", ".", "..") for p in parts):
+        return (f"task_id {task_id!r} is not usable in a file name (no '__', '\\', "
+                "empty, '.' or '..' parts)")
+    return None
+
+
 def load_tasks(path: Path, bench: str) -> list[Task]:
     """The tasks of ``path`` for ``--bench bench`` (one of :data:`BENCHES`), in file order.
 
@@ -213,10 +222,8 @@ def load_tasks(path: Path, bench: str) -> list[Task]:
             raise TasksError(f"{where}{named}: {field + ': ' if field else ''}{msg}") from exc
         if task.task_id in seen:
             raise TasksError(f"{where}: task_id {task.task_id!r} repeats")
-        parts = task.task_id.split("/")
-        if "__" in task.task_id or "\\" in task.task_id or any(p in ("", ".", "..") for p in parts):
-            raise TasksError(f"{where}: task_id {task.task_id!r} is not usable in a file name (no '__', '\\', "
-                             "empty, '.' or '..' parts)")
+        if (problem := task_id_problem(task.task_id)) is not None:
+            raise TasksError(f"{where}: {problem}")
         seen.add(task.task_id)
         tasks.append(task)
     if not tasks:

@@ -23,10 +23,14 @@ MODERATOR = "Moderator"
 NO_LOG = "(nothing has been said yet)"
 
 #: Call steps (``llm_calls.stage``): initial round r is step r, the intervention's calls
-#: step 50, re-discussion round k step 100 + k, the solution or final answers step 200.
+#: step 50, re-discussion round k step 100 + k (its turns and its stop-votes), the
+#: solution or final answers step 200.
 INTERVENTION_STEP = 50
 REDISCUSSION_STEP = 100
 FINAL_STEP = 200
+#: The most re-discussion rounds ``--max-extra-rounds`` allows (their steps stay below
+#: :data:`FINAL_STEP`).
+MAX_EXTRA_ROUNDS_LIMIT = 99
 
 #: Configurations that need no detector (``mcq:NAME`` names one).
 PLAIN_CONFIGS = ("single", "discussion", "self-reflection")
@@ -44,6 +48,13 @@ class CollabSettings:
     ``seed`` is added to each component's seed base and to the hash that assigns
     hidden-profile blocks. ``time_limit`` (seconds) and ``memory_limit_mb`` bound one
     harness check.
+
+    ``max_extra_rounds``: the cap on the re-discussion after a triggered intervention,
+    which otherwise runs until every agent's stop-vote says ready (App. D.7 gives no cap).
+    ``None`` (the default) resolves to the bench's own discussion length, ``bcb_rounds``
+    (4) or ``hp_rounds`` (8): Table 23's HiddenBench self-reflection row, 100% triggered
+    and +7.45 rounds per task, needs a cap of at least 8 there; its BCB rows (at most
+    +0.72 / 65.5% = 1.1 rounds per triggered task) stay well inside 4.
     """
 
     bench: str
@@ -57,6 +68,20 @@ class CollabSettings:
     seed: int = 0
     time_limit: float = 240.0
     memory_limit_mb: int = 8192
+    max_extra_rounds: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_extra_rounds is None:
+            cap = self.bcb_rounds if self.bench == "bcb" else self.hp_rounds
+            object.__setattr__(self, "max_extra_rounds", cap)
+        if not 1 <= int(self.max_extra_rounds) <= MAX_EXTRA_ROUNDS_LIMIT:  # type: ignore[arg-type]
+            raise ValueError(f"--max-extra-rounds must be 1 to {MAX_EXTRA_ROUNDS_LIMIT} "
+                             f"(got {self.max_extra_rounds})")
+
+    @property
+    def extra_cap(self) -> int:
+        """``max_extra_rounds`` resolved (an int)."""
+        return int(self.max_extra_rounds or 1)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,9 +153,11 @@ def others(task: Task, agent: str) -> str:
 
 
 def round_note(phase: str, rnd: int, total: int, fixed: bool = False) -> str:
-    """Where the discussion stands, as a turn's prompt says it."""
+    """Where the discussion stands, as a turn's prompt says it (``total``: the phase's
+    most rounds)."""
     if phase == "rediscussion":
-        return "one more round after the check above; respond to it"
+        return (f"extra round {rnd} of at most {total} after the check above; respond to it "
+                "until everyone agrees it is settled")
     return f"round {rnd} of {total}" if fixed else f"round {rnd} of at most {total}"
 
 
@@ -138,18 +165,26 @@ def say_prompt(task: Task, agent: str, turns: list[dict[str, Any]], phase: str, 
                settings: CollabSettings) -> Prompt:
     """The prompt of ``agent``'s next turn (it sees every earlier turn)."""
     log = render_log(turns)
+    extra = phase == "rediscussion"
     if isinstance(task, BcbTask):
+        total = settings.extra_cap if extra else settings.bcb_rounds
         return render_template("collab/bcb_discuss.jinja2", persona=persona(task, agent), task=task.prompt, log=log,
-                               partner=others(task, agent), round_note=round_note(phase, rnd, settings.bcb_rounds))
+                               partner=others(task, agent), round_note=round_note(phase, rnd, total))
     assert isinstance(task, HiddenProfileTask)
+    total = settings.extra_cap if extra else settings.hp_rounds
     return render_template("collab/hp_discuss.jinja2", persona=persona(task, agent, settings.seed),
                            question=task.question, options=task.options, log=log,
-                           round_note=round_note(phase, rnd, settings.hp_rounds, fixed=True))
+                           round_note=round_note(phase, rnd, total, fixed=not extra))
 
 
-def stop_vote_prompt(task: BcbTask, agent: str, turns: list[dict[str, Any]]) -> Prompt:
-    return render_template("collab/bcb_stop_vote.jinja2", persona=persona(task, agent), task=task.prompt,
-                           log=render_log(turns), partner=others(task, agent))
+def stop_vote_prompt(task: Task, agent: str, turns: list[dict[str, Any]], seed: int = 0) -> Prompt:
+    """``agent``'s stop-vote: a BCB discussion round's, or (both benches) a re-discussion
+    round's; the reply is ``{"ready", "reason"}``."""
+    if isinstance(task, BcbTask):
+        return render_template("collab/bcb_stop_vote.jinja2", persona=persona(task, agent), task=task.prompt,
+                               log=render_log(turns), partner=others(task, agent))
+    return render_template("collab/hp_stop_vote.jinja2", persona=persona(task, agent, seed), question=task.question,
+                           options=task.options, log=render_log(turns), others=others(task, agent))
 
 
 def coder_prompt(task: BcbTask, agent: str, turns: list[dict[str, Any]]) -> Prompt:

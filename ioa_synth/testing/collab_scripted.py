@@ -48,7 +48,9 @@ class CollabScript(ScriptedStudy):
 
     ``diverge``: task ids whose MCQ answers differ between agents (the first agent picks
     ``A``, the others ``B``); ``flag``: task ids on which self-reflection flags a point;
-    ``ready_round``: the round from which stop-votes say ready; ``questions``: how many
+    ``ready_round``: the round from which stop-votes say ready; ``extra_ready``: after a
+    directive, the re-discussion round from which stop-votes say ready, per task id
+    (``extra_ready_default`` for the others; ``None``: never, so the cap ends it); ``questions``: how many
     MCQs the detector writes; ``solutions[task_id]``: code the coder writes for that task
     whatever the log holds (e.g. one that never ends); ``actions[name]``: replies sent first to requests of that
     name (``"500"``, ``"badjson"``); ``latency``: seconds per reply.
@@ -58,6 +60,8 @@ class CollabScript(ScriptedStudy):
     diverge: set[str] = field(default_factory=set)
     flag: set[str] = field(default_factory=set)
     ready_round: int = 1
+    extra_ready: dict[str, int | None] = field(default_factory=dict)
+    extra_ready_default: int | None = 1
     questions: int = 2
     solutions: dict[str, str] = field(default_factory=dict)
     actions: dict[str, list[str]] = field(default_factory=dict)
@@ -90,7 +94,12 @@ class CollabScript(ScriptedStudy):
         if name == "say":
             rnd = len(re.findall(rf"^{agent}: ", user, flags=re.M)) + 1
             return chat_reply(f"{agent} on {task.task_id}, turn {rnd}: my view of the approach.")
-        if name == "collab_stop_vote":
+        if name == "collab_stop_vote" and directed:  # a re-discussion round: the agent's turns since the directive
+            after = max(user.rfind(mark) for mark in DIRECTIVE_MARKS)
+            rnd = len(re.findall(rf"^{agent}: ", user[after:], flags=re.M))
+            need = self.extra_ready.get(task.task_id, self.extra_ready_default)
+            data = {"ready": need is not None and rnd >= need, "reason": "scripted"}
+        elif name == "collab_stop_vote":
             rnd = len(re.findall(rf"^{agent}: ", user, flags=re.M))
             data = {"ready": rnd >= self.ready_round, "reason": "scripted"}
         elif name == "collab_reflection":

@@ -18,6 +18,8 @@ def test_tiny_benchmark_runs(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     row = json.loads(out.read_text())["workers"]["2"]
-    # scenarios 1 (4 agents) and 2 (3 agents): 3 configs of 8 rounds + finals, the interventions' calls on top
-    assert row["valid"] and row["calls"] == 3 * (36 + 27) + (4 + 3) + (1 + 2 * 4 + 4) + (1 + 2 * 3 + 3)
+    # scenarios 1 (4 agents) and 2 (3 agents): 3 configs of 8 rounds + finals, the interventions' calls on top;
+    # MCQ fires on both: one re-discussion round each, ended by every agent's stop-vote
+    assert row["valid"] and row["calls"] == (3 * (36 + 27) + (4 + 3) + (1 + 2 * 4 + 4) + (1 + 2 * 3 + 3)
+                                             + (4 + 3))
     assert 0 < row["in_flight_efficiency"] <= 1.01 and row["cpu_ratio"] > 0

@@ -40,5 +40,8 @@ def test_expected_steps_count_the_longest_run():
     settings = CollabSettings(bench="hidden-profile")
     task = next(t for t in hp_tasks() if t.agents == 4)
     assert expected_steps(task, "discussion", settings) == 8 * 4 + 1
-    assert expected_steps(task, "self-reflection", settings) == 8 * 4 + 1 + 4 + 1
-    assert expected_steps(task, "mcq:d", settings) == 8 * 4 + 2 + 4 + 1
+    # the re-discussion at its cap: every round's turns and stop-votes, but the last round's vote
+    assert expected_steps(task, "self-reflection", settings) == 8 * 4 + 1 + (8 * (4 + 1) - 1) + 1
+    one = CollabSettings(bench="hidden-profile", max_extra_rounds=1)
+    assert expected_steps(task, "self-reflection", one) == 8 * 4 + 1 + 4 + 1
+    assert expected_steps(task, "mcq:d", one) == 8 * 4 + 2 + 4 + 1
