@@ -117,11 +117,19 @@ def test_audit_and_annotate_score_imported_cases_afresh(cli, imported, endpoint)
     filled.write_csv(imported / "filled.csv")
     res = cli("annotate", "import", imported / "filled.csv", "--out", imported, "--annotator", "ann_a")
     assert res.exit_code == 0, res.output
+    # by default the humans are paired with the audit judge, which scored the imported cases
     res = cli("annotate", "report", "--out", imported, "--split", "test")
     assert res.exit_code == 0, res.output
     report = json.loads((imported / "reports" / "annotation_test.json").read_text())
     dims = {r["dimension"]: r for r in report["dimensions"]}
-    assert dims["subtlety"]["n"] == 0 and dims["subtlety"]["llm_mean"] is None  # no build judge score to pair
+    assert report["judge"]["role"] == "audit_judge" and report["judge"]["default"]
+    assert dims["subtlety"]["n"] == 3 and dims["subtlety"]["llm_mean"] == 3.0
+    # the build judge never scored an imported case: nothing to pair with it
+    res = cli("annotate", "report", "--out", imported, "--split", "test", "--judge", "build")
+    assert res.exit_code == 0, res.output
+    report = json.loads((imported / "reports" / "annotation_test.json").read_text())
+    dims = {r["dimension"]: r for r in report["dimensions"]}
+    assert dims["subtlety"]["n"] == 0 and dims["subtlety"]["llm_mean"] is None
     assert dims["subtlety"]["human_items"] == 3 and dims["subtlety"]["human_mean_all"] == 2.0
     assert dims["naturalness"]["human_items"] == 1 and dims["naturalness"]["human_mean_all"] == 3.0
 
