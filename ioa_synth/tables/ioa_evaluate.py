@@ -1,0 +1,160 @@
+"""IoA paper tables made from ``ioa-synth evaluate`` results folders: P/R/F1/K per prober
+(ioa-1), the disagreement-type mix (Table 10), recall per type (Table 12) and the
+information-access ablation (Table 16).
+
+Every number comes from :mod:`ioa_synth.evaluate.analysis` (the ``report`` and ``compare``
+commands' code): means of per-dialogue values (paper §4.2), recall per type over all MAs,
+the paired bootstrap over dialogues (10,000 resamples, seed 20260516, two-sided p).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ioa_synth.evaluate.analysis import tables as ev
+from ioa_synth.evaluate.analysis.bootstrap import paired_bootstrap
+from ioa_synth.evaluate.analysis.results import Results, ResultsError, load_results
+from ioa_synth.evaluate.access import ACCESS_LEVELS
+from ioa_synth.protocol.cells import PAPER_MA_TYPE_DISTRIBUTION
+from ioa_synth.reports.output import fmt
+from ioa_synth.tables.model import PaperTable
+from ioa_synth.tables.registry import Needs, TableError, TableSpec, register
+
+#: Significance level of the marks.
+ALPHA = 0.05
+MARK = "†"
+EVALUATE = "ioa-synth evaluate --data DATA/test --out RESULTS"
+
+
+def read_all(folders: list[Path]) -> list[Results]:
+    """Each folder read by evaluate's one reader; :class:`TableError` (its line) when one is refused
+    or has no scored dialogue."""
+    out = []
+    for folder in folders:
+        try:
+            res = load_results(folder)
+        except ResultsError as exc:
+            raise TableError(str(exc)) from None
+        if not res.scored:
+            raise TableError(f"{folder}: no scored dialogue ({len(res.failed)} failed)")
+        out.append(res)
+    return out
+
+
+def prober_label(res: Results) -> str:
+    """The prober's model (``run.json`` components), or the folder name when none is recorded."""
+    model = (res.run.components.get("prober") or {}).get("model")
+    return str(model) if model else res.path.name
+
+
+def labels(results: list[Results]) -> list[str]:
+    """One row label per folder: the prober's model, with the folder name when models repeat."""
+    names = [prober_label(r) for r in results]
+    return [f"{n} ({r.path.name})" if names.count(n) > 1 else n for n, r in zip(names, results)]
+
+
+def _pct(v: float | None) -> str:
+    return fmt(v, digits=1, percent=True).rstrip("%")
+
+
+def significance(base: Results, other: Results, metric: str) -> bool:
+    """Whether ``other``'s per-dialogue ``metric`` differs from ``base``'s on their shared
+    dialogues (paired bootstrap, two-sided p < :data:`ALPHA`)."""
+    shared = sorted(set(base.scored) & set(other.scored))
+    a = [getattr(base.scored[c].metrics, metric) for c in shared]
+    b = [getattr(other.scored[c].metrics, metric) for c in shared]
+    if len(shared) < 2:
+        return False
+    p = paired_bootstrap(a, b).p
+    return p is not None and p < ALPHA
+
+
+def _score_rows(results: list[Results], names: list[str]) -> list[list[str]]:
+    rows = []
+    for i, (res, name) in enumerate(zip(results, names)):
+        m = ev.means(res.scored.values())
+        cells = [name, str(m["cases"])]
+        for metric in ("precision", "recall", "f1"):
+            mark = MARK if i > 0 and significance(results[0], res, metric) else ""
+            cells.append(_pct(m[metric]) + mark)
+        rows.append(cells + [fmt(m["mean_k"], digits=1)])
+    return rows
+
+
+_SCORE_NOTES = ["P, R, F1: means of per-dialogue values in % (paper §4.2); K: questions per dialogue.",
+                f"{MARK}: differs from the first row, paired bootstrap over shared dialogues "
+                "(10,000 resamples, seed 20260516), two-sided p < 0.05."]
+
+
+def prober_scores(folders: list[Path]) -> PaperTable:
+    """ioa-1: one row per prober (folder), P / R / F1 (%) and K."""
+    results = read_all(folders)
+    return PaperTable("ioa-1", "Table 1: detection scores per prober (P / R / F1, %)",
+                      ["prober", "dialogues", "P", "R", "F1", "K"], _score_rows(results, labels(results)),
+                      list(_SCORE_NOTES))
+
+
+def access_ablation(folders: list[Path]) -> PaperTable:
+    """ioa-16: one row per information-access setting (``--access``), in the paper's order."""
+    results = read_all(folders)
+    by_access: dict[str, Results] = {}
+    for res in results:
+        access = res.run.args.access
+        if access in by_access:
+            raise TableError(f"{res.path} and {by_access[access].path} both ran --access {access}; "
+                             "ioa-16 needs one evaluate folder per access setting")
+        by_access[access] = res
+    order = [a for a in ACCESS_LEVELS if a in by_access] + sorted(set(by_access) - set(ACCESS_LEVELS))
+    ordered = [by_access[a] for a in order]
+    return PaperTable("ioa-16", "Table 16: information-access ablation of the prober (P / R / F1, %)",
+                      ["access", "dialogues", "P", "R", "F1", "K"], _score_rows(ordered, order),
+                      list(_SCORE_NOTES) + ["access settings as in App. C.3 (docs/evaluate.md, --access)."])
+
+
+def type_recall(folders: list[Path]) -> PaperTable:
+    """ioa-12: recall per disagreement type (rows) for each prober (columns), % with hit/total."""
+    results = read_all(folders)
+    per = [ev.type_recall(r.scored.values()) for r in results]
+    types = ev.type_order({t for p in per for t in p})
+    names = labels(results)
+    rows = []
+    for t in types + ["all"]:
+        cells = [t]
+        for p in per:
+            hit, total = ((sum(v["hit"] for v in p.values()), sum(v["total"] for v in p.values())) if t == "all"
+                          else (p[t]["hit"], p[t]["total"]) if t in p else (0, 0))
+            cells.append(f"{_pct(hit / total if total else None)} ({hit}/{total})")
+        rows.append(cells)
+    return PaperTable("ioa-12", "Table 12: recall per disagreement type (%, hit MAs / MAs)", ["type", *names], rows,
+                      ["Recall over all MAs of each type (an MA is hit when some Category-A question is attributed "
+                       "to it); 'untyped': MAs with no type (label them with 'ioa-synth label-types')."])
+
+
+def type_mix(folders: list[Path]) -> PaperTable:
+    """ioa-10: share of MAs per disagreement type over the dialogues of one evaluate folder,
+    next to the paper's test-split shares."""
+    (res,) = read_all(folders)
+    counts = {t: v["total"] for t, v in ev.type_recall(res.scored.values()).items()}
+    total = sum(counts.values())
+    rows = [[t, str(counts.get(t, 0)), _pct(counts.get(t, 0) / total if total else None),
+             _pct(PAPER_MA_TYPE_DISTRIBUTION.get(t)) if t in PAPER_MA_TYPE_DISTRIBUTION else "–"]
+            for t in ev.type_order(set(counts) | set(PAPER_MA_TYPE_DISTRIBUTION))]
+    rows.append(["all", str(total), _pct(1.0 if total else None), _pct(sum(PAPER_MA_TYPE_DISTRIBUTION.values()))])
+    return PaperTable("ioa-10", "Table 10: disagreement types of the test split (% of MAs)",
+                      ["type", "MAs", "share", "paper"], rows,
+                      [f"Over the {len(res.scored)} scored dialogues of {res.path.name}; 'paper': the test split's "
+                       "shares (Table 10)."])
+
+
+_ONE_PER_PROBER = Needs("evaluate", 1, None, "one per prober (the first is the reference of the marks)")
+register(TableSpec("ioa-1", "Detection scores per prober (P / R / F1 / K)", "IoA paper, Table 1 (§4.2, §6.1)",
+                   _ONE_PER_PROBER, EVALUATE + " (once per prober config)", prober_scores))
+register(TableSpec("ioa-10", "Disagreement-type mix of the test split", "IoA paper, Table 10 (App. B.5)",
+                   Needs("evaluate", 1, 1, "over the test split (types planted or from --types labels)"),
+                   EVALUATE, type_mix))
+register(TableSpec("ioa-12", "Recall per disagreement type", "IoA paper, Table 12",
+                   Needs("evaluate", 1, None, "one per prober"), EVALUATE + " (once per prober config)",
+                   type_recall))
+register(TableSpec("ioa-16", "Information-access ablation", "IoA paper, Table 16 (App. C.3)",
+                   Needs("evaluate", 1, len(ACCESS_LEVELS), "one per --access setting"),
+                   EVALUATE + " --access " + "|".join(ACCESS_LEVELS), access_ablation))

@@ -1,0 +1,88 @@
+"""``ioa-synth table`` on evaluate results folders made by real runs against the scripted
+servers (the case studies of App. E.1, as in test_acceptance.py); every expected cell is
+computed by hand below.
+
+Run A (public access, prober model ``prober-a``) and run C (``--access private``, prober
+``prober-c``), each on the three cases of test_acceptance.py:
+
+- case 1 (4 typed MAs: definitional, procedural, criterial, scopal): P .8, R 1, F1 .8889, K 5
+- case 2 (4 untyped MAs, MA2 and MA3 hit): P .5, R .5, F1 .5, K 5
+- case 3 (2 typed MAs: definitional, procedural, none hit): P 0, R 0, F1 0, K 12
+
+Means: P (0.8 + 0.5 + 0)/3 = 43.3%, R (1 + .5 + 0)/3 = 50.0%, F1 (.8889 + .5 + 0)/3 = 46.3%,
+K 22/3 = 7.3. Types: definitional 1/2, procedural 1/2, criterial 1/1, scopal 1/1, untyped
+2/4, all 6/10 = 60.0%; MAs per type 2, 2, 1, 1, 4 of 10.
+"""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+import pytest
+
+from .eval_helpers import STUDY_1, STUDY_2, STUDY_3, Study
+from .test_acceptance import data  # noqa: F401  (the three cases, a fixture)
+
+
+@pytest.fixture
+def runs(cli, trio, data, tmp_path):  # noqa: F811
+    study = Study(STUDY_3, {"STUDY1": STUDY_1, "STUDY2": STUDY_2})
+    trio(study, models={"prober": "prober-a"})
+    a = tmp_path / "A"
+    assert cli("evaluate", "--data", data, "--out", a).exit_code == 0
+    trio(study, models={"prober": "prober-c"})
+    c = tmp_path / "C"
+    res = cli("evaluate", "--data", data, "--out", c, "--access", "private")
+    assert res.exit_code == 0, res.output
+    return a, c
+
+
+def rows(cli, *args) -> list[dict[str, str]]:
+    res = cli("table", *args, "--format", "csv")
+    assert res.exit_code == 0, res.output
+    return pl.read_csv(io.StringIO(res.stdout), infer_schema=False).to_dicts()
+
+
+def test_prober_scores_type_recall_mix_and_access(cli, runs):
+    a, c = runs
+    t1 = rows(cli, "ioa-1", a, c)
+    assert [r["prober"] for r in t1] == ["prober-a", "prober-c"]
+    # identical answers in both runs: no difference, so no significance mark
+    assert t1[0] == {"prober": "prober-a", "dialogues": "3", "P": "43.3", "R": "50.0", "F1": "46.3", "K": "7.3"}
+    assert t1[1]["F1"] == "46.3"
+
+    t12 = {r["type"]: r for r in rows(cli, "ioa-12", a, c)}
+    assert t12["definitional"]["prober-a"] == "50.0 (1/2)" and t12["criterial"]["prober-c"] == "100.0 (1/1)"
+    assert t12["untyped"]["prober-a"] == "50.0 (2/4)" and t12["all"]["prober-c"] == "60.0 (6/10)"
+    assert list(t12) == ["definitional", "criterial", "scopal", "procedural", "untyped", "all"]  # Table 12's order
+
+    t10 = {r["type"]: r for r in rows(cli, "ioa-10", a)}
+    assert (t10["definitional"]["MAs"], t10["definitional"]["share"], t10["definitional"]["paper"]) == ("2", "20.0", "24.2")
+    assert (t10["referential"]["MAs"], t10["referential"]["share"]) == ("0", "0.0")
+    assert (t10["untyped"]["share"], t10["all"]["MAs"]) == ("40.0", "10")
+
+    t16 = rows(cli, "ioa-16", c, a)  # rows in the paper's order of settings, whatever the folders' order
+    assert [r["access"] for r in t16] == ["public", "private"] and t16[1]["P"] == "43.3"
+
+
+def test_formats(cli, runs):
+    a, _ = runs
+    md = cli("table", "ioa-1", a, "--format", "md").stdout
+    assert md.startswith("## Table 1") and "| prober-a " in md and "43.3" in md
+    tex = cli("table", "ioa-12", a, "--format", "latex").stdout
+    assert "\\begin{tabular}{lr}" in tex and "\\toprule" in tex and "60.0 (6/10) \\\\" in tex
+    term = cli("table", "ioa-1", a).stdout
+    assert "prober-a" in term and "46.3" in term
+
+
+def test_mismatched_folders(cli, runs, tmp_path):
+    a, c = runs
+    res = cli("table", "ioa-10", a, c)  # one folder only
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith("error: ioa-10 needs 1 × 'ioa-synth evaluate' results folder") and "(got 2)" in res.stderr
+    res = cli("table", "ioa-16", a, a)  # the same setting twice
+    assert res.exit_code == 2 and "both ran --access public" in res.stderr
+    res = cli("table", "ioa-6", a)  # an evaluate folder where collab folders are wanted
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert "is an 'ioa-synth evaluate' results folder; ioa-6 needs" in res.stderr and "collab run" in res.stderr
