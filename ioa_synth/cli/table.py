@@ -16,9 +16,9 @@ def list_table():
     """The registry as a :class:`~ioa_synth.tables.model.PaperTable`: id, title, paper
     reference, what it needs, the command that makes it, implemented or what is missing."""
     from ioa_synth.tables.model import PaperTable
-    from ioa_synth.tables.registry import all_specs
+    from ioa_synth.tables.registry import all_specs, describe_needs
 
-    rows = [[s.table_id, s.title, s.ref, s.needs.describe() if s.needs else "no results folder", s.command,
+    rows = [[s.table_id, s.title, s.ref, describe_needs(s), s.command,
              "yes" if s.implemented else f"no: {s.missing}"] for s in all_specs()]
     return PaperTable("list", "Table ids of both papers ('ioa-synth table ID RESULTS...')",
                       ["id", "title", "paper", "needs", "made by", "implemented"], rows)

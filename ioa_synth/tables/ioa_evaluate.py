@@ -19,6 +19,7 @@ from ioa_synth.protocol.cells import PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.reports.output import fmt
 from ioa_synth.tables.model import PaperTable
 from ioa_synth.tables.registry import Needs, TableError, TableSpec, register
+from ioa_synth.typelabels.labels import LabelsError, TypeLookup, load_lookup
 
 #: Significance level of the marks.
 ALPHA = 0.05
@@ -39,6 +40,18 @@ def read_all(folders: list[Path]) -> list[Results]:
             raise TableError(f"{folder}: no scored dialogue ({len(res.failed)} failed)")
         out.append(res)
     return out
+
+
+def type_labels(folders: dict[str, list[Path]]) -> TypeLookup | None:
+    """The judged types of the ``label-types`` folder among ``folders`` (``None`` when none
+    is given): they go before the records' own types, as ``report --by type --types``."""
+    given = folders.get("label-types") or []
+    if not given:
+        return None
+    try:
+        return load_lookup(given[0])
+    except LabelsError as exc:
+        raise TableError(str(exc)) from None
 
 
 def prober_label(res: Results) -> str:
@@ -86,17 +99,17 @@ _SCORE_NOTES = ["P, R, F1: means of per-dialogue values in % (paper §4.2); K: q
                 "(10,000 resamples, seed 20260516), two-sided p < 0.05."]
 
 
-def prober_scores(folders: list[Path]) -> PaperTable:
+def prober_scores(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-1: one row per prober (folder), P / R / F1 (%) and K."""
-    results = read_all(folders)
+    results = read_all(folders["evaluate"])
     return PaperTable("ioa-1", "Table 1: detection scores per prober (P / R / F1, %)",
                       ["prober", "dialogues", "P", "R", "F1", "K"], _score_rows(results, labels(results)),
                       list(_SCORE_NOTES))
 
 
-def access_ablation(folders: list[Path]) -> PaperTable:
+def access_ablation(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-16: one row per information-access setting (``--access``), in the paper's order."""
-    results = read_all(folders)
+    results = read_all(folders["evaluate"])
     by_access: dict[str, Results] = {}
     for res in results:
         access = res.run.args.access
@@ -111,10 +124,12 @@ def access_ablation(folders: list[Path]) -> PaperTable:
                       list(_SCORE_NOTES) + ["access settings as in App. C.3 (docs/evaluate.md, --access)."])
 
 
-def type_recall(folders: list[Path]) -> PaperTable:
-    """ioa-12: recall per disagreement type (rows) for each prober (columns), % with hit/total."""
-    results = read_all(folders)
-    per = [ev.type_recall(r.scored.values()) for r in results]
+def type_recall(folders: dict[str, list[Path]]) -> PaperTable:
+    """ioa-12: recall per disagreement type (rows) for each prober (columns), % with hit/total;
+    MA types from a ``label-types`` folder when one is given."""
+    results = read_all(folders["evaluate"])
+    lookup = type_labels(folders)
+    per = [ev.type_recall(r.scored.values(), lookup) for r in results]
     types = ev.type_order({t for p in per for t in p})
     names = labels(results)
     rows = []
@@ -130,11 +145,11 @@ def type_recall(folders: list[Path]) -> PaperTable:
                        "to it); 'untyped': MAs with no type (label them with 'ioa-synth label-types')."])
 
 
-def type_mix(folders: list[Path]) -> PaperTable:
+def type_mix(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-10: share of MAs per disagreement type over the dialogues of one evaluate folder,
-    next to the paper's test-split shares."""
-    (res,) = read_all(folders)
-    counts = {t: v["total"] for t, v in ev.type_recall(res.scored.values()).items()}
+    next to the paper's test-split shares; MA types from a ``label-types`` folder when one is given."""
+    (res,) = read_all(folders["evaluate"])
+    counts = {t: v["total"] for t, v in ev.type_recall(res.scored.values(), type_labels(folders)).items()}
     total = sum(counts.values())
     rows = [[t, str(counts.get(t, 0)), _pct(counts.get(t, 0) / total if total else None),
              _pct(PAPER_MA_TYPE_DISTRIBUTION.get(t)) if t in PAPER_MA_TYPE_DISTRIBUTION else "–"]
@@ -146,15 +161,17 @@ def type_mix(folders: list[Path]) -> PaperTable:
                        "shares (Table 10)."])
 
 
-_ONE_PER_PROBER = Needs("evaluate", 1, None, "one per prober (the first is the reference of the marks)")
+_ONE_PER_PROBER = (Needs("evaluate", 1, None, "one per prober (the first is the reference of the marks)"),)
+#: Judged MA types (released data has none): a ``label-types`` folder of the same data, optional.
+TYPES = Needs("label-types", 0, 1, "optional: judged MA types of the data (ioa-synth label-types DATA --out LABELS)")
 register(TableSpec("ioa-1", "Detection scores per prober (P / R / F1 / K)", "IoA paper, Table 1 (§4.2, §6.1)",
                    _ONE_PER_PROBER, EVALUATE + " (once per prober config)", prober_scores))
 register(TableSpec("ioa-10", "Disagreement-type mix of the test split", "IoA paper, Table 10 (App. B.5)",
-                   Needs("evaluate", 1, 1, "over the test split (types planted or from --types labels)"),
+                   (Needs("evaluate", 1, 1, "over the test split"), TYPES),
                    EVALUATE, type_mix))
 register(TableSpec("ioa-12", "Recall per disagreement type", "IoA paper, Table 12",
-                   Needs("evaluate", 1, None, "one per prober"), EVALUATE + " (once per prober config)",
+                   (Needs("evaluate", 1, None, "one per prober"), TYPES), EVALUATE + " (once per prober config)",
                    type_recall))
 register(TableSpec("ioa-16", "Information-access ablation", "IoA paper, Table 16 (App. C.3)",
-                   Needs("evaluate", 1, len(ACCESS_LEVELS), "one per --access setting"),
+                   (Needs("evaluate", 1, len(ACCESS_LEVELS), "one per --access setting"),),
                    EVALUATE + " --access " + "|".join(ACCESS_LEVELS), access_ablation))

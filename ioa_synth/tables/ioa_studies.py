@@ -17,6 +17,8 @@ from ioa_synth.collab.report import ReportError, build_report as collab_report, 
 from ioa_synth.meetings.report import RULES, build_report as meeting_report
 from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.reports.output import fmt
+from ioa_synth.typelabels.tables import meeting_types as per_type
+from ioa_synth.tables.ioa_evaluate import type_labels
 from ioa_synth.tables.model import PaperTable
 from ioa_synth.tables.registry import Needs, TableError, TableSpec, register
 
@@ -47,10 +49,10 @@ def _sessions(folders: list[Path], rule: str) -> dict[str, Any]:
         raise TableError(str(exc)) from None
 
 
-def meeting_results(folders: list[Path]) -> PaperTable:
+def meeting_results(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-21: per detector, pooled over sessions: Valid per session, Validity (%), PR (%),
     Likert means (per participant), best-set votes and sessions won."""
-    report = _sessions(folders, "any")
+    report = _sessions(folders["meeting"], "any")
     rows = [[name, fmt(d["validated_per_session"]), _pct(d["validity_rate"]), _pct(d["pooled_recall"]),
              fmt(d["discovery"]), fmt(d["willingness"]), str(d["best_votes"]), str(d["sessions_won"])]
             for name, d in report["across"]["detectors"].items()]
@@ -63,9 +65,9 @@ def meeting_results(folders: list[Path]) -> PaperTable:
                        "PR needs the merge judge: 'ioa-synth meeting report SESSIONS --merge-judge --out DIR'."])
 
 
-def meeting_rules(folders: list[Path]) -> PaperTable:
+def meeting_rules(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-22: Valid per session and Validity (%) per detector under each validation rule."""
-    reports = {rule: _sessions(folders, rule) for rule in RULES}
+    reports = {rule: _sessions(folders["meeting"], rule) for rule in RULES}
     names = list(reports["any"]["across"]["detectors"])
     rows = []
     for name in names:
@@ -81,10 +83,24 @@ def meeting_rules(folders: list[Path]) -> PaperTable:
                        "is the same under every rule."])
 
 
-def _collab(folders: list[Path]) -> dict[str, dict[str, Any]]:
+def meeting_types(folders: dict[str, list[Path]]) -> PaperTable:
+    """ioa-20: validated disagreements (rule any) per type (rows) and detector (columns),
+    pooled over sessions, types from the ``label-types`` folder of the sessions."""
+    report = _sessions(folders["meeting"], "any")
+    types = per_type(report, type_labels(folders))
+    names = types["detectors"]
+    rows = [[r["type"], *(str(r[n]) for n in names), str(r["all"])] for r in types["rows"]]
+    notes = ["Validated disagreements (rule any), pooled over sessions, by the type 'label-types' judged."]
+    if types["unlabelled"]:
+        notes.append(f"{types['unlabelled']} validated disagreements have no label: run label-types on the sessions again.")
+    return PaperTable("ioa-20", "Table 20: validated meeting disagreements per type", ["type", *names, "all"], rows,
+                      notes)
+
+
+def _collab(folders: dict[str, list[Path]]) -> dict[str, dict[str, Any]]:
     """``{bench: collab report}``, one folder per bench."""
     out: dict[str, dict[str, Any]] = {}
-    for folder in folders:
+    for folder in folders["collab"]:
         try:
             report = collab_report(read_records(folder))
         except ReportError as exc:
@@ -103,7 +119,7 @@ def _configs(reports: dict[str, dict[str, Any]]) -> list[str]:
     return seen
 
 
-def collab_pass(folders: list[Path]) -> PaperTable:
+def collab_pass(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-6: Pass@1 (%) per configuration (rows) and benchmark (columns)."""
     reports = _collab(folders)
     rows = [[c, *(_pct(r["pass_at_1"].get(c)) for r in reports.values())] for c in _configs(reports)]
@@ -112,7 +128,7 @@ def collab_pass(folders: list[Path]) -> PaperTable:
                       ["Pass@1: share of tasks whose final answer passes (collab report)."])
 
 
-def collab_interventions(folders: list[Path]) -> PaperTable:
+def collab_interventions(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-23: per intervention, trigger rate (%), additional rounds per task and ΔPass@1 vs discussion (points), per bench."""
     reports = _collab(folders)
     configs = [c for c in _configs(reports) if c not in ("single", "discussion")]
@@ -130,13 +146,17 @@ def collab_interventions(folders: list[Path]) -> PaperTable:
 
 
 register(TableSpec("ioa-6", "Pass@1 of a Qwen3-8B team per configuration", "IoA paper, Table 6 (§6.4)",
-                   Needs("collab", 1, 2, "one per benchmark (BCB-Hard, HiddenBench)"), COLLAB_COMMAND, collab_pass))
+                   (Needs("collab", 1, 2, "one per benchmark (BCB-Hard, HiddenBench)"),), COLLAB_COMMAND, collab_pass))
 register(TableSpec("ioa-21", "Live meetings per detector (Valid, Validity, PR, Likert, best set)",
-                   "IoA paper, §6.2 / App. D.5 (Table 21)", Needs("meeting", 1, None, "one per finished session"),
+                   "IoA paper, §6.2 / App. D.5 (Table 21)", (Needs("meeting", 1, None, "one per finished session"),),
                    MEETING_COMMANDS, meeting_results))
+register(TableSpec("ioa-20", "Validated meeting disagreements per type", "IoA paper, Table 20 (App. D.5)",
+                   (Needs("meeting", 1, None, "one per finished session"),
+                    Needs("label-types", 1, 1, "the types judged of those sessions")),
+                   MEETING_COMMANDS + "; ioa-synth label-types SESSION... --out LABELS", meeting_types))
 register(TableSpec("ioa-22", "Live meetings under the validation rules (any / majority / unanimous)",
-                   "IoA paper, App. D.5 (Table 22)", Needs("meeting", 1, None, "one per finished session"),
+                   "IoA paper, App. D.5 (Table 22)", (Needs("meeting", 1, None, "one per finished session"),),
                    MEETING_COMMANDS, meeting_rules))
 register(TableSpec("ioa-23", "Interventions: trigger rate, additional rounds, ΔPass@1", "IoA paper, Table 23 (App. D.8)",
-                   Needs("collab", 1, 2, "one per benchmark (BCB-Hard, HiddenBench)"), COLLAB_COMMAND,
+                   (Needs("collab", 1, 2, "one per benchmark (BCB-Hard, HiddenBench)"),), COLLAB_COMMAND,
                    collab_interventions))

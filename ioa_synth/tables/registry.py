@@ -53,19 +53,20 @@ class TableSpec:
         table_id: ``"ioa-12"``, ``"belief-fig4"``.
         title: the paper's title of it, shortened.
         ref: where it is in the paper (``"IoA paper, Table 12 (App. E)"``).
-        needs: the folders it is made from; ``None`` when it is not made from results
-            folders (a settings table).
+        needs: the folders it is made from, one :class:`Needs` per kind; empty when it is not
+            made from results folders (a settings table).
         command: the command that makes those folders.
-        build: ``build(folders) -> PaperTable``; ``None``: not implemented yet.
+        build: ``build({kind: folders}) -> PaperTable`` (every kind of ``needs`` a key,
+            folders in the order given); ``None``: not implemented yet.
         missing: for an unimplemented id, what is missing (one line).
     """
 
     table_id: str
     title: str
     ref: str
-    needs: Needs | None
+    needs: tuple[Needs, ...]
     command: str
-    build: Callable[[list[Path]], PaperTable] | None = None
+    build: Callable[[dict[str, list[Path]]], PaperTable] | None = None
     missing: str = ""
 
     @property
@@ -105,21 +106,35 @@ def spec(table_id: str) -> TableSpec:
         raise TableError(f"unknown table id {table_id!r}; 'ioa-synth table --list' shows them") from None
 
 
-def check_folders(s: TableSpec, folders: list[Path]) -> None:
-    """:class:`TableError` unless ``folders`` are as many, and of the kind, ``s`` needs."""
-    needs = s.needs
-    if needs is None:
+def sort_folders(s: TableSpec, folders: list[Path]) -> dict[str, list[Path]]:
+    """``folders`` by kind (in the order given), checked against ``s.needs``.
+
+    Raises:
+        TableError: a missing path, a folder of no kind or of a kind ``s`` does not take,
+            or too few / too many of a kind.
+    """
+    if not s.needs:
         raise TableError(f"{s.table_id} is not made from results folders")
-    n = len(folders)
-    if n < needs.min or (needs.max is not None and n > needs.max):
-        raise TableError(f"{s.table_id} needs {needs.describe()} (got {n}); make them with: {s.command}")
+    wanted = {n.kind: n for n in s.needs}
+    by_kind: dict[str, list[Path]] = {n.kind: [] for n in s.needs}
     for folder in folders:
         if not folder.is_dir():
-            raise TableError(f"{folder}: not a folder; {s.table_id} needs {needs.describe()}")
+            raise TableError(f"{folder}: not a folder; {s.table_id} needs {describe_needs(s)}")
         kind = folder_kind(folder)
-        if kind != needs.kind:
+        if kind not in wanted:
             what = "a folder of no known kind" if kind is None else title(kind)
-            raise TableError(f"{folder} is {what}; {s.table_id} needs {needs.describe()}")
+            raise TableError(f"{folder} is {what}; {s.table_id} needs {describe_needs(s)}")
+        by_kind[kind].append(folder)
+    for n in s.needs:
+        got = len(by_kind[n.kind])
+        if got < n.min or (n.max is not None and got > n.max):
+            raise TableError(f"{s.table_id} needs {n.describe()} (got {got}); make them with: {s.command}")
+    return by_kind
+
+
+def describe_needs(s: TableSpec) -> str:
+    """What ``s`` needs, all kinds (``"1+ × ... and 0-1 × ..."``), or ``"no results folder"``."""
+    return " and ".join(n.describe() for n in s.needs) or "no results folder"
 
 
 def make_table(table_id: str, folders: list[Path]) -> PaperTable:
@@ -132,5 +147,4 @@ def make_table(table_id: str, folders: list[Path]) -> PaperTable:
     s = spec(table_id)
     if s.build is None:
         raise TableError(f"{table_id} is not implemented yet: {s.missing}")
-    check_folders(s, folders)
-    return s.build(folders)
+    return s.build(sort_folders(s, folders))

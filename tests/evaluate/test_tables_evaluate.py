@@ -21,6 +21,8 @@ import io
 import polars as pl
 import pytest
 
+from ioa_synth.testing.type_judge import TypeJudgeResponder
+
 from .eval_helpers import STUDY_1, STUDY_2, STUDY_3, Study
 from .test_acceptance import data  # noqa: F401  (the three cases, a fixture)
 
@@ -86,3 +88,20 @@ def test_mismatched_folders(cli, runs, tmp_path):
     res = cli("table", "ioa-6", a)  # an evaluate folder where collab folders are wanted
     assert res.exit_code == 2 and res.stderr.count("\n") == 1
     assert "is an 'ioa-synth evaluate' results folder; ioa-6 needs" in res.stderr and "collab run" in res.stderr
+
+
+def test_judged_types_fill_the_type_tables(cli, runs, data, endpoint, tmp_path):  # noqa: F811
+    # the judge calls every MA1 'referential' and every other MA 'other', ahead of the records'
+    # own types. Hits: case 1 all four (MA1 + 3 others), case 2 MA2, MA3 (others), case 3 none:
+    # referential 1 of 3 = 33.3%, other 5 of 7 = 71.4%; no MA stays untyped.
+    a, _ = runs
+    endpoint(responder=TypeJudgeResponder(lambda i: "referential" if i == "MA1" else "other"), env="TYPE_JUDGE")
+    labels = tmp_path / "labels"
+    res = cli("label-types", data, "--out", labels)
+    assert res.exit_code == 0, res.output
+    t12 = {r["type"]: r for r in rows(cli, "ioa-12", a, labels)}
+    assert list(t12) == ["referential", "other", "all"]
+    assert (t12["referential"]["prober-a"], t12["other"]["prober-a"]) == ("33.3 (1/3)", "71.4 (5/7)")
+    t10 = {r["type"]: r for r in rows(cli, "ioa-10", labels, a)}  # any order of the folders
+    assert (t10["referential"]["share"], t10["other"]["share"], t10["other"]["paper"]) == ("30.0", "70.0", "0.2")
+    assert "untyped" not in t10

@@ -16,6 +16,8 @@ import io
 
 import polars as pl
 
+from ioa_synth.testing.type_judge import TypeJudgeResponder
+
 from .conftest import A, B
 
 
@@ -45,3 +47,19 @@ def test_unfinished_or_repeated_session(cli, three_sessions, probed):
     fresh = probed("fresh", seed=9)  # probed, nobody answered yet
     res = cli("table", "ioa-22", *three_sessions, fresh)
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "not finished" in res.stderr
+
+
+def test_types_per_detector_with_label_types(cli, endpoint, three_sessions, tmp_path):
+    # the judge calls each set's question 1 'referential', the others 'procedural'. Validated
+    # (rule any), conftest.PLAN: alpha q1, q1, q1 + q2 -> referential 3, procedural 1;
+    # beta q1 + q3, -, q2 -> referential 1, procedural 2.
+    endpoint(responder=TypeJudgeResponder(lambda i: "referential" if i.endswith("-1") else "procedural"),
+             env="TYPE_JUDGE")
+    labels = tmp_path / "labels"
+    assert cli("label-types", *three_sessions, "--out", labels).exit_code == 0
+    rows = {r["type"]: r for r in pl.read_csv(io.StringIO(cli("table", "ioa-20", *three_sessions, labels, "--format",
+                                                              "csv").stdout), infer_schema=False).to_dicts()}
+    assert rows["referential"] == {"type": "referential", A: "3", B: "1", "all": "4"}
+    assert rows["procedural"] == {"type": "procedural", A: "1", B: "2", "all": "3"}
+    res = cli("table", "ioa-20", *three_sessions)  # the labels folder left out
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "ioa-20 needs 1 × 'label-types'" in res.stderr
