@@ -17,7 +17,7 @@ from ioa_synth.evaluate.analysis.results import Results, ResultsError, load_resu
 from ioa_synth.evaluate.access import ACCESS_LEVELS
 from ioa_synth.protocol.cells import PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.reports.output import fmt
-from ioa_synth.tables.model import PaperTable
+from ioa_synth.tables.model import PaperTable, percent
 from ioa_synth.tables.registry import Needs, TableError, TableSpec, register
 from ioa_synth.typelabels.labels import LabelsError, TypeLookup, load_lookup
 
@@ -66,10 +66,6 @@ def labels(results: list[Results]) -> list[str]:
     return [f"{n} ({r.path.name})" if names.count(n) > 1 else n for n, r in zip(names, results)]
 
 
-def _pct(v: float | None) -> str:
-    return fmt(v, digits=1, percent=True).rstrip("%")
-
-
 def significance(base: Results, other: Results, metric: str) -> bool:
     """Whether ``other``'s per-dialogue ``metric`` differs from ``base``'s on their shared
     dialogues (paired bootstrap, two-sided p < :data:`ALPHA`)."""
@@ -89,7 +85,7 @@ def _score_rows(results: list[Results], names: list[str]) -> list[list[str]]:
         cells = [name, str(m["cases"])]
         for metric in ("precision", "recall", "f1"):
             mark = MARK if i > 0 and significance(results[0], res, metric) else ""
-            cells.append(_pct(m[metric]) + mark)
+            cells.append(percent(m[metric]) + mark)
         rows.append(cells + [fmt(m["mean_k"], digits=1)])
     return rows
 
@@ -138,7 +134,7 @@ def type_recall(folders: dict[str, list[Path]]) -> PaperTable:
         for p in per:
             hit, total = ((sum(v["hit"] for v in p.values()), sum(v["total"] for v in p.values())) if t == "all"
                           else (p[t]["hit"], p[t]["total"]) if t in p else (0, 0))
-            cells.append(f"{_pct(hit / total if total else None)} ({hit}/{total})")
+            cells.append(f"{percent(hit / total if total else None)} ({hit}/{total})")
         rows.append(cells)
     return PaperTable("ioa-12", "Table 12: recall per disagreement type (%, hit MAs / MAs)", ["type", *names], rows,
                       ["Recall over all MAs of each type (an MA is hit when some Category-A question is attributed "
@@ -151,10 +147,10 @@ def type_mix(folders: dict[str, list[Path]]) -> PaperTable:
     (res,) = read_all(folders["evaluate"])
     counts = {t: v["total"] for t, v in ev.type_recall(res.scored.values(), type_labels(folders)).items()}
     total = sum(counts.values())
-    rows = [[t, str(counts.get(t, 0)), _pct(counts.get(t, 0) / total if total else None),
-             _pct(PAPER_MA_TYPE_DISTRIBUTION.get(t)) if t in PAPER_MA_TYPE_DISTRIBUTION else "–"]
+    rows = [[t, str(counts.get(t, 0)), percent(counts.get(t, 0) / total if total else None),
+             percent(PAPER_MA_TYPE_DISTRIBUTION.get(t)) if t in PAPER_MA_TYPE_DISTRIBUTION else "–"]
             for t in ev.type_order(set(counts) | set(PAPER_MA_TYPE_DISTRIBUTION))]
-    rows.append(["all", str(total), _pct(1.0 if total else None), _pct(sum(PAPER_MA_TYPE_DISTRIBUTION.values()))])
+    rows.append(["all", str(total), percent(1.0 if total else None), percent(sum(PAPER_MA_TYPE_DISTRIBUTION.values()))])
     return PaperTable("ioa-10", "Table 10: disagreement types of the test split (% of MAs)",
                       ["type", "MAs", "share", "paper"], rows,
                       [f"Over the {len(res.scored)} scored dialogues of {res.path.name}; 'paper': the test split's "

@@ -11,7 +11,7 @@ from ioa_synth.annotate.report import annotated_splits, annotation_report
 from ioa_synth.annotate.sample import AnnotationError
 from ioa_synth.build.builddir import BuildDirError, open_catalog
 from ioa_synth.reports.output import fmt
-from ioa_synth.tables.model import PaperTable
+from ioa_synth.tables.model import PaperTable, percent
 from ioa_synth.tables.registry import Needs, TableError, TableSpec, register
 
 #: The split the paper annotated.
@@ -31,7 +31,7 @@ def human_vs_judge(folders: dict[str, list[Path]]) -> PaperTable:
     except (BuildDirError, AnnotationError) as exc:
         raise TableError(str(exc)) from None
     rows = [[r["dimension"], str(r["n"]), fmt(r["human_mean"]), fmt(r["llm_mean"]),
-             fmt(r["within_0_5"], digits=1, percent=True).rstrip("%"), fmt(r["within_1"], digits=1, percent=True).rstrip("%")]
+             percent(r["within_0_5"]), percent(r["within_1"])]
             for r in report["dimensions"]]
     judge = report["judge"]
     return PaperTable("ioa-9", f"Table 9: human vs LLM judge scores ({split} split)",

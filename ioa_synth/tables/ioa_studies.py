@@ -19,18 +19,12 @@ from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.reports.output import fmt
 from ioa_synth.typelabels.tables import meeting_types as per_type
 from ioa_synth.tables.ioa_evaluate import type_labels
-from ioa_synth.tables.model import PaperTable
+from ioa_synth.tables.model import PaperTable, percent
 from ioa_synth.tables.registry import Needs, TableError, TableSpec, register
 
 MEETING_COMMANDS = ("ioa-synth meeting import TRANSCRIPT --out SESSION; ioa-synth meeting probe SESSION "
                     "--detector NAME=CONFIG ...; ioa-synth meeting serve SESSION (participants answer and label)")
 COLLAB_COMMAND = "ioa-synth collab run --bench bcb|hidden-profile --tasks TASKS --out RESULTS"
-
-
-def _pct(v: float | None, signed: bool = False) -> str:
-    if v is None:
-        return "–"
-    return f"{100 * v:+.1f}" if signed else f"{100 * v:.1f}"
 
 
 def _sessions(folders: list[Path], rule: str) -> dict[str, Any]:
@@ -53,7 +47,7 @@ def meeting_results(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-21: per detector, pooled over sessions: Valid per session, Validity (%), PR (%),
     Likert means (per participant), best-set votes and sessions won."""
     report = _sessions(folders["meeting"], "any")
-    rows = [[name, fmt(d["validated_per_session"]), _pct(d["validity_rate"]), _pct(d["pooled_recall"]),
+    rows = [[name, fmt(d["validated_per_session"]), percent(d["validity_rate"]), percent(d["pooled_recall"]),
              fmt(d["discovery"]), fmt(d["willingness"]), str(d["best_votes"]), str(d["sessions_won"])]
             for name, d in report["across"]["detectors"].items()]
     n = len(report["sessions"])
@@ -74,7 +68,7 @@ def meeting_rules(folders: dict[str, list[Path]]) -> PaperTable:
         cells = [name]
         for rule in RULES:
             d = reports[rule]["across"]["detectors"][name]
-            cells += [fmt(d["validated_per_session"]), _pct(d["validity_rate"])]
+            cells += [fmt(d["validated_per_session"]), percent(d["validity_rate"])]
         rows.append(cells)
     columns = ["detector"] + [f"{h} ({rule})" for rule in RULES for h in ("Valid", "Validity %")]
     return PaperTable("ioa-22", "Table 22: validated disagreements under each validation rule", columns, rows,
@@ -122,7 +116,7 @@ def _configs(reports: dict[str, dict[str, Any]]) -> list[str]:
 def collab_pass(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-6: Pass@1 (%) per configuration (rows) and benchmark (columns)."""
     reports = _collab(folders)
-    rows = [[c, *(_pct(r["pass_at_1"].get(c)) for r in reports.values())] for c in _configs(reports)]
+    rows = [[c, *(percent(r["pass_at_1"].get(c)) for r in reports.values())] for c in _configs(reports)]
     return PaperTable("ioa-6", "Table 6: Pass@1 (%) of a team per configuration",
                       ["configuration", *(f"{b} ({r['n_tasks']} tasks)" for b, r in reports.items())], rows,
                       ["Pass@1: share of tasks whose final answer passes (collab report)."])
@@ -137,8 +131,8 @@ def collab_interventions(folders: dict[str, list[Path]]) -> PaperTable:
         cells = [c]
         for r in reports.values():
             extra = r["extra_rounds"].get(c)
-            cells += [_pct(r["trigger_rate"].get(c)), "–" if extra is None else f"+{extra:.2f}",
-                      _pct(r["delta_vs_discussion"].get(c), signed=True)]
+            cells += [percent(r["trigger_rate"].get(c)), "–" if extra is None else f"+{extra:.2f}",
+                      percent(r["delta_vs_discussion"].get(c), signed=True)]
         rows.append(cells)
     columns = ["configuration"] + [f"{h} ({b})" for b in reports for h in ("trigger %", "extra rounds", "ΔPass@1")]
     return PaperTable("ioa-23", "Table 23: interventions against plain discussion", columns, rows,

@@ -30,3 +30,11 @@ class PaperTable:
         for row in self.rows:
             if len(row) != len(self.columns):
                 raise ValueError(f"{self.table_id}: a row has {len(row)} cells for {len(self.columns)} columns")
+
+
+def percent(value: float | None, signed: bool = False) -> str:
+    """A share (0-1) as the papers print it in a "%" column: ``0.4333`` → ``"43.3"``
+    (``"+43.3"`` with ``signed``); ``None`` (undefined) → ``"–"``."""
+    if value is None:
+        return "–"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
