@@ -27,7 +27,7 @@ def list_table():
 @app.command("table", rich_help_panel=PANEL_SHARE)
 def table_cmd(
     table_id: Optional[str] = typer.Argument(None, metavar="ID", help="Table id, e.g. ioa-12 (see --list)"),
-    results: Optional[List[Path]] = typer.Argument(None, metavar="RESULTS...",
+    results: Optional[List[Path]] = typer.Argument(None, metavar="RESULTS",
                                                    help="The results folders the table needs (read, never changed)"),
     show_list: bool = typer.Option(False, "--list", help="List every table id, what it needs, the command that "
                                    "makes it and whether it is implemented"),
