@@ -168,6 +168,7 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
         "ioa-21": meet["sessions"],
         "ioa-22": meet["sessions"],
         "ioa-23": [collab],
+        "ioa-24": [collab],
         "belief-1": [belief],
     }
 

@@ -39,6 +39,7 @@ def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
     assert rows("ioa-21", "detector")["betadetector"]["discovery (1-5)"] == "3.33"  # 30 / 9 participants
     assert rows("ioa-6", "configuration")["mcq:probe"]["hidden-profile (5 tasks)"] == "40.0"
     assert rows("ioa-23", "configuration")["self-reflection"]["extra rounds (hidden-profile)"] == "+0.20"
+    assert rows("ioa-24", "configuration")["discussion"]["hidden-profile"] == "0.0"
     assert rows("belief-1", "k")["1"]["FPI"] == "66.7"  # agents 2 and 3 of the three benign ones
     nat = rows("ioa-9", "dimension")["naturalness"]  # (3 + 2) / 2 against the audit's 2
     assert (nat["human mean"], nat["LLM mean"], nat["within ±0.5 (%)"]) == ("2.50", "2.00", "100.0")

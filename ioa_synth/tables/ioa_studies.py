@@ -1,6 +1,6 @@
 """IoA paper tables of the two field studies: live meetings (Tables 21, 22; paper §6.2,
-App. D.5) from meeting session folders, and multi-agent collaboration (Tables 6, 23; paper
-§6.4) from ``collab run`` results folders.
+App. D.5) from meeting session folders, and multi-agent collaboration (Tables 6, 23, 24;
+paper §6.4) from ``collab run`` results folders.
 
 The numbers are those of ``meeting report`` (:func:`ioa_synth.meetings.report.build_report`,
 pooled over sessions as the paper) and ``collab report``
@@ -17,6 +17,7 @@ from ioa_synth.collab.report import ReportError, build_report as collab_report, 
 from ioa_synth.meetings.report import RULES, build_report as meeting_report
 from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.reports.output import fmt
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.typelabels.tables import meeting_types as per_type
 from ioa_synth.tables.ioa_evaluate import type_labels
 from ioa_synth.tables.model import PaperTable, percent
@@ -91,18 +92,30 @@ def meeting_types(folders: dict[str, list[Path]]) -> PaperTable:
                       notes)
 
 
-def _collab(folders: dict[str, list[Path]]) -> dict[str, dict[str, Any]]:
-    """``{bench: collab report}``, one folder per bench."""
-    out: dict[str, dict[str, Any]] = {}
+def team_model(folder: Path) -> str:
+    """The discussers' model of a ``collab run`` folder (its ``run.json``), ``"?"`` when none is recorded."""
+    try:
+        manifest = read_manifest(folder, "collab")
+    except ManifestError as exc:
+        raise TableError(str(exc)) from None
+    return str((manifest.components.get("discusser") or {}).get("model") or "?")
+
+
+def _collab(folders: dict[str, list[Path]], by_team: bool = False) -> dict[Any, dict[str, Any]]:
+    """``{bench: collab report}`` (``by_team``: ``{(team model, bench): report}``), one folder per key."""
+    out: dict[Any, dict[str, Any]] = {}
     for folder in folders["collab"]:
         try:
             report = collab_report(read_records(folder))
         except ReportError as exc:
             raise TableError(str(exc)) from None
         bench = str(report["bench"])
-        if bench in out:
-            raise TableError(f"{folder}: a second {bench} folder; give one collab folder per benchmark")
-        out[bench] = report
+        key = (team_model(folder), bench) if by_team else bench
+        if key in out:
+            what = f"{key[0]} team on {bench}" if by_team else bench
+            raise TableError(f"{folder}: a second {what} folder; give one collab folder per "
+                             f"{'team model and ' if by_team else ''}benchmark")
+        out[key] = report
     return out
 
 
@@ -139,6 +152,21 @@ def collab_interventions(folders: dict[str, list[Path]]) -> PaperTable:
                       ["ΔPass@1 in points against 'discussion' over the tasks both ran (collab report)."])
 
 
+def stronger_teams(folders: dict[str, list[Path]]) -> PaperTable:
+    """ioa-24: Pass@1 (%) per team model and configuration (rows) and benchmark (columns)."""
+    reports = _collab(folders, by_team=True)
+    teams = list(dict.fromkeys(team for team, _ in reports))
+    benches = list(dict.fromkeys(bench for _, bench in reports))
+    rows = []
+    for team in teams:
+        mine = {b: reports[(team, b)] for b in benches if (team, b) in reports}
+        rows += [[team, c, *(percent(mine[b]["pass_at_1"].get(c)) if b in mine else "–" for b in benches)]
+                 for c in _configs(mine)]
+    return PaperTable("ioa-24", "Table 24: Pass@1 (%) of stronger teams per configuration",
+                      ["team model", "configuration", *benches], rows,
+                      ["Team model: the discussers' model in each folder's run.json; Pass@1 as in Table 6."])
+
+
 register(TableSpec("ioa-6", "Pass@1 of a Qwen3-8B team per configuration", "IoA paper, Table 6 (§6.4)",
                    (Needs("collab", 1, 2, "one per benchmark (BCB-Hard, HiddenBench)"),), COLLAB_COMMAND, collab_pass))
 register(TableSpec("ioa-21", "Live meetings per detector (Valid, Validity, PR, Likert, best set)",
@@ -151,6 +179,9 @@ register(TableSpec("ioa-20", "Validated meeting disagreements per type", "IoA pa
 register(TableSpec("ioa-22", "Live meetings under the validation rules (any / majority / unanimous)",
                    "IoA paper, App. D.5 (Table 22)", (Needs("meeting", 1, None, "one per finished session"),),
                    MEETING_COMMANDS, meeting_rules))
+register(TableSpec("ioa-24", "Pass@1 of stronger teams (e.g. Qwen3-30B-A3B, GPT-5.4) per configuration",
+                   "IoA paper, Table 24 (§6.4)", (Needs("collab", 1, None, "one per team model and benchmark"),),
+                   COLLAB_COMMAND + " --config TEAM.json (once per team model)", stronger_teams))
 register(TableSpec("ioa-23", "Interventions: trigger rate, additional rounds, ΔPass@1", "IoA paper, Table 23 (App. D.8)",
                    (Needs("collab", 1, 2, "one per benchmark (BCB-Hard, HiddenBench)"),), COLLAB_COMMAND,
                    collab_interventions))

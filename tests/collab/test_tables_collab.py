@@ -50,3 +50,29 @@ def test_collab_tables(cli, endpoint, tmp_path):
 
     res = cli("table", "ioa-6", out, out)  # the same benchmark twice
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "one collab folder per benchmark" in res.stderr
+
+
+def test_stronger_teams(cli, endpoint, tmp_path):
+    # team-a: MCQ fixes the two divergent tasks (40.0); team-b, the same script with no divergence
+    # planted: nothing passes (0.0 everywhere)
+    tasks = hp_tasks()
+    outs = []
+    for team, diverge in (("team-a", {tasks[0].task_id, tasks[1].task_id}), ("team-b", set())):
+        endpoint(responder=CollabScript(tasks=tasks, diverge=diverge), models=[team])
+        config = tmp_path / f"{team}.json"
+        config.write_text(json.dumps({"discusser": {"model": team}}), encoding="utf-8")
+        out = tmp_path / team
+        res = cli("collab", "run", "--bench", "hidden-profile", "--tasks", HP, "--out", out, "--configs",
+                  "discussion,mcq:probe", "--detector", f"probe={detector_config(tmp_path)}", "--config", config)
+        assert res.exit_code == 0, res.output
+        outs.append(out)
+    res = cli("table", "ioa-24", *outs, "--format", "csv")
+    assert res.exit_code == 0, res.output
+    rows = {(r["team model"], r["configuration"]): r for r in
+            pl.read_csv(io.StringIO(res.stdout), infer_schema=False).to_dicts()}
+    bench = json.loads((outs[0] / "report.json").read_text())["bench"]
+    assert list(rows) == [("team-a", "discussion"), ("team-a", "mcq:probe"), ("team-b", "discussion"),
+                          ("team-b", "mcq:probe")]
+    assert rows[("team-a", "mcq:probe")][bench] == "40.0" and rows[("team-b", "mcq:probe")][bench] == "0.0"
+    res = cli("table", "ioa-24", outs[0], outs[0])
+    assert res.exit_code == 2 and "a second team-a team on" in res.stderr
