@@ -44,6 +44,8 @@ def test_bad_input_is_one_error_line(cli, args, needle):
 def test_folders_of_another_kind_or_missing(cli, tmp_path):
     res = cli("table", "ioa-1", tmp_path / "nope")
     assert res.exit_code == 2 and "not a folder; ioa-1 needs" in res.stderr
+    res = cli("table", "ioa-1", tmp_path, tmp_path / "." )
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "is given twice" in res.stderr
     res = cli("table", "ioa-21", tmp_path)  # an empty folder: no kind
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "a folder of no known kind; ioa-21 needs" in res.stderr
 

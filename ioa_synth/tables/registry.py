@@ -110,13 +110,18 @@ def sort_folders(s: TableSpec, folders: list[Path]) -> dict[str, list[Path]]:
     """``folders`` by kind (in the order given), checked against ``s.needs``.
 
     Raises:
-        TableError: a missing path, a folder of no kind or of a kind ``s`` does not take,
-            or too few / too many of a kind.
+        TableError: a folder given twice, a missing path, a folder of no kind or of a kind
+            ``s`` does not take, or too few / too many of a kind.
     """
     if not s.needs:
         raise TableError(f"{s.table_id} is not made from results folders")
     wanted = {n.kind: n for n in s.needs}
     by_kind: dict[str, list[Path]] = {n.kind: [] for n in s.needs}
+    seen: dict[Path, Path] = {}
+    for folder in folders:
+        if folder.resolve() in seen:
+            raise TableError(f"{folder} is given twice ({seen[folder.resolve()]}); give each folder once")
+        seen[folder.resolve()] = folder
     for folder in folders:
         if not folder.is_dir():
             raise TableError(f"{folder}: not a folder; {s.table_id} needs {describe_needs(s)}")

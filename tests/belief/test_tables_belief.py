@@ -6,6 +6,7 @@ truth-knower correction 2/3, hidden infection 2/9; k=0: FPI 1/2, no exposed turn
 from __future__ import annotations
 
 import io
+import shutil
 
 import polars as pl
 
@@ -26,5 +27,6 @@ def test_headline_rates_per_condition(endpoint, tmp_path, cli):
                          "initial infection": "0.0", "turn infection": "55.6", "public endorsement": "33.3",
                          "public correction": "33.3", "truth-knower correction": "66.7", "hidden infection": "22.2"}
     assert (rows["0"]["FPI"], rows["0"]["turn infection"]) == ("50.0", "–")
-    res = cli("table", "belief-1", out, out)  # the same conditions twice
+    copy = shutil.copytree(out, tmp_path / "copy")
+    res = cli("table", "belief-1", out, copy)  # the same conditions twice
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "both hold the condition" in res.stderr

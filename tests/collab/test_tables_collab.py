@@ -12,6 +12,7 @@ Pass@1 − 0.0 (discussion) in points: +20.0, +40.0.
 from __future__ import annotations
 
 import io
+import shutil
 import json
 
 import polars as pl
@@ -48,7 +49,8 @@ def test_collab_tables(cli, endpoint, tmp_path):
     sr = t23["self-reflection"]
     assert (sr[f"trigger % ({b})"], sr[f"extra rounds ({b})"], sr[f"ΔPass@1 ({b})"]) == ("20.0", "+0.20", "+20.0")
 
-    res = cli("table", "ioa-6", out, out)  # the same benchmark twice
+    copy = shutil.copytree(out, tmp_path / "copy")
+    res = cli("table", "ioa-6", out, copy)  # the same benchmark twice
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "one collab folder per benchmark" in res.stderr
 
 
@@ -74,5 +76,6 @@ def test_stronger_teams(cli, endpoint, tmp_path):
     assert list(rows) == [("team-a", "discussion"), ("team-a", "mcq:probe"), ("team-b", "discussion"),
                           ("team-b", "mcq:probe")]
     assert rows[("team-a", "mcq:probe")][bench] == "40.0" and rows[("team-b", "mcq:probe")][bench] == "0.0"
-    res = cli("table", "ioa-24", outs[0], outs[0])
+    copy = shutil.copytree(outs[0], tmp_path / "copy")
+    res = cli("table", "ioa-24", outs[0], copy)
     assert res.exit_code == 2 and "a second team-a team on" in res.stderr

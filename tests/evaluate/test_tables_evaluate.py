@@ -17,13 +17,14 @@ K 22/3 = 7.3. Types: definitional 1/2, procedural 1/2, criterial 1/1, scopal 1/1
 from __future__ import annotations
 
 import io
+import shutil
 
 import polars as pl
 import pytest
 
 from ioa_synth.testing.type_judge import TypeJudgeResponder
 
-from .eval_helpers import STUDY_1, STUDY_2, STUDY_3, Study
+from .eval_helpers import STUDY_1, STUDY_2, STUDY_3, Study, toolkit_case, write_case
 from .test_acceptance import data  # noqa: F401  (the three cases, a fixture)
 
 
@@ -83,7 +84,8 @@ def test_mismatched_folders(cli, runs, tmp_path):
     res = cli("table", "ioa-10", a, c)  # one folder only
     assert res.exit_code == 2 and res.stderr.count("\n") == 1
     assert res.stderr.startswith("error: ioa-10 needs 1 × 'ioa-synth evaluate' results folder") and "(got 2)" in res.stderr
-    res = cli("table", "ioa-16", a, a)  # the same setting twice
+    copy = shutil.copytree(a, tmp_path / "copy")
+    res = cli("table", "ioa-16", a, copy)  # the same setting twice
     assert res.exit_code == 2 and "both ran --access public" in res.stderr
     res = cli("table", "ioa-6", a)  # an evaluate folder where collab folders are wanted
     assert res.exit_code == 2 and res.stderr.count("\n") == 1
@@ -105,3 +107,23 @@ def test_judged_types_fill_the_type_tables(cli, runs, data, endpoint, tmp_path):
     t10 = {r["type"]: r for r in rows(cli, "ioa-10", labels, a)}  # any order of the folders
     assert (t10["referential"]["share"], t10["other"]["share"], t10["other"]["paper"]) == ("30.0", "70.0", "0.2")
     assert "untyped" not in t10
+
+
+def test_significance_mark(cli, trio, tmp_path):
+    # four dialogues, all study 1 for prober A (P .8, R 1, F1 .8889 each) and study 3 for B
+    # (0 / 0 / 0): every resample of the paired differences is -.8889, so the two-sided p is
+    # 2 * 1 / 10,001 < .05 and B's P, R and F1 carry the mark; A (the reference) carries none.
+    data = tmp_path / "data" / "test"
+    for i, (domain, task) in enumerate((("law", "planning"), ("business", "design_review"),
+                                        ("medicine", "coordination"), ("ml_research", "brainstorming"))):
+        case = toolkit_case(domain, task, n_mas=4)
+        case["profiles"]["members"][0]["name"] += " STUDY1"
+        write_case(data, f"{domain}/{task}_00{i}.json", case)
+    outs = []
+    for name, study in (("prober-a", Study(STUDY_3, {"STUDY1": STUDY_1})), ("prober-b", Study(STUDY_3))):
+        trio(study, models={"prober": name})
+        outs.append(tmp_path / name)
+        assert cli("evaluate", "--data", data, "--out", outs[-1]).exit_code == 0
+    t1 = {r["prober"]: r for r in rows(cli, "ioa-1", *outs)}
+    assert (t1["prober-a"]["P"], t1["prober-a"]["F1"]) == ("80.0", "88.9")
+    assert (t1["prober-b"]["P"], t1["prober-b"]["R"], t1["prober-b"]["F1"]) == ("0.0†", "0.0†", "0.0†")

@@ -13,6 +13,7 @@ beta 1 + 0 + 0 -> 0.33, 33.3%.
 from __future__ import annotations
 
 import io
+import shutil
 
 import polars as pl
 
@@ -42,7 +43,8 @@ def test_meeting_tables(cli, three_sessions):
 
 
 def test_unfinished_or_repeated_session(cli, three_sessions, probed):
-    res = cli("table", "ioa-21", three_sessions[0], three_sessions[0])
+    copy = shutil.copytree(three_sessions[0], three_sessions[0].parent / "copy")
+    res = cli("table", "ioa-21", three_sessions[0], copy)
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "again" in res.stderr
     fresh = probed("fresh", seed=9)  # probed, nobody answered yet
     res = cli("table", "ioa-22", *three_sessions, fresh)
