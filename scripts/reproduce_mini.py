@@ -6,7 +6,8 @@ the scripted studies are the test suite's, so the numbers are the hand-computed 
 tests/*/test_tables_*.py):
 
 - ``evaluate`` twice on the three App. E.1 case studies (prober ``prober-a`` with public
-  access, ``prober-c`` with ``--access private``) and ``label-types`` on their data;
+  access, ``prober-c`` with ``--access private``), a permuted re-run of the first, and
+  ``label-types`` on their data;
 - three live-meeting sessions of the shipped sample transcript, probed by two detectors and
   answered/labelled by three participants each, and ``label-types`` on them;
 - ``collab run`` on the shipped hidden-profile scenarios (discussion, self-reflection, MCQ);
@@ -62,6 +63,8 @@ class Mini:
         os.environ[f"{env}_API_KEY"] = "sk-mini-0000"
 
     def evaluate(self) -> dict[str, Path]:
+        from dataclasses import replace
+
         from evaluate.eval_helpers import STUDY_1, STUDY_2, STUDY_3, Study, released_case, toolkit_case, write_case
         from ioa_synth.testing.type_judge import TypeJudgeResponder
 
@@ -79,6 +82,15 @@ class Mini:
                 self.serve(responder, comp.upper(), [name if comp == "prober" else f"{comp}-model"])
             out[access] = self.root / f"evaluate-{access}"
             self.cli("evaluate", "--data", data, "--out", out[access], "--access", access)
+        # a permuted re-run of the public run in which P2 answers two questions differently
+        s1b = [replace(q, m2="B") if q.stem == "S1 q5" else q for q in STUDY_1]
+        s2b = [replace(q, m2="A") if q.stem == "S2 q1" else q for q in STUDY_2]
+        study = Study(STUDY_3, {"STUDY1": s1b, "STUDY2": s2b})
+        for comp, responder in (("simulator", study.simulator), ("validity_filter", study.filter)):
+            self.serve(responder, comp.upper(), [f"{comp}-model"])
+        out["permuted"] = self.root / "evaluate-permuted"
+        self.cli("evaluate", "--data", data, "--out", out["permuted"], "--permute-seed", 7, "--questions-from",
+                 out["public"])
         self.serve(TypeJudgeResponder(lambda i: "referential" if i == "MA1" else "other"), "TYPE_JUDGE")
         out["types"] = self.root / "types-data"
         self.cli("label-types", data, "--out", out["types"])
@@ -163,6 +175,7 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
         "ioa-9": [build],
         "ioa-10": [ev["public"], ev["types"]],
         "ioa-12": [ev["public"], ev["private"], ev["types"]],
+        "ioa-14": [ev["public"], ev["permuted"]],
         "ioa-16": [ev["private"], ev["public"]],
         "ioa-20": [*meet["sessions"], *meet["types"]],
         "ioa-21": meet["sessions"],

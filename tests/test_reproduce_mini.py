@@ -31,6 +31,7 @@ def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
     # judged types: referential 1 of 3 MAs hit, other 5 of 7
     assert rows("ioa-12", "type")["referential"]["prober-c"] == "33.3 (1/3)"
     assert rows("ioa-10", "type")["other"]["share"] == "70.0"
+    assert rows("ioa-14", "re-run")["permute seed 7"]["P2 answer kept (%)"] == "90.9"  # 20 of 22 questions
     assert [r for r in rows("ioa-16", "access")] == ["public", "private"]
     # majority: alpha 3 of 5 divergent validated; unanimous beta 1 of 3
     t22 = rows("ioa-22", "detector")

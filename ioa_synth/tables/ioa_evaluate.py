@@ -1,6 +1,6 @@
 """IoA paper tables made from ``ioa-synth evaluate`` results folders: P/R/F1/K per prober
-(ioa-1), the disagreement-type mix (Table 10), recall per type (Table 12) and the
-information-access ablation (Table 16).
+(ioa-1), the disagreement-type mix (Table 10), recall per type (Table 12), the order
+sensitivity of a permuted re-run (Table 14) and the information-access ablation (Table 16).
 
 Every number comes from :mod:`ioa_synth.evaluate.analysis` (the ``report`` and ``compare``
 commands' code): means of per-dialogue values (paper §4.2), recall per type over all MAs,
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ioa_synth.evaluate.analysis import tables as ev
 from ioa_synth.evaluate.analysis.bootstrap import paired_bootstrap
+from ioa_synth.evaluate.analysis.compare import CompareError, compare
 from ioa_synth.evaluate.analysis.results import Results, ResultsError, load_results
 from ioa_synth.evaluate.access import ACCESS_LEVELS
 from ioa_synth.protocol.cells import PAPER_MA_TYPE_DISTRIBUTION
@@ -157,6 +158,31 @@ def type_mix(folders: dict[str, list[Path]]) -> PaperTable:
                        "shares (Table 10)."])
 
 
+def order_sensitivity(folders: dict[str, list[Path]]) -> PaperTable:
+    """ioa-14: per permuted re-run of the first folder (``--permute-seed S --questions-from
+    FIRST``): questions matched by key, share whose divergent outcome is kept, share of each
+    participant's (P1, P2) answers kept, in % (``compare``'s consistency)."""
+    first, *reruns = read_all(folders["evaluate"])
+    rows = []
+    for res in reruns:
+        try:
+            result = compare(first, res)
+        except CompareError as exc:
+            raise TableError(str(exc)) from None
+        kind, why = result["rerun"]["kind"], result["rerun"]["why"]
+        if not kind or "permute_seed" not in kind:
+            raise TableError(f"{res.path} is not a permuted re-run of {first.path} ({why}); make it with "
+                             f"'ioa-synth evaluate ... --permute-seed S --questions-from {first.path}'")
+        c = result["consistency"]
+        answers = c["answers_unchanged"]
+        rows.append([f"permute seed {res.run.args.permute_seed}", str(c["matched"]), percent(c["outcome_unchanged"]),
+                     percent(answers.get("M1")), percent(answers.get("M2"))])
+    return PaperTable("ioa-14", "Table 14: order sensitivity, outcomes kept after permuting question and option order",
+                      ["re-run", "questions", "outcome kept (%)", "P1 answer kept (%)", "P2 answer kept (%)"], rows,
+                      [f"Against {first.path.name} (the original order); questions matched by stem and options, "
+                       "answers compared in the prober's original option order (compare)."])
+
+
 _ONE_PER_PROBER = (Needs("evaluate", 1, None, "one per prober (the first is the reference of the marks)"),)
 #: Judged MA types (released data has none): a ``label-types`` folder of the same data, optional.
 TYPES = Needs("label-types", 0, 1, "optional: judged MA types of the data (ioa-synth label-types DATA --out LABELS)")
@@ -168,6 +194,9 @@ register(TableSpec("ioa-10", "Disagreement-type mix of the test split", "IoA pap
 register(TableSpec("ioa-12", "Recall per disagreement type", "IoA paper, Table 12",
                    (Needs("evaluate", 1, None, "one per prober"), TYPES), EVALUATE + " (once per prober config)",
                    type_recall))
+register(TableSpec("ioa-14", "Order sensitivity: outcomes kept after permutation", "IoA paper, Table 14 (App. C.1)",
+                   (Needs("evaluate", 2, None, "the original run first, then its permuted re-runs"),),
+                   EVALUATE + "; then the same with --permute-seed S --questions-from RESULTS", order_sensitivity))
 register(TableSpec("ioa-16", "Information-access ablation", "IoA paper, Table 16 (App. C.3)",
                    (Needs("evaluate", 1, len(ACCESS_LEVELS), "one per --access setting"),),
                    EVALUATE + " --access " + "|".join(ACCESS_LEVELS), access_ablation))

@@ -24,8 +24,6 @@ _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
                "the WordNet baseline is being built on another branch"),
     "ioa-13": ("Simulator consistency (P1 / P2)", "IoA paper, Table 13 (App. C.1)", (Needs("evaluate"),),
                _EVAL + " --rollouts 5", "the P1/P2 consistency aggregate is being built on another branch"),
-    "ioa-14": ("Order sensitivity after permutation", "IoA paper, Table 14 (App. C.1)", (Needs("evaluate", 2, 2),),
-               _EVAL + " --permute-seed S --questions-from A", "the permutation figure is being built on another branch"),
     "ioa-15": ("Models and thinking settings", "IoA paper, Table 15", (), "–",
                "a settings table (configs/paper-models.json, docs/reproduce.md), not made from results"),
     "ioa-17": ("SFT warm-start subset", "IoA paper, Table 17", (), "ioa-synth train sft", _UNKNOWN),

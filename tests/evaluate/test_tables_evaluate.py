@@ -17,6 +17,7 @@ K 22/3 = 7.3. Types: definitional 1/2, procedural 1/2, criterial 1/1, scopal 1/1
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 import shutil
 
 import polars as pl
@@ -127,3 +128,23 @@ def test_significance_mark(cli, trio, tmp_path):
     t1 = {r["prober"]: r for r in rows(cli, "ioa-1", *outs)}
     assert (t1["prober-a"]["P"], t1["prober-a"]["F1"]) == ("80.0", "88.9")
     assert (t1["prober-b"]["P"], t1["prober-b"]["R"], t1["prober-b"]["F1"]) == ("0.0†", "0.0†", "0.0†")
+
+
+def test_order_sensitivity(cli, trio, data, tmp_path):  # noqa: F811
+    # test_acceptance.py's permuted re-run: M2 answers S1 q5 and S2 q1 differently. 22 questions
+    # matched; outcome kept 20/22 = 90.9%; P1 keeps every answer (100.0), P2 20/22 (90.9).
+    t = trio(Study(STUDY_3, {"STUDY1": STUDY_1, "STUDY2": STUDY_2}))
+    a, b = tmp_path / "A", tmp_path / "B"
+    assert cli("evaluate", "--data", data, "--out", a).exit_code == 0
+    s1b = [replace(q, m2="B") if q.stem == "S1 q5" else q for q in STUDY_1]
+    s2b = [replace(q, m2="A") if q.stem == "S2 q1" else q for q in STUDY_2]
+    study_b = Study(STUDY_3, {"STUDY1": s1b, "STUDY2": s2b})
+    t.simulator.responder, t.validity_filter.responder = study_b.simulator, study_b.filter
+    assert cli("evaluate", "--data", data, "--out", b, "--permute-seed", "7", "--questions-from", a).exit_code == 0
+    (row,) = rows(cli, "ioa-14", a, b)
+    assert row == {"re-run": "permute seed 7", "questions": "22", "outcome kept (%)": "90.9",
+                   "P1 answer kept (%)": "100.0", "P2 answer kept (%)": "90.9"}
+    c = tmp_path / "C"  # a plain second run, not a permuted re-run
+    assert cli("evaluate", "--data", data, "--out", c, "--access", "private").exit_code == 0
+    res = cli("table", "ioa-14", a, c)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "is not a permuted re-run of" in res.stderr
