@@ -37,11 +37,11 @@ def table_cmd(
     """Render a table of the IoA paper (ioa-1 ... ioa-27) or the belief study (belief-N,
     belief-figN) from results folders, in the paper's rows and columns.
 
-    Each id needs folders of one kind (e.g. one evaluate results folder per prober); other
-    folders are refused with one line. Exit status: 0 rendered, 2 bad input (unknown or not
+    Each id needs folders of given kinds and numbers (e.g. one evaluate results folder per
+    prober); other folders are refused with one line. Exit status: 0 rendered, 2 bad input (unknown or not
     yet implemented id, folders of another kind or count, an unreadable folder)."""
     from ioa_synth.core.atomic import write_text_atomic
-    from ioa_synth.tables.formats import FORMATS, render
+    from ioa_synth.tables.formats import FORMATS, render, to_rich
     from ioa_synth.tables.registry import TableError, make_table
 
     check_choice("--format", fmt, FORMATS)
@@ -58,9 +58,27 @@ def table_cmd(
             table = make_table(table_id, list(results or []))
         except TableError as exc:
             fail(str(exc))
+    if fmt == "term" and out is None:
+        from ioa_synth.reports.output import wide_console
+
+        if show_list:
+            _print_list()
+        else:
+            wide_console().print(to_rich(table))
+        return
     text = render(table, fmt)
     if out is None:
         typer.echo(text, nl=False)
     else:
         write_text_atomic(out, text)
         typer.echo(f"wrote {out}", err=True)
+
+
+def _print_list() -> None:
+    """``--list`` in the terminal: one block per id (a table of six long columns does not fit)."""
+    from ioa_synth.tables.registry import all_specs, describe_needs
+
+    for s in all_specs():
+        state = "implemented" if s.implemented else f"not implemented yet: {s.missing}"
+        typer.echo(f"{s.table_id:<12} {s.title} ({s.ref})\n{'':<12} needs: {describe_needs(s)}\n"
+                   f"{'':<12} made by: {s.command}\n{'':<12} {state}")

@@ -71,18 +71,29 @@ def to_latex(table: PaperTable) -> str:
     return _LATEX.render(table=table)
 
 
-def to_terminal(table: PaperTable, width: int | None = None) -> str:
-    """The rich table (title above, notes below) as text."""
-    from rich.console import Console
+def _numeric(cells: list[str]) -> bool:
+    """Whether a column holds numbers (right-aligned): every cell starts like one or is "–"."""
+    return all(c == "–" or c[:1].isdigit() or (c[:1] in "+-−" and c[1:2].isdigit()) for c in cells)
+
+
+def to_rich(table: PaperTable):
+    """The rich table: title above, notes below, number columns right-aligned."""
     from rich.table import Table
 
-    out = Table(title=table.title, caption="\n".join(table.notes) or None)
+    out = Table(title=table.title, caption="\n".join(table.notes) or None, caption_justify="left")
     for i, col in enumerate(table.columns):
-        out.add_column(col, justify="left" if i == 0 else "right")
+        out.add_column(col, justify="right" if i > 0 and _numeric([r[i] for r in table.rows]) else "left")
     for row in table.rows:
         out.add_row(*row)
+    return out
+
+
+def to_terminal(table: PaperTable, width: int | None = None) -> str:
+    """:func:`to_rich` as text, ``width`` columns wide (default 120)."""
+    from rich.console import Console
+
     buf = io.StringIO()
-    Console(file=buf, width=width or 120, force_terminal=False, color_system=None).print(out)
+    Console(file=buf, width=width or 120, force_terminal=False, color_system=None).print(to_rich(table))
     return buf.getvalue()
 
 
