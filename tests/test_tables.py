@@ -81,3 +81,29 @@ def test_out_writes_the_file(cli, tmp_path):
     assert res.exit_code == 0 and target.read_text().startswith("\\begin{table}")
     res = cli("table", "--list", "--out", tmp_path)
     assert res.exit_code == 2 and "is a folder" in res.stderr
+
+
+def test_out_that_cannot_be_written_is_one_line(cli, tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    res = cli("table", "--list", "--format", "md", "--out", blocker / "list.md")
+    assert res.exit_code == 2 and res.stderr.startswith("error: cannot write") and res.stderr.count("\n") == 1
+    assert blocker.read_text() == "x"
+
+
+def test_a_catalog_held_by_a_run_is_one_line(cli, tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "build"
+    folder.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('ready', flush=True); time.sleep(60)", str(folder / "catalog.duckdb")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        res = cli("table", "ioa-9", folder)
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "in use by another" in res.stderr
+    finally:
+        holder.kill()
+        holder.wait()

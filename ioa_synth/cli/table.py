@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.common import PANEL_SHARE, check_choice, fail
+from ioa_synth.cli.common import PANEL_SHARE, check_choice, fail, write_errors
 
 
 def list_table():
@@ -70,7 +70,8 @@ def table_cmd(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        write_text_atomic(out, text)
+        with write_errors():
+            write_text_atomic(out, text)
         typer.echo(f"wrote {out}", err=True)
 
 
