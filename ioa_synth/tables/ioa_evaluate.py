@@ -91,6 +91,20 @@ def _score_rows(results: list[Results], names: list[str]) -> list[list[str]]:
     return rows
 
 
+def coverage_notes(results: list[Results]) -> list[str]:
+    """A note per folder whose scored dialogues differ from the first folder's (its means are
+    over other dialogues; the marks pair the shared ones)."""
+    base = set(results[0].scored)
+    notes = []
+    for res in results[1:]:
+        mine = set(res.scored)
+        if mine != base:
+            notes.append(f"{res.path.name} scored {len(mine)} dialogues, {len(mine & base)} of them shared with "
+                         f"{results[0].path.name} ({len(base)}): its means are over its own dialogues, its marks "
+                         "over the shared ones.")
+    return notes
+
+
 _SCORE_NOTES = ["P, R, F1: means of per-dialogue values in % (paper §4.2); K: questions per dialogue.",
                 f"{MARK}: differs from the first row, paired bootstrap over shared dialogues "
                 "(10,000 resamples, seed 20260516), two-sided p < 0.05."]
@@ -101,7 +115,7 @@ def prober_scores(folders: dict[str, list[Path]]) -> PaperTable:
     results = read_all(folders["evaluate"])
     return PaperTable("ioa-1", "Table 1: detection scores per prober (P / R / F1, %)",
                       ["prober", "dialogues", "P", "R", "F1", "K"], _score_rows(results, labels(results)),
-                      list(_SCORE_NOTES))
+                      _SCORE_NOTES + coverage_notes(results))
 
 
 def access_ablation(folders: dict[str, list[Path]]) -> PaperTable:
@@ -118,7 +132,8 @@ def access_ablation(folders: dict[str, list[Path]]) -> PaperTable:
     ordered = [by_access[a] for a in order]
     return PaperTable("ioa-16", "Table 16: information-access ablation of the prober (P / R / F1, %)",
                       ["access", "dialogues", "P", "R", "F1", "K"], _score_rows(ordered, order),
-                      list(_SCORE_NOTES) + ["access settings as in App. C.3 (docs/evaluate.md, --access)."])
+                      _SCORE_NOTES + ["access settings as in App. C.3 (docs/evaluate.md, --access)."]
+                      + coverage_notes(ordered))
 
 
 def type_recall(folders: dict[str, list[Path]]) -> PaperTable:

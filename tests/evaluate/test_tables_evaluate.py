@@ -148,3 +148,11 @@ def test_order_sensitivity(cli, trio, data, tmp_path):  # noqa: F811
     assert cli("evaluate", "--data", data, "--out", c, "--access", "private").exit_code == 0
     res = cli("table", "ioa-14", a, c)
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "is not a permuted re-run of" in res.stderr
+
+
+def test_folders_over_other_dialogues_are_named_in_a_note(cli, runs, tmp_path):
+    a, c = runs
+    shutil.rmtree(c / "records" / "law")  # C now holds two of the three dialogues
+    md = cli("table", "ioa-1", a, c, "--format", "md").stdout
+    assert "C scored 2 dialogues, 2 of them shared with A (3)" in md
+    assert "shared with" not in cli("table", "ioa-1", a, "--format", "md").stdout
