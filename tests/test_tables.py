@@ -65,10 +65,12 @@ def test_formats_keep_every_cell():
     md = render(T, "md")
     assert md.startswith("## Table 0") and "c\\|d" in md and "a note" in md
     tex = render(T, "latex")
-    assert r"\caption{Table 0: a 50\% cut \& more}" in tex and r"a\_b & 43.3† & x, " in tex and r"\#1 \\" in tex
+    assert r"\caption{Table 0: a 50\% cut \& more}" in tex and r"a\_b & 43.3\textdagger{} & x, " in tex
+    assert r"c|d & -- & \#1 \\" in tex
     assert r"\begin{tabular}{lrr}" in tex
     assert "43.3†" in render(T, "term")
     assert latex_escape("~^\\") == r"\textasciitilde{}\textasciicircum{}\textbackslash{}"
+    assert latex_escape("ΔPass@1 within ±0.5") == r"$\Delta$Pass@1 within $\pm$0.5"
     with pytest.raises(ValueError):
         PaperTable("t", "x", ["a", "a"], [])
     with pytest.raises(ValueError):

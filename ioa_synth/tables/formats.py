@@ -15,11 +15,14 @@ from ioa_synth.tables.model import PaperTable
 FORMATS = ("term", "md", "csv", "latex")
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  # the tables' own symbols, so that pdflatex needs no Unicode set-up
+                  "†": r"\textdagger{}", "±": r"$\pm$", "Δ": r"$\Delta$", "–": "--", "−": "$-$", "×": r"$\times$"}
 
 
 def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped (``%`` → ``\\%``)."""
+    """``text`` with LaTeX's special characters escaped (``%`` → ``\\%``) and the tables'
+    symbols (†, ±, Δ, –, −, ×) as LaTeX commands."""
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
