@@ -19,7 +19,7 @@ def _register() -> None:
     """Import the command modules; each registers its commands on ``app``."""
     from ioa_synth.cli import analysis, annotate, audit, build, evaluate, regenerate, show, sql, status  # noqa: F401
     from ioa_synth.cli.common import PANEL_BELIEF, PANEL_MEETINGS, PANEL_SEEDS, PANEL_TRAIN
-    from ioa_synth.cli import check, estimate, export, label_types, view  # noqa: F401
+    from ioa_synth.cli import check, estimate, export, label_types, table, view  # noqa: F401
     from ioa_synth.cli.seeds import seeds_app
 
     app.add_typer(seeds_app, name="seeds", help="Fetch, import, assign and check seed papers.",

@@ -1,0 +1,54 @@
+"""Every other table id of both papers, registered as not implemented yet, each with what is
+missing (one line). An id moves out of here when a module of this package implements it."""
+
+from __future__ import annotations
+
+from ioa_synth.tables.registry import Needs, TableSpec, register
+
+_UNKNOWN = "its rows and columns are not in the project's protocol notes (PROTOCOL.md) yet"
+_EVAL = "ioa-synth evaluate --data DATA/test --out RESULTS"
+
+#: id -> (title, paper reference, needs, command, what is missing)
+_IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
+    "ioa-2": ("Absolute P / R / F1 (second main table)", "IoA paper, Table 2", (Needs("evaluate"),), _EVAL, _UNKNOWN),
+    "ioa-3": ("Absolute P / R / F1 (third main table)", "IoA paper, Table 3", (Needs("evaluate"),), _EVAL, _UNKNOWN),
+    "ioa-4": ("IoA paper Table 4", "IoA paper, Table 4", (), "–", _UNKNOWN),
+    "ioa-5": ("Prober training results and ablations (P / R / F1 / K)", "IoA paper, Table 5 (§6.1, §6.3)",
+              (Needs("evaluate", 1, None, "one per trained prober or ablation"),), _EVAL,
+              "row labels of the training ablations are not recorded in an evaluate folder; ioa-1 gives the same "
+              "numbers per folder"),
+    "ioa-7": ("Judge criteria of the build loop", "IoA paper, Table 7 (App. B)", (), "ioa-synth build",
+              "a criteria table, not made from results; see docs/build.md"),
+    "ioa-8": ("IoA paper Table 8", "IoA paper, Table 8", (), "–", _UNKNOWN),
+    "ioa-11": ("WordNet lexical baseline", "IoA paper, Table 11", (Needs("evaluate"),), _EVAL,
+               "the WordNet baseline is being built on another branch"),
+    "ioa-13": ("Simulator consistency (P1 / P2)", "IoA paper, Table 13 (App. C.1)", (Needs("evaluate"),),
+               _EVAL + " --rollouts 5", "the P1/P2 consistency aggregate is being built on another branch"),
+    "ioa-15": ("Models and thinking settings", "IoA paper, Table 15", (), "–",
+               "a settings table (configs/paper-models.json, docs/reproduce.md), not made from results"),
+    "ioa-17": ("SFT warm-start subset", "IoA paper, Table 17", (), "ioa-synth train sft", _UNKNOWN),
+    "ioa-18": ("GRPO settings", "IoA paper, Table 18 (App. D.6)", (), "–",
+               "a settings table (the verl settings file), not made from results"),
+    "ioa-19": ("Absolute P / R / F1 (appendix)", "IoA paper, Table 19", (Needs("evaluate"),), _EVAL, _UNKNOWN),
+    "ioa-25": ("IoA paper Table 25", "IoA paper, Table 25", (), "–", _UNKNOWN),
+    "ioa-26": ("IoA paper Table 26", "IoA paper, Table 26", (), "–", _UNKNOWN),
+    "ioa-27": ("IoA paper Table 27", "IoA paper, Table 27", (), "–", _UNKNOWN),
+}
+
+_BELIEF_RUN = "ioa-synth belief run --items ITEMS --out RESULTS"
+_BELIEF_BRANCH = "belief report's grid and Tables 3/5/6/7, Fig. 4 are being built on another branch"
+_BELIEF: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
+    "belief-3": ("Public/private categories over infected turns", "belief paper, Table 3",
+                 (Needs("belief", 1, None, "one per model"),), _BELIEF_RUN, _BELIEF_BRANCH),
+    "belief-5": ("Re-ask validation: FPI under each variant", "belief paper, Table 5",
+                 (Needs("belief", 1, None),), "ioa-synth belief reask RESULTS", _BELIEF_BRANCH),
+    "belief-6": ("Own answer × group conclusion", "belief paper, Table 6",
+                 (Needs("belief", 1, None),), "ioa-synth belief reask RESULTS", _BELIEF_BRANCH),
+    "belief-7": ("Endorsement per pairing", "belief paper, Table 7", (Needs("belief", 1, None),), _BELIEF_RUN,
+                 _BELIEF_BRANCH),
+    "belief-fig4": ("Knowledge vs robustness", "belief paper, Fig. 4", (Needs("belief", 1, None),), _BELIEF_RUN,
+                    _BELIEF_BRANCH),
+}
+
+for _id, (_title, _ref, _needs, _command, _missing) in {**_IOA, **_BELIEF}.items():
+    register(TableSpec(_id, _title, _ref, _needs, _command, missing=_missing))

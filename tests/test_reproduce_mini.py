@@ -1,0 +1,46 @@
+"""``scripts/reproduce_mini.py``: every implemented table id renders end to end against
+scripted servers at toy scale; chosen cells against the numbers computed by hand in
+tests/*/test_tables_*.py (App. E.1's case studies, conftest.PLAN's three sessions, the
+scripted chat room, the scripted team, two annotators against a scripted audit judge)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+from reproduce_mini import reproduce  # noqa: E402
+
+from ioa_synth.tables.registry import all_specs  # noqa: E402
+
+
+def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
+    written = reproduce(tmp_path, "csv", echo=lambda _: None)
+    assert set(written) == {s.table_id for s in all_specs() if s.implemented}
+
+    def rows(table_id: str, key: str) -> dict[str, dict[str, str]]:
+        text = written[table_id].read_text(encoding="utf-8")
+        return {r[key]: r for r in pl.read_csv(io.StringIO(text), infer_schema=False).to_dicts()}
+
+    # F1 (.8889 + .5 + 0) / 3
+    assert rows("ioa-1", "prober")["prober-a"]["F1"] == "46.3"
+    # judged types: referential 1 of 3 MAs hit, other 5 of 7
+    assert rows("ioa-12", "type")["referential"]["prober-c"] == "33.3 (1/3)"
+    assert rows("ioa-10", "type")["other"]["share"] == "70.0"
+    assert rows("ioa-14", "re-run")["permute seed 7"]["P2 answer kept (%)"] == "90.9"  # 20 of 22 questions
+    assert [r for r in rows("ioa-16", "access")] == ["public", "private"]
+    # majority: alpha 3 of 5 divergent validated; unanimous beta 1 of 3
+    t22 = rows("ioa-22", "detector")
+    assert (t22["alphadetector"]["Validity % (majority)"], t22["betadetector"]["Valid (unanimous)"]) == ("60.0", "0.33")
+    assert rows("ioa-20", "type")["procedural"]["betadetector"] == "2"
+    assert rows("ioa-21", "detector")["betadetector"]["discovery (1-5)"] == "3.33"  # 30 / 9 participants
+    assert rows("ioa-6", "configuration")["mcq:probe"]["hidden-profile (5 tasks)"] == "40.0"
+    assert rows("ioa-23", "configuration")["self-reflection"]["extra rounds (hidden-profile)"] == "+0.20"
+    assert rows("ioa-24", "configuration")["discussion"]["hidden-profile"] == "0.0"
+    assert rows("belief-1", "k")["1"]["FPI"] == "66.7"  # agents 2 and 3 of the three benign ones
+    nat = rows("ioa-9", "dimension")["naturalness"]  # (3 + 2) / 2 against the audit's 2
+    assert (nat["human mean"], nat["LLM mean"], nat["within ±0.5 (%)"]) == ("2.50", "2.00", "100.0")
