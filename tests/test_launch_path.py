@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ioa_helpers import KEY, q
@@ -49,6 +50,12 @@ def test_the_estimate_builds_its_tokenizers_after_the_first_request(cli, endpoin
     real = estimate.component_setup
 
     def spy(*args, **kwargs):
+        # "on the wire" is the client's side: the scripted server may record the request a
+        # moment later, so give it that moment. Were the setup still on the path before the
+        # first request, no request could arrive while it waits here, and 0 is recorded.
+        deadline = time.monotonic() + 5
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
         requests_at_setup.append(len(server.requests))
         return real(*args, **kwargs)
 
