@@ -86,3 +86,21 @@ def read_json_records(paths: Iterable[Path], keys: Sequence[str], what: str, err
             raise error(f"{path}: not a {what} (no {', '.join(missing)})")
         records.append(rec)
     return records
+
+
+def hidden(path: Path, root: Path) -> bool:
+    """True when ``path`` (under ``root``) or a folder between them is hidden (``.name``): such
+    files are bookkeeping (an export's file list, an editor's swap file), never records."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def jsonl_hint(folder: Path) -> str:
+    """``"; it holds JSON-lines files (...)"`` when ``folder`` holds ``*.jsonl`` files but records are
+    read one per ``*.json`` file (e.g. an ``ioa-synth export`` dataset, whose ``data/<split>.jsonl``
+    holds the records of a build directory), else ``""``."""
+    lines = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.jsonl") if not hidden(p, folder))
+    if not lines:
+        return ""
+    shown = ", ".join(lines[:3]) + (", ..." if len(lines) > 3 else "")
+    return (f"; it holds JSON-lines files ({shown}), not one record per *.json file: give the build "
+            f"directory's <split> folder they were exported from")
