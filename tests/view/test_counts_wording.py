@@ -28,3 +28,23 @@ def test_one_case_and_one_match_are_singular(cli, tmp_path):
         assert "1 case matches." in page, page
     finally:
         stop(proc)
+
+
+def test_a_meeting_session_counts_forms_as_status_does(cli, tmp_path):
+    """The index's progress of a session counts its answer and label forms (one each per
+    participant), as 'status --out SESSION' does; answers alone read '3 / 3' while the labels
+    were still missing."""
+    from ioa_synth.view.read.folders import open_library, summary
+
+    session = tmp_path / "session"
+    assert cli("meeting", "import", "samples/meetings/sample.vtt", "--out", session).exit_code == 0
+    lib = open_library([session])
+    try:
+        row = summary(lib.folders[0], lib.catalog)
+    finally:
+        lib.close()
+    assert (row["done"], row["total"]) == (0, 6)
+    import json
+
+    status = json.loads(cli("status", "--out", session, "--json").stdout)["progress"]
+    assert sum(g["total"] for g in status["groups"]) == row["total"]
