@@ -41,7 +41,7 @@ from pydantic import ValidationError
 from ioa_synth.build.builddir import IMPORTED, record_stages
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.core.atomic import write_bytes_atomic
-from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint
+from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
@@ -139,7 +139,7 @@ def read_record(path: Path, split: str) -> Found:
         raw = path.read_bytes()
         record = json.loads(decode_utf8(raw, path, RecordImportError))
     except OSError as exc:
-        raise RecordImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise RecordImportError(read_problem(path, exc)) from None
     except json.JSONDecodeError as exc:
         raise RecordImportError(json_problem(path, exc)) from None
     if not isinstance(record, dict) or "profiles" not in record or "dialogue" not in record:

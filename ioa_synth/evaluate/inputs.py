@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, SPLITS, TASK_TYPES
 from ioa_synth.protocol.schemas import scenario_text
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint
+from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 
 
@@ -155,7 +155,7 @@ def read_case(path: Path, rel: Path) -> EvalCase:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise InputError(read_problem(path, exc)) from exc
     try:  # as text first: json.loads(bytes) would take UTF-16 and call other encodings invalid JSON
         data = json.loads(decode_utf8(raw, path, InputError))
     except json.JSONDecodeError as exc:
