@@ -210,3 +210,22 @@ def test_help_names_the_subcommand(cli):
     assert "build import RECORDS" in " ".join(cli("build", "--help").stdout.split())
     res = cli("build", "import", SAMPLE)
     one_line_error(res, "--split")
+
+
+def test_an_export_folder_is_named_as_such_and_its_hidden_files_are_never_records(cli, imported, tmp_path):
+    """A researcher who imports (or evaluates) what `export` wrote is told what the folder is and
+    where the records are, not that its hidden file list or croissant.json is "not a record path";
+    a hidden file beside real records is skipped."""
+    hub = tmp_path / "hub"
+    assert cli("export", "--out", imported, "--to", hub, "--splits", "test").exit_code == 0
+    for argv in (("build", "import", hub, "--split", "test", "--out", tmp_path / "b9"),
+                 ("evaluate", "--data", hub, "--out", tmp_path / "r")):
+        res = cli(*argv)
+        assert res.exit_code == 2 and "Traceback" not in res.stderr
+        one_line_error(res, "'ioa-synth export' dataset folder", "data/test.jsonl", "<split> folder")
+    assert not (tmp_path / "b9").exists() and not (tmp_path / "r").exists()
+    records = tmp_path / "records"
+    shutil.copytree(SAMPLE, records)
+    (records / ".editor-backup.json").write_text("{}", encoding="utf-8")
+    res = cli("build", "import", records, "--split", "test", "--out", tmp_path / "b2")
+    assert res.exit_code == 0, res.stderr

@@ -215,3 +215,22 @@ def test_prompts_replace_the_type_judge_template_and_a_resume_without_them_is_re
     n = len(judge.prompts)
     res = cli("label-types", data, "--out", out, "--limit", "1")
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and len(judge.prompts) == n, res.stderr
+
+
+def test_an_export_folder_or_a_file_is_named_as_such(cli, tmp_path):
+    """In a fresh process (as a researcher runs it) an export's folder is named as one, not
+    "croissant.json: not an IoA case", and a file is a file, not "no such folder"."""
+    import os
+    import subprocess
+    import sys
+
+    built, hub = tmp_path / "b", tmp_path / "hub"
+    assert cli("build", "import", SAMPLE, "--split", "test", "--out", built).exit_code == 0
+    assert cli("export", "--out", built, "--to", hub, "--splits", "test").exit_code == 0
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x"}
+    for given, needle in ((hub, "is an 'ioa-synth export' dataset folder"), (ROOT / "README.md", "a file, not a folder")):
+        res = subprocess.run([sys.executable, "-m", "ioa_synth", "label-types", str(given), "--out", str(tmp_path / "o")],
+                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        assert res.returncode == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
+        assert needle in res.stderr, res.stderr
+    assert not (tmp_path / "o").exists()

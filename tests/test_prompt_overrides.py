@@ -55,6 +55,16 @@ def test_list_names_every_template_with_its_capability_and_component(cli):
     assert {r["name"]: r["component"] for r in rows}["evaluate/simulator.jinja2"] == "simulator"
 
 
+
+def test_list_keeps_its_columns_aligned_for_every_capability(cli):
+    """The component column starts at one offset on every line, also after the longest
+    capability name (``typelabels`` was wider than the fixed column and pushed its row out)."""
+    rows = json.loads(cli("prompts", "list", "--json").stdout)
+    lines = cli("prompts", "list").stdout.splitlines()
+    starts = {ln.rindex(r["component"]) for ln, r in zip(lines, rows) if r["component"] != "-"}
+    assert len(lines) == len(rows) and len(starts) == 1, lines
+
+
 def test_export_writes_the_packaged_text_and_never_overwrites(cli, tmp_path):
     from ioa_synth.core.templates import project_source, template_names
 

@@ -24,6 +24,17 @@ def test_a_damaged_catalog_is_said_to_be_unreadable_not_unwritable(cli, tmp_path
         assert "cannot write" not in line
 
 
+def test_a_mistyped_folder_is_said_not_to_exist(cli, tmp_path):
+    """A typo in --out is 'no such folder', not 'no catalog.duckdb here', which reads as if the
+    folder were there but of the wrong kind; nothing is created."""
+    for extra in ((), ("--json",)):
+        res = cli("status", "--out", tmp_path / "dmeo", *extra)
+        assert res.exit_code == 2
+        line = one_line_error(res, "dmeo", "no such folder")
+        assert "catalog.duckdb" not in line
+    assert not (tmp_path / "dmeo").exists()
+
+
 @pytest.mark.parametrize("command", [("collab", "report"), ("belief", "report")])
 def test_a_report_of_a_file_says_it_is_a_file(cli, tmp_path, command):
     afile = tmp_path / "results.txt"

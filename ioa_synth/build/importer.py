@@ -17,8 +17,9 @@ build scored it), and gets a ``cases`` row (status ``accepted``, no stage attemp
 table :data:`TABLE`. No score is written or invented: pass rates and judge health leave
 imported cases out; ``audit`` and ``annotate`` score them afresh (attempt 0).
 
-Every record is checked before anything is written. Refused (:class:`RecordImportError`, one
-line): a path that is no record (not JSON, not ``profiles`` + ``dialogue``, not named
+Every record is checked before anything is written. Hidden files (``.name``) are skipped. Refused
+(:class:`RecordImportError`, one line): a results folder of another command (an ``ioa-synth
+export`` dataset folder, an evaluate run, a meeting session), a path that is no record (not JSON, not ``profiles`` + ``dialogue``, not named
 ``<domain>/<task_type>_NNN.json``), records of another split than ``--split`` (their folder
 or case id says so), and a case id the build directory already holds as a built case (or
 imported from other content). Records imported before with the same content are left as
@@ -40,9 +41,10 @@ from pydantic import ValidationError
 from ioa_synth.build.builddir import IMPORTED, record_stages
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.core.atomic import write_bytes_atomic
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
+from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
 
@@ -101,6 +103,10 @@ def record_files(records: Path, split: str) -> list[Path]:
         return [records]
     if not records.is_dir():
         raise RecordImportError(f"{records}: no such file or folder")
+    kind = folder_kind(records, open_catalog=False)
+    if kind not in (None, "build"):
+        raise RecordImportError(f"{records} is {kind_title(kind)}, not IoA-Suite records "
+                                f"(<split>/<domain>/<task_type>_NNN.json){jsonl_hint(records)}")
     splits = {split_of_folder(p.name): p for p in records.iterdir() if p.is_dir() and split_of_folder(p.name)}
     if splits:
         if split not in splits:
@@ -112,9 +118,9 @@ def record_files(records: Path, split: str) -> list[Path]:
         named = split_of_folder(records.name)
         if named is not None and named != split:
             raise RecordImportError(f"{records}: the records of split {named} (the folder says so); give --split {named}")
-    files = sorted(records.rglob("*.json"))
+    files = sorted(p for p in records.rglob("*.json") if not hidden(p, records))
     if not files:
-        raise RecordImportError(f"{records}: no record file (<domain>/<task_type>_NNN.json) here")
+        raise RecordImportError(f"{records}: no record file (<domain>/<task_type>_NNN.json) here{jsonl_hint(records)}")
     return files
 
 
@@ -133,7 +139,7 @@ def read_record(path: Path, split: str) -> Found:
         raw = path.read_bytes()
         record = json.loads(decode_utf8(raw, path, RecordImportError))
     except OSError as exc:
-        raise RecordImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise RecordImportError(read_problem(path, exc)) from None
     except json.JSONDecodeError as exc:
         raise RecordImportError(json_problem(path, exc)) from None
     if not isinstance(record, dict) or "profiles" not in record or "dialogue" not in record:

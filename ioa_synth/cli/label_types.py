@@ -9,8 +9,8 @@ from typing import Any, List, Optional
 import typer
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.common import (PANEL_QUALITY, check_out_folder, config_or_fail, fail, llm_command_errors,
-                                  lowered_workers)
+from ioa_synth.cli.common import (PANEL_QUALITY, _kinds, check_out_folder, config_or_fail, fail,
+                                  llm_command_errors, lowered_workers)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, prompts_option,
                                    workers_option)
 
@@ -65,6 +65,7 @@ def label_types_cmd(
     if inside is not None:
         fail(f"--out {out} is inside the input {inside}; labels go into a folder of their own")
     cfg = config_or_fail(config)
+    _kinds()  # every capability's folder kinds, so that an export or a results folder is named as such
     try:
         units = collect(inputs)
     except ItemsError as exc:

@@ -85,9 +85,9 @@ def list_(
         rows = [r | {"variables": template_variables(r["name"])} for r in rows]
         typer.echo(json.dumps(rows, indent=2))
         return
-    width = max(len(r["name"]) for r in rows)
+    width, cap = (max(len(r[key]) for r in rows) for key in ("name", "capability"))
     for r in rows:
-        typer.echo(f"{r['name']:<{width}}  {r['capability']:<9}  {r['component']}")
+        typer.echo(f"{r['name']:<{width}}  {r['capability']:<{cap}}  {r['component']}")
 
 
 @prompts_app.command("export")

@@ -34,6 +34,8 @@ def _build_or_catalog_kind(out: Path) -> dict[str, Any] | tuple[str, str]:
     from ioa_synth.runs.catalog import CATALOG_FILE
     from ioa_synth.runs.snapshot import reading
 
+    if not out.exists():
+        fail(f"--out {out}: no such folder")
     if not (out / CATALOG_FILE).is_file():
         fail(f"{out}: no catalog.duckdb here (not a folder an ioa-synth command writes: a build directory, a "
              "results folder, a meeting session or an export)")

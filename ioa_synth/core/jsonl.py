@@ -24,7 +24,7 @@ def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterat
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise error(read_problem(path, exc)) from None
     text = decode_utf8(raw, path, error)  # a BOM (Windows editors) is allowed
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -33,6 +33,15 @@ def iter_jsonl(path: str | Path, error: type[ValueError] = ValueError) -> Iterat
             yield n, json.loads(line)
         except json.JSONDecodeError as exc:
             raise error(json_problem(f"{path}:{n}", exc, in_line=True)) from None
+
+
+def read_problem(path: Path, exc: OSError) -> str:
+    """One line for a file that could not be read: ``"<path> is a folder, not a file"`` for a
+    folder given where a file is wanted (a common slip: the folder holding the file), else
+    ``"<path>: cannot read (<reason>)"``."""
+    if isinstance(exc, IsADirectoryError):
+        return f"{path} is a folder, not a file; give the file inside it"
+    return f"{path}: cannot read ({exc.strerror or exc})"
 
 
 def read_json(path: str | Path, error: type[ValueError] = ValueError, missing: str | None = None) -> Any:
@@ -49,9 +58,9 @@ def read_json(path: str | Path, error: type[ValueError] = ValueError, missing: s
     except FileNotFoundError as exc:
         if missing is not None:
             raise error(f"{path}: {missing}") from None
-        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise error(read_problem(path, exc)) from None
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise error(read_problem(path, exc)) from None
     try:
         return json.loads(decode_utf8(raw, path, error))
     except json.JSONDecodeError as exc:
@@ -86,3 +95,21 @@ def read_json_records(paths: Iterable[Path], keys: Sequence[str], what: str, err
             raise error(f"{path}: not a {what} (no {', '.join(missing)})")
         records.append(rec)
     return records
+
+
+def hidden(path: Path, root: Path) -> bool:
+    """True when ``path`` (under ``root``) or a folder between them is hidden (``.name``): such
+    files are bookkeeping (an export's file list, an editor's swap file), never records."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def jsonl_hint(folder: Path) -> str:
+    """``"; it holds JSON-lines files (...)"`` when ``folder`` holds ``*.jsonl`` files but records are
+    read one per ``*.json`` file (e.g. an ``ioa-synth export`` dataset, whose ``data/<split>.jsonl``
+    holds the records of a build directory), else ``""``."""
+    lines = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.jsonl") if not hidden(p, folder))
+    if not lines:
+        return ""
+    shown = ", ".join(lines[:3]) + (", ..." if len(lines) > 3 else "")
+    return (f"; it holds JSON-lines files ({shown}), not one record per *.json file: give the build "
+            f"directory's <split> folder they were exported from")

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, SPLITS, TASK_TYPES
 from ioa_synth.protocol.schemas import scenario_text
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
+from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 
 
 class InputError(ValueError):
@@ -154,7 +155,7 @@ def read_case(path: Path, rel: Path) -> EvalCase:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise InputError(read_problem(path, exc)) from exc
     try:  # as text first: json.loads(bytes) would take UTF-16 and call other encodings invalid JSON
         data = json.loads(decode_utf8(raw, path, InputError))
     except json.JSONDecodeError as exc:
@@ -188,7 +189,8 @@ def read_case(path: Path, rel: Path) -> EvalCase:
 
 
 def load_cases(data_dir: Path) -> list[EvalCase]:
-    """Every ``*.json`` case under ``data_dir`` (recursively), sorted by relative path.
+    """Every ``*.json`` case under ``data_dir`` (recursively), sorted by relative path; hidden
+    files and folders (``.name``, e.g. the file list an ``ioa-synth export`` folder keeps) are skipped.
 
     Raises:
         InputError: ``data_dir`` is not a folder, holds no ``*.json`` file, holds cases in
@@ -197,9 +199,14 @@ def load_cases(data_dir: Path) -> list[EvalCase]:
     """
     if not data_dir.is_dir():
         raise InputError(f"--data {data_dir} is not a folder")
-    paths = sorted(data_dir.rglob("*.json"), key=lambda p: p.relative_to(data_dir).as_posix())
+    kind = folder_kind(data_dir, open_catalog=False)
+    if kind not in (None, "build"):
+        raise InputError(f"--data {data_dir} is {kind_title(kind)}, not a folder of cases (<domain>/<task_type>_NNN.json)"
+                         f"{jsonl_hint(data_dir)}")
+    paths = sorted((p for p in data_dir.rglob("*.json") if not hidden(p, data_dir)),
+                   key=lambda p: p.relative_to(data_dir).as_posix())
     if not paths:
-        raise InputError(f"--data {data_dir} holds no *.json case")
+        raise InputError(f"--data {data_dir} holds no *.json case{jsonl_hint(data_dir)}")
     splits = sorted({p.relative_to(data_dir).parts[0] for p in paths} & set(SPLITS))
     if len(splits) > 1:
         raise InputError(f"--data {data_dir} holds cases of {len(splits)} splits ({', '.join(s + '/' for s in splits)}); "

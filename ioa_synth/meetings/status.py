@@ -11,14 +11,17 @@ from ioa_synth.runs.folder_status import Group, Progress
 
 
 def meeting_progress(folder: Path) -> Progress:
-    """Groups ``answered`` and ``labelled`` (participants done of all), and a note naming
-    the phase and the next step."""
+    """Groups ``answers`` and ``labels``: the forms filled of one per participant each (paper
+    App. D.5: every participant answers the questions, then labels the divergent ones), so
+    ``all`` counts forms; from import on, since the participants are known then. A note names
+    the participants, the phase and the next step."""
     session = Session(folder)
     everyone = len(session.ids)
     probed = session.path("sets.json").is_file()
-    groups = [Group(name="answered", done=len(session.answers()), total=everyone),
-              Group(name="labelled", done=len(session.labels()), total=everyone)] if probed else []
+    groups = [Group(name="answers", done=len(session.answers()) if probed else 0, total=everyone),
+              Group(name="labels", done=len(session.labels()) if probed else 0, total=everyone)]
     now = phase(session) if probed else "not probed"
     nxt = {"not probed": f"next: ioa-synth meeting probe {folder}", "done": f"next: ioa-synth meeting report {folder}"}
-    return Progress(unit="participant", groups=groups,
-                    notes=[f"phase: {now}" + (f"; {nxt[now]}" if now in nxt else "")])
+    return Progress(unit="form", groups=groups,
+                    notes=[f"{everyone} participant(s): {', '.join(f'{p} = {session.pseudonym(p)}' for p in session.ids)}",
+                           f"phase: {now}" + (f"; {nxt[now]}" if now in nxt else "")])

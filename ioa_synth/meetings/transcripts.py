@@ -158,6 +158,9 @@ def read_transcript(path: Path, fmt: str = "auto") -> tuple[str, list[Cue]]:
             fewer than two or more than six speakers.
     """
     where = str(path)
+    if path.is_dir():
+        raise TranscriptError(f"{where} is a folder; give one transcript file (WebVTT, SRT, Whisper JSON or text): "
+                              "each meeting is imported into a session of its own")
     try:
         raw = decode_utf8(path.read_bytes(), where, TranscriptError)
     except OSError as exc:

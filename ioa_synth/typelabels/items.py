@@ -120,7 +120,7 @@ def meeting_units(folder: Path) -> list[Unit]:
 def units_of(folder: Path) -> list[Unit]:
     """The units of one input, by what the folder is (raises :class:`ItemsError`)."""
     if not folder.is_dir():
-        raise ItemsError(f"{folder}: no such folder")
+        raise ItemsError(f"{folder}: {'a file, not a folder' if folder.exists() else 'no such folder'}")
     found = detect_folder(folder)
     if found is None:
         return record_units(folder)

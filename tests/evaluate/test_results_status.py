@@ -133,6 +133,20 @@ def test_status_reads_other_results_folders(cli, tmp_path):
     assert res.exit_code == 0 and "a live-meeting session folder" in res.stdout and "meeting probe" in res.stdout
 
 
+
+def test_a_meeting_session_counts_its_participants_forms_from_import_on(cli, tmp_path):
+    """Right after import the participants are known: status names them and counts their
+    forms (0 of one each), rather than "(no participant yet)"; ``all`` counts forms, not people."""
+    session = tmp_path / "session"
+    assert cli("meeting", "import", "samples/meetings/sample.vtt", "--out", session).exit_code == 0
+    res = cli("status", "--out", session, "--json")
+    progress = json.loads(res.stdout)["progress"]
+    assert progress["unit"] == "form"
+    assert [(g["name"], g["done"], g["total"]) for g in progress["groups"]] == [("answers", 0, 3), ("labels", 0, 3)]
+    res = cli("status", "--out", session)
+    assert "no participant yet" not in res.stdout and "3 participant(s): P1 = Avery, P2 = Blake, P3 = Casey" in res.stdout
+
+
 def test_a_batch_dir_run_keeps_its_start_and_says_its_waves_are_written(cli, trio, tmp_path):
     """Each ``--batch-dir`` wave is a new invocation of the same job: run.json keeps the
     job's start (and says when it was last resumed), and the wave's files are said to be

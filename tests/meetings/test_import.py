@@ -83,6 +83,16 @@ def test_bad_transcripts_one_error_line_exit_2_nothing_written(tmp_path, cli, co
     assert not out.exists()
 
 
+def test_a_folder_of_transcripts_is_refused_in_one_line(tmp_path, cli):
+    """Given the folder of transcripts (a natural first try), import says to give one file,
+    not "cannot read (Is a directory)"; nothing is written."""
+    res = cli("meeting", "import", SAMPLES, "--out", tmp_path / "s")
+    assert res.exit_code == 2
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "is a folder; give one transcript file" in lines[0], res.stderr
+    assert not (tmp_path / "s").exists()
+
+
 def test_unknown_format_option_and_seven_speakers(tmp_path, cli):
     res = cli("meeting", "import", SAMPLES / "standup.txt", "--out", tmp_path / "x", "--format", "docx")
     assert res.exit_code == 2 and res.stderr.startswith("error: --format must be one of")

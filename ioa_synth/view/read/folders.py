@@ -177,7 +177,8 @@ def _progress(folder: Folder, manifest: Manifest | None, cat: Catalog | None) ->
         return _count(path, "tasks/**/*.json"), None
     if kind == "meeting":
         session = _json(path / "session.json") or {}
-        return _count(path, "answers/*.json"), len(session.get("participants", []))
+        # the forms filled: answers, then labels, one each per participant (as 'status' counts them)
+        return _count(path, "answers/*.json") + _count(path, "labels/*.json"), 2 * len(session.get("participants", []))
     return None, None
 
 
