@@ -85,6 +85,16 @@ def test_out_writes_the_file(cli, tmp_path):
     assert res.exit_code == 2 and "is a folder" in res.stderr
 
 
+def test_an_existing_file_is_never_replaced_without_overwrite(cli, tmp_path):
+    mine = tmp_path / "README.md"
+    mine.write_text("a user's own notes\n")
+    res = cli("table", "--list", "--format", "md", "--out", mine)
+    assert res.exit_code == 2 and "exists" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert mine.read_text() == "a user's own notes\n"
+    res = cli("table", "--list", "--format", "md", "--out", mine, "--overwrite")
+    assert res.exit_code == 0 and "| id" in mine.read_text()
+
+
 def test_out_that_cannot_be_written_is_one_line(cli, tmp_path):
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")

@@ -32,7 +32,9 @@ def table_cmd(
     show_list: bool = typer.Option(False, "--list", help="List every table id, what it needs, the command that "
                                    "makes it and whether it is implemented"),
     fmt: str = typer.Option("term", "--format", help="term (terminal table), md, csv or latex"),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the table to this file instead of printing it"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the table to this file instead of printing it "
+                                       "(a new file: an existing one is refused unless --overwrite)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file if it exists"),
 ) -> None:
     """Render a table of the IoA paper (ioa-1 ... ioa-27) or the belief study (belief-N,
     belief-figN) from results folders, in the paper's rows and columns.
@@ -47,6 +49,8 @@ def table_cmd(
     check_choice("--format", fmt, FORMATS)
     if out is not None and out.is_dir():
         fail(f"--out {out} is a folder; give a file name")
+    if out is not None and out.exists() and not overwrite:
+        fail(f"--out {out} exists; give a new file name, or --overwrite to replace it")
     if show_list:
         if table_id is not None:
             fail("--list takes no ID or RESULTS")

@@ -36,7 +36,7 @@ _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
 }
 
 _BELIEF_RUN = "ioa-synth belief run --items ITEMS --out RESULTS"
-_BELIEF_BRANCH = "belief report's grid and Tables 3/5/6/7, Fig. 4 are being built on another branch"
+_BELIEF_BRANCH = "not yet: the belief report aggregates one run; a grid of runs (Tables 3/5/6/7, Fig. 4) is still to come"
 _BELIEF: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
     "belief-3": ("Public/private categories over infected turns", "belief paper, Table 3",
                  (Needs("belief", 1, None, "one per model"),), _BELIEF_RUN, _BELIEF_BRANCH),
