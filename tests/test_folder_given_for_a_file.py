@@ -15,11 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
     ("build", "--seeds", ROOT / "seeds", "--split", "test", "--out", "{out}"),
     ("seeds", "import", ROOT / "seeds", "--out", "{out}"),
     ("estimate", "evaluate", "--data", ROOT / "samples" / "evaluate" / "test", "--out", "{out}", "--prices", ROOT / "seeds"),
-], ids=["build --seeds", "seeds import", "estimate --prices"])
+    ("belief", "run", "--items", ROOT / "samples" / "belief", "--out", "{out}"),
+], ids=["build --seeds", "seeds import", "estimate --prices", "belief run --items"])
 def test_a_folder_for_a_file_is_named_as_a_folder(cli, tmp_path, argv):
     out = tmp_path / "o"
     res = cli(*[str(out) if a == "{out}" else a for a in argv])
     assert res.exit_code == 2
-    line = one_line_error(res, "seeds is a folder, not a file")
+    line = one_line_error(res, "is a folder, not a file")
     assert "Is a directory" not in line
     assert not out.exists()

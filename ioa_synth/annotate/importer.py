@@ -26,7 +26,7 @@ from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.annotate.forms import rating_names
 from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, load_manifest
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem, read_problem
 
 TABLE = "annotations"
 COLUMNS = """
@@ -60,7 +60,7 @@ def read_scores(path: Path) -> list[RawScore]:
             return _from_csv(pl.read_csv(text.encode("utf-8"), infer_schema=False), path)
         data = json.loads(decode_utf8(path.read_bytes(), path, AnnotationError))
     except OSError as exc:
-        raise AnnotationError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise AnnotationError(read_problem(path, exc)) from exc
     except json.JSONDecodeError as exc:
         raise AnnotationError(json_problem(path, exc)) from exc
     except pl.exceptions.PolarsError as exc:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ioa_synth.belief.matching import mentions
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.text.utf8 import decode_utf8
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem, read_problem
 
 #: Fields the item writer fills in when an imported item lacks them.
 WRITTEN_FIELDS = ("true_statement", "manipulated_statement", "discussion_seed")
@@ -95,7 +95,7 @@ def read_input(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ItemsError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise ItemsError(read_problem(path, exc)) from exc
     return decode_utf8(raw, path, ItemsError)
 
 

@@ -107,13 +107,14 @@ def score(
         CaseIndex(data, cases).find(case_id)
     except (InputError, UnknownCaseError) as exc:
         fail(str(exc))
+    from ioa_synth.core.jsonl import read_problem
     from ioa_synth.text.utf8 import decode_utf8
 
     try:
         raw = sys.stdin.buffer.read() if str(completion) == "-" else completion.read_bytes()
         text = decode_utf8(raw, f"--completion {completion}")
     except OSError as exc:
-        fail(f"--completion {completion}: cannot read ({exc.strerror or exc})")
+        fail(f"--completion {read_problem(completion, exc)}")
     except ValueError as exc:  # not UTF-8
         fail(str(exc))
     writable_out(out)

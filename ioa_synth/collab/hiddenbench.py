@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ioa_synth.collab.tasks import LETTERS, HiddenProfileTask, task_id_problem
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem, read_problem
 from ioa_synth.text.utf8 import decode_utf8
 
 #: The field names read for each piece, first present wins (module docstring).
@@ -168,7 +168,7 @@ def import_hiddenbench(path: Path) -> list[dict[str, Any]]:
     try:
         text = decode_utf8(path.read_bytes(), path, HiddenBenchError)
     except OSError as exc:
-        raise HiddenBenchError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise HiddenBenchError(read_problem(path, exc)) from None
     records, seen = [], set()
     for i, (where, obj) in enumerate(_rows(path, text), 1):
         rec = convert(obj, where, path.name, i)

@@ -26,7 +26,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ioa_synth.core.jsonl import json_problem
+from ioa_synth.core.jsonl import json_problem, read_problem
 from ioa_synth.text.utf8 import decode_utf8
 
 BENCHES: tuple[str, ...] = ("bcb", "hidden-profile")
@@ -120,7 +120,7 @@ def _read_text(path: Path) -> str:
     try:
         return decode_utf8(path.read_bytes(), path, TasksError)
     except OSError as exc:
-        raise TasksError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise TasksError(read_problem(path, exc)) from exc
 
 
 def _documents(path: Path, text: str) -> tuple[str, list[tuple[int, Any]]]:
