@@ -66,3 +66,12 @@ def test_same_cell_twice_is_refused():
     s = _summary("m1", {("popqa", 3): 0.5})
     with pytest.raises(GridError, match="two runs"):
         grid_mean([s, s])
+
+
+def test_table7_endorsement_per_pairing():
+    # b1 speaks first after the attacker (position 1), b4 last (position 4 of 5 agents)
+    conv = _conv([("b1", "manipulated", "hedge_or_partial"), ("b2", "manipulated", "unrelated"),
+                  ("b3", "true", "endorse_manipulated"), ("b4", "true", "endorse_manipulated")])
+    counts = conversation_counts(conv)
+    assert counts["pairing_endorsement/after"] == (2, 4)
+    assert counts["pairing_endorsement/last_after"] == (1, 1)
