@@ -22,11 +22,16 @@ def _conv(turns: list[tuple[str, str, str]]) -> dict:
     return {"agents": agents, "probes": probes, "turns": rows}
 
 
+def _four_turns() -> dict:
+    """4 exposed turns, 2 infected (hedge, unrelated), 2 truth-knowers who endorse."""
+    return _conv([("b1", "manipulated", "hedge_or_partial"), ("b2", "manipulated", "unrelated"),
+                   ("b3", "true", "endorse_manipulated"), ("b4", "true", "endorse_manipulated")])
+
+
 def test_table3_shares_are_over_infected_turns():
     # 4 exposed turns, 2 infected: infected stances are hedge and unrelated -> 1/2 each;
     # over all turns public endorsement is 2/4 and hedge 1/4, so the denominators differ.
-    conv = _conv([("b1", "manipulated", "hedge_or_partial"), ("b2", "manipulated", "unrelated"),
-                  ("b3", "true", "endorse_manipulated"), ("b4", "true", "endorse_manipulated")])
+    conv = _four_turns()
     counts = conversation_counts(conv)
     assert counts["infected_stances/hedge_or_partial"] == (1, 2)
     assert counts["infected_stances/unrelated"] == (1, 2)
@@ -70,8 +75,7 @@ def test_same_cell_twice_is_refused():
 
 def test_table7_endorsement_per_pairing():
     # b1 speaks first after the attacker (position 1), b4 last (position 4 of 5 agents)
-    conv = _conv([("b1", "manipulated", "hedge_or_partial"), ("b2", "manipulated", "unrelated"),
-                  ("b3", "true", "endorse_manipulated"), ("b4", "true", "endorse_manipulated")])
+    conv = _four_turns()
     counts = conversation_counts(conv)
     assert counts["pairing_endorsement/after"] == (2, 4)
     assert counts["pairing_endorsement/last_after"] == (1, 1)
