@@ -31,7 +31,9 @@ private label is its agent's probe after the round:
   share infected after it among those whose exposed turn rejected (``after_correcting``) or
   endorsed (``after_endorsing``) the claim; ``first_speakers_*``: only first speakers.
 - ``reask``: per variant, among agents infected by the default probe at a re-asked step,
-  the share still infected under the variant (``retention``).
+  the share still infected under the variant (``retention``) and the share answering true
+  under it (``return_to_truth``); ``infection``: among every re-asked agent and step, the
+  share infected under the variant (Tables 5/6).
 """
 
 from __future__ import annotations
@@ -127,6 +129,9 @@ def conversation_counts(conv: dict[str, Any]) -> dict[str, tuple[int, int]]:
     for p in reask:
         add(f"reask/{p['variant']}/retention", p["label"] == "manipulated",
             labels.get((p["agent"], p["step"])) == "manipulated")
+        default = labels.get((p["agent"], p["step"]))
+        add(f"reask/{p['variant']}/infection", p["label"] == "manipulated")  # FPI-like share under the variant
+        add(f"reask/{p['variant']}/return_to_truth", p["label"] == "true", default == "manipulated")
     return {k: (v[0], v[1]) for k, v in c.items()}
 
 

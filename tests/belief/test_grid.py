@@ -79,3 +79,15 @@ def test_table7_endorsement_per_pairing():
     counts = conversation_counts(conv)
     assert counts["pairing_endorsement/after"] == (2, 4)
     assert counts["pairing_endorsement/last_after"] == (1, 1)
+
+
+def test_reask_return_to_truth():
+    # b1, b2 infected by default at step 1; re-asked "own": b1 true, b2 still manipulated, b3 manipulated
+    conv = _four_turns()
+    conv["probes"] += [{"agent": "b1", "step": 1, "variant": "own", "label": "true"},
+                       {"agent": "b2", "step": 1, "variant": "own", "label": "manipulated"},
+                       {"agent": "b3", "step": 1, "variant": "own", "label": "manipulated"}]
+    counts = conversation_counts(conv)
+    assert counts["reask/own/retention"] == (1, 2)
+    assert counts["reask/own/return_to_truth"] == (1, 2)
+    assert counts["reask/own/infection"] == (2, 3)
