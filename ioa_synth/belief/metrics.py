@@ -33,7 +33,9 @@ private label is its agent's probe after the round:
 - ``reask``: per variant, among agents infected by the default probe at a re-asked step,
   the share still infected under the variant (``retention``) and the share answering true
   under it (``return_to_truth``); ``infection``: among every re-asked agent and step, the
-  share infected under the variant (Tables 5/6).
+  share infected under the variant (Tables 5/6). ``own_group``: over agents and steps re-asked
+  with both ``own`` and ``group``, the share in each cell of own answer infected/clean ×
+  group conclusion infected/clean (Table 6; ``own_group`` absent until both have run).
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ CATEGORIES = ("consistent_correction", "silent_knower", "performative_endorsemen
 SILENT = ("ignore_or_topic_shift", "unrelated")
 STANCES = ("endorse_manipulated", "reject_manipulated", "hedge_or_partial", "ignore_or_topic_shift", "unrelated")
 N_RESAMPLES = 1999
+#: Table 6's cells: own answer infected or not × group conclusion infected or not.
+OWN_GROUP = ("infected_infected", "infected_clean", "clean_infected", "clean_clean")
+
+
+def _infected(label: str) -> str:
+    return "infected" if label == "manipulated" else "clean"
 
 
 def category(label: str, stance: str) -> str:
@@ -132,6 +140,12 @@ def conversation_counts(conv: dict[str, Any]) -> dict[str, tuple[int, int]]:
         default = labels.get((p["agent"], p["step"]))
         add(f"reask/{p['variant']}/infection", p["label"] == "manipulated")  # FPI-like share under the variant
         add(f"reask/{p['variant']}/return_to_truth", p["label"] == "true", default == "manipulated")
+    by_variant = {(p["variant"], p["agent"], p["step"]): p["label"] for p in reask}
+    for (variant, a, st), own in by_variant.items():  # Table 6: own answer x group conclusion, same agent and step
+        group = by_variant.get(("group", a, st))
+        if variant == "own" and group is not None:
+            for cell in OWN_GROUP:
+                add(f"own_group/{cell}", cell == f"{_infected(own)}_{_infected(group)}")
     return {k: (v[0], v[1]) for k, v in c.items()}
 
 

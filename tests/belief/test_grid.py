@@ -91,3 +91,15 @@ def test_reask_return_to_truth():
     assert counts["reask/own/retention"] == (1, 2)
     assert counts["reask/own/return_to_truth"] == (1, 2)
     assert counts["reask/own/infection"] == (2, 3)
+
+
+def test_own_by_group_table():
+    conv = _four_turns()
+    conv["probes"] += [{"agent": "b1", "step": 1, "variant": "own", "label": "true"},
+                       {"agent": "b1", "step": 1, "variant": "group", "label": "manipulated"},
+                       {"agent": "b2", "step": 1, "variant": "own", "label": "manipulated"},
+                       {"agent": "b2", "step": 1, "variant": "group", "label": "manipulated"}]
+    counts = conversation_counts(conv)
+    assert counts["own_group/clean_infected"] == (1, 2)
+    assert counts["own_group/infected_infected"] == (1, 2)
+    assert counts["own_group/clean_clean"] == (0, 2)
