@@ -81,25 +81,25 @@ def test_table7_endorsement_per_pairing():
     assert counts["pairing_endorsement/last_after"] == (1, 1)
 
 
+def _reasked(rows: list[tuple[str, str, str]]) -> dict:
+    """The four-turn example with re-asked probes (agent, variant, label) at step 1."""
+    conv = _four_turns()
+    conv["probes"] += [{"agent": a, "step": 1, "variant": v, "label": lab} for a, v, lab in rows]
+    return conv
+
+
 def test_reask_return_to_truth():
     # b1, b2 infected by default at step 1; re-asked "own": b1 true, b2 still manipulated, b3 manipulated
-    conv = _four_turns()
-    conv["probes"] += [{"agent": "b1", "step": 1, "variant": "own", "label": "true"},
-                       {"agent": "b2", "step": 1, "variant": "own", "label": "manipulated"},
-                       {"agent": "b3", "step": 1, "variant": "own", "label": "manipulated"}]
-    counts = conversation_counts(conv)
+    counts = conversation_counts(_reasked([("b1", "own", "true"), ("b2", "own", "manipulated"),
+                                           ("b3", "own", "manipulated")]))
     assert counts["reask/own/retention"] == (1, 2)
     assert counts["reask/own/return_to_truth"] == (1, 2)
     assert counts["reask/own/infection"] == (2, 3)
 
 
 def test_own_by_group_table():
-    conv = _four_turns()
-    conv["probes"] += [{"agent": "b1", "step": 1, "variant": "own", "label": "true"},
-                       {"agent": "b1", "step": 1, "variant": "group", "label": "manipulated"},
-                       {"agent": "b2", "step": 1, "variant": "own", "label": "manipulated"},
-                       {"agent": "b2", "step": 1, "variant": "group", "label": "manipulated"}]
-    counts = conversation_counts(conv)
+    counts = conversation_counts(_reasked([("b1", "own", "true"), ("b1", "group", "manipulated"),
+                                           ("b2", "own", "manipulated"), ("b2", "group", "manipulated")]))
     assert counts["own_group/clean_infected"] == (1, 2)
     assert counts["own_group/infected_infected"] == (1, 2)
     assert counts["own_group/clean_clean"] == (0, 2)
