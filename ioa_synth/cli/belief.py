@@ -162,10 +162,11 @@ def run(
 
 @belief_app.command("report")
 def report(
-    results: Path = typer.Argument(..., metavar="RESULTS", help="Results folder of 'belief run'"),
+    folders: list[Path] = typer.Argument(..., metavar="RESULTS...", help="Results folder(s) of 'belief run'"),
     as_json: bool = json_option("Print summary.json instead of the table"),
 ) -> None:
-    """Write summary.json and curves.png (infection per step) and show the headline rates."""
+    """Write summary.json and curves.png (infection per step) and show the headline rates.
+    Several folders (a grid: model × source × k): also print the unweighted mean over their cells."""
     import json
 
     from ioa_synth.belief.plots import plot_curves
@@ -173,6 +174,12 @@ def report(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import json_bytes, write_all_atomic
 
+    if len(folders) > 1:
+        from ioa_synth.cli.belief_grid import grid_report
+
+        grid_report(folders, as_json)
+        return
+    results = folders[0]
     existing_results_folder(results)
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     try:

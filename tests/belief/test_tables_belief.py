@@ -30,3 +30,26 @@ def test_headline_rates_per_condition(endpoint, tmp_path, cli):
     copy = shutil.copytree(out, tmp_path / "copy")
     res = cli("table", "belief-1", out, copy)  # the same conditions twice
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "both hold the condition" in res.stderr
+
+
+def test_report_over_several_runs_means_their_cells(endpoint, tmp_path, cli):
+    """Two runs of the chat room above (k = 0 and 1 each, items of two sources): four cells,
+    FPI 1/2 and 2/3 per run as worked out by hand, so the cell mean is (1/2 + 2/3) * 2 / 4 = 7/12."""
+    import json
+
+    endpoint(responder=BeliefScript(agents=4, labels=LABELS, stances=STANCES))
+    runs = []
+    for source in ("counterfact", "popqa"):
+        out = tmp_path / source
+        (tmp_path / f"i-{source}").mkdir()
+        items = sample_items(tmp_path / f"i-{source}", source=source)
+        assert cli(*RUN, "--items", items, "--out", out).exit_code == 0
+        runs.append(out)
+    res = cli("belief", "report", *runs, "--json")
+    assert res.exit_code == 0, res.output
+    grid = json.loads(res.stdout)
+    assert grid["n_cells"] == 4
+    assert abs(grid["mean"]["fpi"] - 7 / 12) < 1e-9
+    copy = shutil.copytree(runs[0], tmp_path / "copy")
+    res = cli("belief", "report", runs[0], copy)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("error:")
