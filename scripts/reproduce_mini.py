@@ -6,8 +6,10 @@ the scripted studies are the test suite's, so the numbers are the hand-computed 
 tests/*/test_tables_*.py):
 
 - ``evaluate`` twice on the three App. E.1 case studies (prober ``prober-a`` with public
-  access, ``prober-c`` with ``--access private``), a permuted re-run of the first, and
-  ``label-types`` on their data;
+  access, ``prober-c`` with ``--access private``), a permuted re-run of the first, a
+  ``--rollouts 3`` re-run of it, and ``label-types`` on their data;
+- ``evaluate --mode wordnet|ambiguity|mcq`` on one dialogue (the lexical baselines; wordnet
+  only when WordNet is installed);
 - three live-meeting sessions of the shipped sample transcript, probed by two detectors and
   answered/labelled by three participants each, and ``label-types`` on them;
 - ``collab run`` on the shipped hidden-profile scenarios (discussion, self-reflection, MCQ);
@@ -91,10 +93,44 @@ class Mini:
         out["permuted"] = self.root / "evaluate-permuted"
         self.cli("evaluate", "--data", data, "--out", out["permuted"], "--permute-seed", 7, "--questions-from",
                  out["public"])
+        # three rollouts in which P2's second rollout answers every question otherwise
+        study = Study(STUDY_3, {"STUDY1": STUDY_1, "STUDY2": STUDY_2})
+        study.flips = {"M2": 2}
+        for comp, responder in (("simulator", study.simulator), ("validity_filter", study.filter)):
+            self.serve(responder, comp.upper(), [f"{comp}-model"])
+        out["rollouts"] = self.root / "evaluate-rollouts"
+        self.cli("evaluate", "--data", data, "--out", out["rollouts"], "--rollouts", 3, "--questions-from",
+                 out["public"])
         self.serve(TypeJudgeResponder(lambda i: "referential" if i == "MA1" else "other"), "TYPE_JUDGE")
         out["types"] = self.root / "types-data"
         self.cli("label-types", data, "--out", out["types"])
         return out
+
+    def baselines(self) -> list[Path]:
+        """The lexical baselines on test_wordnet_baseline.py's dialogue: ``--mode wordnet`` (when
+        WordNet is installed), ``ambiguity`` picking the same four words, and ``mcq``."""
+        from evaluate.eval_helpers import write_case
+        from evaluate.test_modes import ModeStudy
+        from evaluate.test_wordnet_baseline import QUESTIONS, wordnet_case
+        from ioa_synth.evaluate.wordnet import WordNetMissing, load_wordnet
+
+        data = self.root / "data-lexical"
+        write_case(data, "business/planning_000.json", wordnet_case())
+        modes = ["wordnet", "ambiguity", "mcq"]
+        try:
+            load_wordnet()
+        except WordNetMissing as exc:
+            print(f"note: no --mode wordnet run ({exc})", file=sys.stderr)
+            modes.remove("wordnet")
+        study = ModeStudy(QUESTIONS, expressions=[[("bank", 2), ("rent", 1), ("lease", 3), ("car", 1)]])
+        for comp, responder in (("prober", study.prober), ("simulator", study.simulator),
+                                ("validity_filter", study.filter)):
+            self.serve(responder, comp.upper(), [f"{comp}-model"])
+        outs = []
+        for mode in modes:
+            outs.append(self.root / f"evaluate-{mode}")
+            self.cli("evaluate", "--data", data, "--out", outs[-1], "--mode", mode, "--workers", 1)
+        return outs
 
     def meetings(self) -> dict[str, list[Path]]:
         from meetings.conftest import BEST, DISCOVERY, PLAN, SAMPLES, MeetingResponder, fill, write_detectors
@@ -167,14 +203,16 @@ class Mini:
 
 def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
     """The folders each implemented id is rendered from."""
-    ev, meet = mini.evaluate(), mini.meetings()
+    ev, lexical, meet = mini.evaluate(), mini.baselines(), mini.meetings()
     collab, belief, build = mini.collab(), mini.belief(), mini.annotated_build()
     return {
         "ioa-1": [ev["public"], ev["private"]],
         "ioa-6": [collab],
         "ioa-9": [build],
         "ioa-10": [ev["public"], ev["types"]],
+        "ioa-11": lexical,
         "ioa-12": [ev["public"], ev["private"], ev["types"]],
+        "ioa-13": [ev["rollouts"]],
         "ioa-14": [ev["public"], ev["permuted"]],
         "ioa-16": [ev["private"], ev["public"]],
         "ioa-20": [*meet["sessions"], *meet["types"]],

@@ -31,7 +31,20 @@ def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
     # judged types: referential 1 of 3 MAs hit, other 5 of 7
     assert rows("ioa-12", "type")["referential"]["prober-c"] == "33.3 (1/3)"
     assert rows("ioa-10", "type")["other"]["share"] == "70.0"
-    assert rows("ioa-14", "re-run")["permute seed 7"]["P2 answer kept (%)"] == "90.9"  # 20 of 22 questions
+    t14 = rows("ioa-14", "re-run")["permute seed 7"]
+    assert t14["P2 answer kept (%)"] == "90.9"  # 20 of 22 questions
+    # divergent: S1 q1-q4, S2 q1-q4, S3 q7-q12 = 14, S2 q1 no longer; Category A: S1 q1-q4, S2 q1-q2
+    assert (t14["divergent kept (%)"], t14["divergent and attributed kept (%)"]) == ("92.9 (13/14)", "83.3 (5/6)")
+    # 22 questions x 3 rollouts per participant; P2's second rollout never modal: 44 of 66
+    t13 = rows("ioa-13", "run")
+    assert (t13["evaluate-rollouts"]["P1 (%)"], t13["evaluate-rollouts"]["P2 (%)"]) == ("100.0 (66/66)", "66.7 (44/66)")
+    # bank, rent, lease, car against "the automobile", "bank approval", "a cheap lease", "on Friday":
+    # exact words bank and lease (2 of 4); with WordNet synonyms rent ~ lease, car ~ automobile (4 of 4)
+    t11 = rows("ioa-11", "baseline")
+    assert t11["LLM-ranked expressions"]["expressions overlapping an MA (%)"] == "50.0 (2/4)"
+    assert t11["MCQ prober"]["F1"] == "57.1"  # P 2/3, R 2/4
+    if "WordNet (lexical)" in t11:  # WordNet installed
+        assert t11["WordNet (lexical)"]["expressions overlapping an MA (%)"] == "100.0 (4/4)"
     assert [r for r in rows("ioa-16", "access")] == ["public", "private"]
     # majority: alpha 3 of 5 divergent validated; unanimous beta 1 of 3
     t22 = rows("ioa-22", "detector")

@@ -28,6 +28,11 @@ MARK = "†"
 EVALUATE = "ioa-synth evaluate --data DATA/test --out RESULTS"
 
 
+def counted(part: int, whole: int) -> str:
+    """``"50.0 (2/4)"``: a share in % with its counts; ``"– (0/0)"`` over nothing."""
+    return f"{percent(part / whole if whole else None)} ({part}/{whole})"
+
+
 def read_all(folders: list[Path]) -> list[Results]:
     """Each folder read by evaluate's one reader; :class:`TableError` (its line) when one is refused
     or has no scored dialogue."""
@@ -79,7 +84,7 @@ def significance(base: Results, other: Results, metric: str) -> bool:
     return p is not None and p < ALPHA
 
 
-def _score_rows(results: list[Results], names: list[str]) -> list[list[str]]:
+def score_rows(results: list[Results], names: list[str]) -> list[list[str]]:
     rows = []
     for i, (res, name) in enumerate(zip(results, names)):
         m = ev.means(res.scored.values())
@@ -105,7 +110,7 @@ def coverage_notes(results: list[Results]) -> list[str]:
     return notes
 
 
-_SCORE_NOTES = ["P, R, F1: means of per-dialogue values in % (paper §4.2); K: questions per dialogue.",
+SCORE_NOTES = ["P, R, F1: means of per-dialogue values in % (paper §4.2); K: questions per dialogue.",
                 f"{MARK}: differs from the first row, paired bootstrap over shared dialogues "
                 "(10,000 resamples, seed 20260516), two-sided p < 0.05."]
 
@@ -114,8 +119,8 @@ def prober_scores(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-1: one row per prober (folder), P / R / F1 (%) and K."""
     results = read_all(folders["evaluate"])
     return PaperTable("ioa-1", "Table 1: detection scores per prober (P / R / F1, %)",
-                      ["prober", "dialogues", "P", "R", "F1", "K"], _score_rows(results, labels(results)),
-                      _SCORE_NOTES + coverage_notes(results))
+                      ["prober", "dialogues", "P", "R", "F1", "K"], score_rows(results, labels(results)),
+                      SCORE_NOTES + coverage_notes(results))
 
 
 def access_ablation(folders: dict[str, list[Path]]) -> PaperTable:
@@ -131,8 +136,8 @@ def access_ablation(folders: dict[str, list[Path]]) -> PaperTable:
     order = [a for a in ACCESS_LEVELS if a in by_access] + sorted(set(by_access) - set(ACCESS_LEVELS))
     ordered = [by_access[a] for a in order]
     return PaperTable("ioa-16", "Table 16: information-access ablation of the prober (P / R / F1, %)",
-                      ["access", "dialogues", "P", "R", "F1", "K"], _score_rows(ordered, order),
-                      _SCORE_NOTES + ["access settings as in App. C.3 (docs/evaluate.md, --access)."]
+                      ["access", "dialogues", "P", "R", "F1", "K"], score_rows(ordered, order),
+                      SCORE_NOTES + ["access settings as in App. C.3 (docs/evaluate.md, --access)."]
                       + coverage_notes(ordered))
 
 
@@ -150,7 +155,7 @@ def type_recall(folders: dict[str, list[Path]]) -> PaperTable:
         for p in per:
             hit, total = ((sum(v["hit"] for v in p.values()), sum(v["total"] for v in p.values())) if t == "all"
                           else (p[t]["hit"], p[t]["total"]) if t in p else (0, 0))
-            cells.append(f"{percent(hit / total if total else None)} ({hit}/{total})")
+            cells.append(counted(hit, total))
         rows.append(cells)
     return PaperTable("ioa-12", "Table 12: recall per disagreement type (%, hit MAs / MAs)", ["type", *names], rows,
                       ["Recall over all MAs of each type (an MA is hit when some Category-A question is attributed "
@@ -189,13 +194,19 @@ def order_sensitivity(folders: dict[str, list[Path]]) -> PaperTable:
             raise TableError(f"{res.path} is not a permuted re-run of {first.path} ({why}); make it with "
                              f"'ioa-synth evaluate ... --permute-seed S --questions-from {first.path}'")
         c = result["consistency"]
-        answers = c["answers_unchanged"]
+        answers, dk, ak = c["answers_unchanged"], c["divergent_kept"], c["attributed_kept"]
         rows.append([f"permute seed {res.run.args.permute_seed}", str(c["matched"]), percent(c["outcome_unchanged"]),
-                     percent(answers.get("M1")), percent(answers.get("M2"))])
+                     percent(answers.get("M1")), percent(answers.get("M2")), counted(dk["kept"], dk["before"]),
+                     counted(ak["kept"], ak["before"]), counted(ak["same_ma"], ak["before"])])
     return PaperTable("ioa-14", "Table 14: order sensitivity, outcomes kept after permuting question and option order",
-                      ["re-run", "questions", "outcome kept (%)", "P1 answer kept (%)", "P2 answer kept (%)"], rows,
+                      ["re-run", "questions", "outcome kept (%)", "P1 answer kept (%)", "P2 answer kept (%)",
+                       "divergent kept (%)", "divergent and attributed kept (%)", "attributed to the same MA (%)"], rows,
                       [f"Against {first.path.name} (the original order); questions matched by stem and options, "
-                       "answers compared in the prober's original option order (compare)."])
+                       "answers compared in the prober's original option order (compare).",
+                       "Divergent kept: of the questions divergent in the original run, those still divergent "
+                       "(kept/before); divergent and attributed: of its Category-A questions, those still "
+                       "Category A after permutation, in all and attributed to the same MA (compare.json's "
+                       "consistency.divergent_kept, attributed_kept)."])
 
 
 _ONE_PER_PROBER = (Needs("evaluate", 1, None, "one per prober (the first is the reference of the marks)"),)

@@ -133,6 +133,9 @@ def test_significance_mark(cli, trio, tmp_path):
 def test_order_sensitivity(cli, trio, data, tmp_path):  # noqa: F811
     # test_acceptance.py's permuted re-run: M2 answers S1 q5 and S2 q1 differently. 22 questions
     # matched; outcome kept 20/22 = 90.9%; P1 keeps every answer (100.0), P2 20/22 (90.9).
+    # Divergent in A: S1 q1-q4, S2 q1-q4, S3 q7-q12 = 14; S2 q1 is no longer divergent: 13/14 = 92.9%.
+    # Category A in A: S1 q1-q4 (MA1-4), S2 q1 (MA2), S2 q2 (MA3) = 6; S2 q1 drops out, the other
+    # five stay Category A with the same MA: 5/6 = 83.3% both.
     t = trio(Study(STUDY_3, {"STUDY1": STUDY_1, "STUDY2": STUDY_2}))
     a, b = tmp_path / "A", tmp_path / "B"
     assert cli("evaluate", "--data", data, "--out", a).exit_code == 0
@@ -143,7 +146,8 @@ def test_order_sensitivity(cli, trio, data, tmp_path):  # noqa: F811
     assert cli("evaluate", "--data", data, "--out", b, "--permute-seed", "7", "--questions-from", a).exit_code == 0
     (row,) = rows(cli, "ioa-14", a, b)
     assert row == {"re-run": "permute seed 7", "questions": "22", "outcome kept (%)": "90.9",
-                   "P1 answer kept (%)": "100.0", "P2 answer kept (%)": "90.9"}
+                   "P1 answer kept (%)": "100.0", "P2 answer kept (%)": "90.9", "divergent kept (%)": "92.9 (13/14)",
+                   "divergent and attributed kept (%)": "83.3 (5/6)", "attributed to the same MA (%)": "83.3 (5/6)"}
     c = tmp_path / "C"  # a plain second run, not a permuted re-run
     assert cli("evaluate", "--data", data, "--out", c, "--access", "private").exit_code == 0
     res = cli("table", "ioa-14", a, c)
