@@ -247,7 +247,7 @@ def reproduce(out: Path, fmt: str = "md", echo=print) -> dict[str, Path]:
             written = {}
             for table_id, folders in per_id.items():
                 path = tables / f"{table_id}.{SUFFIX[fmt]}"
-                mini.cli("table", table_id, *folders, "--format", fmt, "--out", path)
+                mini.cli("table", table_id, *folders, "--format", fmt, "--out", path, "--overwrite")
                 written[table_id] = path
                 echo(path.read_text(encoding="utf-8"))
             return written

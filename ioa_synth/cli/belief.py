@@ -162,7 +162,7 @@ def run(
 
 @belief_app.command("report")
 def report(
-    folders: list[Path] = typer.Argument(..., metavar="RESULTS...", help="Results folder(s) of 'belief run'"),
+    folders: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results folder(s) of 'belief run'"),
     as_json: bool = json_option("Print summary.json instead of the table"),
 ) -> None:
     """Write summary.json and curves.png (infection per step) and show the headline rates.
