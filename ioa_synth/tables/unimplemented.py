@@ -32,18 +32,11 @@ _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
 }
 
 _BELIEF_RUN = "ioa-synth belief run --items ITEMS --out RESULTS"
-_BELIEF_BRANCH = "not yet: the belief report aggregates one run; a grid of runs (Tables 3/5/6/7, Fig. 4) is still to come"
+_BELIEF_FIG4 = ("the axes of Fig. 4 (knowledge vs robustness: which knowledge measure, which robustness measure, per "
+                "what unit) are not defined in the project's belief notes (BELIEF.md)")
 _BELIEF: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
-    "belief-3": ("Public/private categories over infected turns", "belief paper, Table 3",
-                 (Needs("belief", 1, None, "one per model"),), _BELIEF_RUN, _BELIEF_BRANCH),
-    "belief-5": ("Re-ask validation: FPI under each variant", "belief paper, Table 5",
-                 (Needs("belief", 1, None),), "ioa-synth belief reask RESULTS", _BELIEF_BRANCH),
-    "belief-6": ("Own answer × group conclusion", "belief paper, Table 6",
-                 (Needs("belief", 1, None),), "ioa-synth belief reask RESULTS", _BELIEF_BRANCH),
-    "belief-7": ("Endorsement per pairing", "belief paper, Table 7", (Needs("belief", 1, None),), _BELIEF_RUN,
-                 _BELIEF_BRANCH),
     "belief-fig4": ("Knowledge vs robustness", "belief paper, Fig. 4", (Needs("belief", 1, None),), _BELIEF_RUN,
-                    _BELIEF_BRANCH),
+                    _BELIEF_FIG4),
 }
 
 for _id, (_title, _ref, _needs, _command, _missing) in {**_IOA, **_BELIEF}.items():
