@@ -13,7 +13,8 @@ tests/*/test_tables_*.py):
 - three live-meeting sessions of the shipped sample transcript, probed by two detectors and
   answered/labelled by three participants each, and ``label-types`` on them;
 - ``collab run`` on the shipped hidden-profile scenarios (discussion, self-reflection, MCQ);
-- ``belief run`` on two items with k = 0 and 1;
+- ``belief run`` on two items with k = 0 and 1, and ``belief reask`` of its own-answer and
+  group-conclusion variants at steps 1 and 3;
 - ``build import`` of the shipped released-format sample, two annotators' scores imported,
   and ``audit``.
 
@@ -167,6 +168,8 @@ class Mini:
         out = self.root / "belief"
         self.cli("belief", "run", "--agents", "4", "--attackers", "0,1", "--rounds", "3", "--items",
                  sample_items(self.root), "--out", out)
+        for variant in ("own", "group"):  # Tables 5 and 6: the probe variants asked again from the log
+            self.cli("belief", "reask", out, "--variant", variant, "--steps", "1,3")
         return out
 
     def annotated_build(self) -> Path:
@@ -221,6 +224,10 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
         "ioa-23": [collab],
         "ioa-24": [collab],
         "belief-1": [belief],
+        "belief-3": [belief],
+        "belief-5": [belief],
+        "belief-6": [belief],
+        "belief-7": [belief],
     }
 
 

@@ -55,5 +55,10 @@ def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
     assert rows("ioa-23", "configuration")["self-reflection"]["extra rounds (hidden-profile)"] == "+0.20"
     assert rows("ioa-24", "configuration")["discussion"]["hidden-profile"] == "0.0"
     assert rows("belief-1", "k")["1"]["FPI"] == "66.7"  # agents 2 and 3 of the three benign ones
+    assert rows("belief-3", "k")["1"]["endorse_manipulated"] == "60.0"  # 3 of the 5 infected turns
+    assert rows("belief-7", "k")["1"]["after round: endorsement"] == "33.3"  # 3 of 9 exposed turns
+    # re-asked at steps 1 and 3, the scripted variants repeat the default label: 3 of 6 infected
+    assert rows("belief-5", "k")["1"]["own: infection"] == "50.0"
+    assert rows("belief-6", "k")["1"]["own clean, group clean"] == "50.0"
     nat = rows("ioa-9", "dimension")["naturalness"]  # (3 + 2) / 2 against the audit's 2
     assert (nat["human mean"], nat["LLM mean"], nat["within ±0.5 (%)"]) == ("2.50", "2.00", "100.0")
