@@ -85,7 +85,8 @@ def to_rich(table: PaperTable):
 
     out = Table(title=table.title, caption="\n".join(table.notes) or None, caption_justify="left")
     for i, col in enumerate(table.columns):
-        out.add_column(col, justify="right" if i > 0 and _numeric([r[i] for r in table.rows]) else "left")
+        out.add_column(col, justify="right" if i > 0 and _numeric([r[i] for r in table.rows]) else "left",
+                       overflow="fold")  # a long one-word header (endorse_manipulated) folds, never cut to "…"
     for row in table.rows:
         out.add_row(*row)
     return out
