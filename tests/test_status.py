@@ -93,8 +93,10 @@ def test_reason_kinds():
 
 
 def test_status_of_a_non_build_dir(cli, tmp_path):
-    one_line_error(cli("status", "--out", tmp_path / "none"), "no catalog.duckdb")
-    one_line_error(cli("status", "--out", tmp_path / "none", "--json"), "no catalog.duckdb")
+    one_line_error(cli("status", "--out", tmp_path / "none"), "no such folder")
+    (tmp_path / "empty").mkdir()
+    one_line_error(cli("status", "--out", tmp_path / "empty"), "no catalog.duckdb")
+    one_line_error(cli("status", "--out", tmp_path / "empty", "--json"), "no catalog.duckdb")
 
 
 def test_cell_table_splits_no_word_at_80_columns():
