@@ -125,8 +125,10 @@ class RecordedCaller:
     endgame: threading.Event = field(default_factory=threading.Event)
     order: int = 0
 
-    def _priority(self) -> int:
-        self.steps -= 1
+    def rank(self) -> int:
+        """The priority of this unit's next call (lower goes first); read again when the
+        endgame starts (:meth:`PriorityPool.reorder`), so a call queued before then is
+        ranked by its unit's steps left too."""
         return -max(0, self.steps) if self.endgame.is_set() else self.order
 
     def _call(self, ask: Ask) -> Any:
@@ -141,11 +143,12 @@ class RecordedCaller:
         return value
 
     def one(self, ask: Ask) -> Any:
-        return self.pool.submit(self._priority(), self._call, ask).result()
+        self.steps -= 1
+        return self.pool.submit(self.rank, self._call, ask).result()
 
     def all(self, asks: list[Ask]) -> list[Any]:
-        priority = self._priority()
-        futures = [self.pool.submit(priority, self._call, a) for a in asks]
+        self.steps -= 1
+        futures = [self.pool.submit(self.rank, self._call, a) for a in asks]
         return [f.result() for f in futures]
 
 
@@ -230,8 +233,9 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
     endgame, order = threading.Event(), itertools.count()  # endgame: the last unit has started
 
     def submitted(unit: tuple[Task, str]) -> None:
-        if not pending:
+        if not pending and not endgame.is_set():
             endgame.set()
+            calls.reorder()  # the calls already queued: by their units' steps left too
 
     with progress, PriorityPool(job.workers, "collab-call") as calls:
         run.map(pending, one, done, workers=slots, unit="task", name="collab-task", on_submit=submitted)
