@@ -9,9 +9,12 @@ from __future__ import annotations
 import io
 import json
 
+import duckdb
 import polars as pl
 import pytest
 from ioa_helpers import build, one_line_error
+
+from ioa_synth.protocol.rubric import rubric_sha256
 
 
 def table(cli, *args) -> list[dict[str, str]]:
@@ -57,6 +60,12 @@ def test_ioa7_with_a_build_adds_its_judged_scores(cli, endpoint, seeds_file, tmp
     assert (s2["n"], s2["meets θ first attempt (%)"], s2["meets θ after regeneration (%)"]) == ("3", "66.7", "100.0")
     md = cli("table", "ioa-7", out, "--format", "md").stdout
     assert "test split" in md and "another rubric" not in md
+    # a build judged under an earlier rubric (its judge's fingerprint names another digest) is said to be
+    sha = rubric_sha256()
+    with duckdb.connect(str(out / "catalog.duckdb")) as con:
+        con.execute("UPDATE runs SET fingerprint_json = replace(fingerprint_json, ?, ?)", [sha, "0" * 64])
+    md = cli("table", "ioa-7", out, "--format", "md").stdout
+    assert "judged with another rubric than the one in force" in md
 
 
 def test_ioa7_refuses_two_builds_and_other_folders(cli, tmp_path):
