@@ -16,7 +16,10 @@ tests/*/test_tables_*.py):
 - ``belief run`` on two items with k = 0 and 1, and ``belief reask`` of its own-answer and
   group-conclusion variants at steps 1 and 3;
 - ``build import`` of the shipped released-format sample, two annotators' scores imported,
-  and ``audit``.
+  and ``audit``;
+- ``train sft`` of the first evaluate run (its test split, ``--allow-split``); the settings
+  tables (the rubric, configs/paper-models.json, configs/verl-grpo.yaml and
+  configs/paper-reward.json) need no run.
 
 Then ``ioa-synth table ID ...`` for every implemented id, written to ``OUT/tables/<id>.<ext>``
 and printed. Exit status 0 when every id rendered, 1 otherwise (each failure named). Needs a
@@ -172,6 +175,12 @@ class Mini:
             self.cli("belief", "reask", out, "--variant", variant, "--steps", "1,3")
         return out
 
+    def sft(self, teacher: Path) -> Path:
+        """``train sft`` of a teacher run (the App. E.1 cases, a test split: ``--allow-split``)."""
+        out = self.root / "sft"
+        self.cli("train", "sft", "--results", teacher, "--out", out, "--allow-split")
+        return out
+
     def annotated_build(self) -> Path:
         import shutil
 
@@ -211,13 +220,17 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
     return {
         "ioa-1": [ev["public"], ev["private"]],
         "ioa-6": [collab],
+        "ioa-7": [],
         "ioa-9": [build],
         "ioa-10": [ev["public"], ev["types"]],
         "ioa-11": lexical,
         "ioa-12": [ev["public"], ev["private"], ev["types"]],
         "ioa-13": [ev["rollouts"]],
         "ioa-14": [ev["public"], ev["permuted"]],
+        "ioa-15": [],
         "ioa-16": [ev["private"], ev["public"]],
+        "ioa-17": [mini.sft(ev["public"])],
+        "ioa-18": [],
         "ioa-20": [*meet["sessions"], *meet["types"]],
         "ioa-21": meet["sessions"],
         "ioa-22": meet["sessions"],

@@ -60,5 +60,11 @@ def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
     # re-asked at steps 1 and 3, the scripted variants repeat the default label: 3 of 6 infected
     assert rows("belief-5", "k")["1"]["own: infection"] == "50.0"
     assert rows("belief-6", "k")["1"]["own clean, group clean"] == "50.0"
+    assert rows("ioa-7", "criterion")["subtlety"]["θ"] == "≥ 3"  # θ1: subtlety 3 of 1-3
+    assert rows("ioa-15", "component")["simulator"]["model"] == "gemini-3-flash-preview"
+    assert rows("ioa-18", "setting")["question sets per dialogue (group size G)"]["value"] == "5"
+    # the first run's question sets without C: 4 + 3 + 1 kept, 1 + 2 + 11 removed
+    t17 = rows("ioa-17", "split")["all"]
+    assert (t17["dialogues"], t17["questions"], t17["C removed"]) == ("3", "8", "14")
     nat = rows("ioa-9", "dimension")["naturalness"]  # (3 + 2) / 2 against the audit's 2
     assert (nat["human mean"], nat["LLM mean"], nat["within ±0.5 (%)"]) == ("2.50", "2.00", "100.0")

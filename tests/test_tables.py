@@ -21,7 +21,8 @@ def test_list_names_every_paper_id_and_says_which_are_implemented(cli):
     assert {"belief-3", "belief-fig4"} <= set(rows)
     assert rows["ioa-12"]["implemented"] == "yes" and "evaluate" in rows["ioa-12"]["needs"]
     assert rows["ioa-12"]["made by"].startswith("ioa-synth evaluate")
-    assert rows["ioa-17"]["implemented"].startswith("no: ")
+    assert rows["ioa-8"]["implemented"].startswith("no: ")
+    assert rows["ioa-15"]["implemented"] == "yes" and "configs/paper-models.json" in rows["ioa-15"]["needs"]
     assert all(r["implemented"] == "yes" or r["implemented"].startswith("no: ") for r in rows.values())
     shown = cli("table", "--list")
     assert shown.exit_code == 0 and "ioa-27" in shown.stdout

@@ -12,7 +12,7 @@ Definitions (build judge only, role ``judge``; audit scores never count):
   round of the loop and any ``regenerate`` run included);
 - per dimension, over judged items (misalignment points or dialogues): the share
   meeting θ on that dimension at the case's first attempt, and at its final attempt
-  (the latest passing one, else the latest judged one).
+  (the latest passing one, else the latest judged one), and the mean score at each.
 
 :func:`judge_health` reports, per judge role, stage and dimension, the share
 of all verdicts at the dimension's maximum (a judge that always gives the maximum is not
@@ -53,8 +53,9 @@ def _frames(catalog: Catalog) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def pass_rates(catalog: Catalog) -> dict[str, dict[str, Any]]:
     """``{split: {"stage1": {cases, first_attempt, after_regeneration, dimensions:
-    {dim: {items_first, first_attempt, items_final, after_regeneration}}}, "stage2": ...}}``;
-    rates are fractions (``None`` with no case or item)."""
+    {dim: {items_first, first_attempt, items_final, after_regeneration, mean_first, mean_final}}},
+    "stage2": ...}}``; rates are fractions, means on the dimension's scale (``None`` with no
+    case or item)."""
     gens, scores = _frames(catalog)
     attempts = scores.group_by([*CASE, "attempt"]).agg(pl.col("meets").all().alias("passed"))
     final = attempts.group_by(CASE).agg(
@@ -87,7 +88,8 @@ def _stage(cases: pl.DataFrame, first_items: pl.DataFrame, final_items: pl.DataF
     for d in load_rubric().stage(stage).dimensions:
         a, b = fi.filter(pl.col("dimension") == d.name), la.filter(pl.col("dimension") == d.name)
         dims[d.name] = {"items_first": a.height, "first_attempt": _rate(a, "meets"),
-                        "items_final": b.height, "after_regeneration": _rate(b, "meets")}
+                        "items_final": b.height, "after_regeneration": _rate(b, "meets"),
+                        "mean_first": _rate(a, "score"), "mean_final": _rate(b, "score")}
     return {"cases": c.height, "first_attempt": _rate(c, "first_passed"), "after_regeneration": _rate(c, "ever"),
             "dimensions": dims}
 

@@ -35,13 +35,19 @@ def table_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Write the table to this file instead of printing it "
                                        "(a new file: an existing one is refused unless --overwrite)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file if it exists"),
+    config: Optional[List[Path]] = typer.Option(None, "--config", metavar="FILE",
+                                                help="A settings table's file instead of its default in configs/ "
+                                                     "(ioa-15: a models config .json; ioa-18: the verl settings "
+                                                     ".yaml and/or the reward's models config .json); repeatable"),
 ) -> None:
     """Render a table of the IoA paper (ioa-1 ... ioa-27) or the belief study (belief-N,
     belief-figN) from results folders, in the paper's rows and columns.
 
     Each id needs folders of given kinds and numbers (e.g. one evaluate results folder per
-    prober); other folders are refused with one line. Exit status: 0 rendered, 2 bad input (unknown or not
-    yet implemented id, folders of another kind or count, an unreadable folder)."""
+    prober); other folders are refused with one line. A settings table (ioa-15, ioa-18) reads
+    the repository's configs/ files, or those given with --config. Exit status: 0 rendered, 2 bad
+    input (unknown or not yet implemented id, folders of another kind or count, an unreadable
+    folder or settings file)."""
     from ioa_synth.core.atomic import write_text_atomic
     from ioa_synth.tables.formats import FORMATS, render, to_rich
     from ioa_synth.tables.registry import TableError, make_table
@@ -52,14 +58,14 @@ def table_cmd(
     if out is not None and out.exists() and not overwrite:
         fail(f"--out {out} exists; give a new file name, or --overwrite to replace it")
     if show_list:
-        if table_id is not None:
-            fail("--list takes no ID or RESULTS")
+        if table_id is not None or config:
+            fail("--list takes no ID, RESULTS or --config")
         table = list_table()
     else:
         if table_id is None:
             fail("give a table ID and its RESULTS folders, or --list to see the ids")
         try:
-            table = make_table(table_id, list(results or []))
+            table = make_table(table_id, list(results or []), list(config or []))
         except TableError as exc:
             fail(str(exc))
     if fmt == "term" and out is None:

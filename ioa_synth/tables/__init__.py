@@ -10,4 +10,6 @@ once implemented, the function from the read folders to a :class:`.model.PaperTa
 
 import ioa_synth.belief  # noqa: F401  (folder kinds named in the needs)
 import ioa_synth.build  # noqa: F401
+import ioa_synth.train  # noqa: F401  (the 'sft' folder kind)
 from ioa_synth.tables import belief_reask, belief_tables, ioa_baselines, ioa_evaluate, ioa_quality, ioa_studies, unimplemented  # noqa: F401  (each registers its ids)
+from ioa_synth.tables import ioa_settings, ioa_training  # noqa: F401  (ioa-7, ioa-15; ioa-17, ioa-18)

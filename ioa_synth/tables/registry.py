@@ -2,9 +2,9 @@
 
 Each id is one :class:`TableSpec`; a module of this package registers its ids at import
 (:func:`register`). :func:`make_table` checks the folders against the spec's
-:class:`Needs` (kind by :func:`ioa_synth.runs.folder_kinds.folder_kind`, how many) and
-calls the spec's ``build`` on them. Every problem is a :class:`TableError` whose message
-is one line.
+:class:`Needs` (kind by :func:`ioa_synth.runs.folder_kinds.folder_kind`, how many) and the
+settings files (``table --config``) against its :class:`SettingsFile` roles, and calls the
+spec's ``build`` on them. Every problem is a :class:`TableError` whose message is one line.
 """
 
 from __future__ import annotations
@@ -46,6 +46,29 @@ class Needs:
 
 
 @dataclass(frozen=True)
+class SettingsFile:
+    """A settings file a table is made from (a settings table: the paper's models, the GRPO
+    settings), given with ``table --config FILE`` or else ``default``.
+
+    Attributes:
+        role: its key in the dict ``build`` gets (``"models"``, ``"verl"``); never a folder kind.
+        suffixes: the file name endings that make a given file this role (``(".json",)``);
+            the roles of one id take disjoint suffixes.
+        default: the file read when none of this role is given (the checkout's ``configs/``).
+        what: what the file is, in messages (``"a models config (JSON)"``).
+    """
+
+    role: str
+    suffixes: tuple[str, ...]
+    default: Path
+    what: str
+
+    def describe(self) -> str:
+        """``"a models config (JSON), default configs/paper-models.json"``."""
+        return f"{self.what}, default {self.default.parent.name}/{self.default.name}"
+
+
+@dataclass(frozen=True)
 class TableSpec:
     """One table id.
 
@@ -57,8 +80,10 @@ class TableSpec:
             made from results folders (a settings table).
         command: the command that makes those folders.
         build: ``build({kind: folders}) -> PaperTable`` (every kind of ``needs`` a key,
-            folders in the order given); ``None``: not implemented yet.
+            folders in the order given, and every role of ``settings`` a key holding its one
+            file); ``None``: not implemented yet.
         missing: for an unimplemented id, what is missing (one line).
+        settings: the settings files it is made from (``table --config``), one per role.
     """
 
     table_id: str
@@ -68,6 +93,7 @@ class TableSpec:
     command: str
     build: Callable[[dict[str, list[Path]]], PaperTable] | None = None
     missing: str = ""
+    settings: tuple[SettingsFile, ...] = ()
 
     @property
     def implemented(self) -> bool:
@@ -114,7 +140,10 @@ def sort_folders(s: TableSpec, folders: list[Path]) -> dict[str, list[Path]]:
             ``s`` does not take, or too few / too many of a kind.
     """
     if not s.needs:
-        raise TableError(f"{s.table_id} is not made from results folders")
+        if folders:
+            with_config = f"; give its settings with --config FILE ({describe_needs(s)})" if s.settings else ""
+            raise TableError(f"{s.table_id} is not made from results folders{with_config}")
+        return {}
     wanted = {n.kind: n for n in s.needs}
     by_kind: dict[str, list[Path]] = {n.kind: [] for n in s.needs}
     seen: dict[Path, Path] = {}
@@ -137,19 +166,56 @@ def sort_folders(s: TableSpec, folders: list[Path]) -> dict[str, list[Path]]:
     return by_kind
 
 
-def describe_needs(s: TableSpec) -> str:
-    """What ``s`` needs, all kinds (``"1+ × ... and 0-1 × ..."``), or ``"no results folder"``."""
-    return " and ".join(n.describe() for n in s.needs) or "no results folder"
-
-
-def make_table(table_id: str, folders: list[Path]) -> PaperTable:
-    """The table ``table_id`` made from ``folders``.
+def sort_settings(s: TableSpec, files: list[Path]) -> dict[str, list[Path]]:
+    """``{role: [file]}`` for every settings role of ``s``: the file given for it (told by its
+    suffix), else the role's default.
 
     Raises:
-        TableError: unknown or unimplemented id, folders of another kind or count, or a
-            folder its capability's reader refuses (the reader's one line).
+        TableError: files given to an id without settings, a file of no role's suffix, two
+            files of one role, a missing file (given, or the default outside a checkout).
+    """
+    if files and not s.settings:
+        raise TableError(f"{s.table_id} reads no settings file (--config); it needs {describe_needs(s)}")
+    chosen: dict[str, Path] = {}
+    for file in files:
+        role = next((r for r in s.settings if file.name.lower().endswith(r.suffixes)), None)
+        if role is None:
+            raise TableError(f"--config {file}: {s.table_id} reads {describe_settings(s)}; told by the file name's "
+                             f"ending ({', '.join(x for r in s.settings for x in r.suffixes)})")
+        if role.role in chosen:
+            raise TableError(f"--config {file}: a second {role.what} (the first: {chosen[role.role]}); give one")
+        if not file.is_file():
+            raise TableError(f"--config {file}: no such file")
+        chosen[role.role] = file
+    for role in s.settings:
+        if role.role not in chosen:
+            if not role.default.is_file():
+                raise TableError(f"{s.table_id}: the default {role.default} is not here (it ships in the "
+                                 f"repository's configs/, not in an installed package); give --config FILE")
+            chosen[role.role] = role.default
+    return {role: [path] for role, path in chosen.items()}
+
+
+def describe_settings(s: TableSpec) -> str:
+    """The settings files of ``s`` (``"a models config (JSON), default configs/..."``), or ``""``."""
+    return " and ".join(r.describe() for r in s.settings)
+
+
+def describe_needs(s: TableSpec) -> str:
+    """What ``s`` needs: all kinds (``"1+ × ... and 0-1 × ..."``) and settings files, or
+    ``"no results folder"``."""
+    return " and ".join([*(n.describe() for n in s.needs), *(r.describe() for r in s.settings)]) or "no results folder"
+
+
+def make_table(table_id: str, folders: list[Path], settings: list[Path] | None = None) -> PaperTable:
+    """The table ``table_id`` made from ``folders`` and the ``settings`` files (``--config``).
+
+    Raises:
+        TableError: unknown or unimplemented id, folders of another kind or count, settings
+            files it does not read, or a folder or file its reader refuses (the reader's one line).
     """
     s = spec(table_id)
     if s.build is None:
         raise TableError(f"{table_id} is not implemented yet: {s.missing}")
-    return s.build(sort_folders(s, folders))
+    files = sort_settings(s, list(settings or []))  # before the folders: no catalog opened for a wrong --config
+    return s.build({**sort_folders(s, folders), **files})
