@@ -6,17 +6,10 @@ from __future__ import annotations
 from ioa_synth.tables.registry import Needs, TableSpec, register
 
 _UNKNOWN = "its rows and columns are not in the project's protocol notes (PROTOCOL.md) yet"
-_EVAL = "ioa-synth evaluate --data DATA/test --out RESULTS"
 
 #: id -> (title, paper reference, needs, command, what is missing)
 _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
-    "ioa-2": ("Absolute P / R / F1 (second main table)", "IoA paper, Table 2", (Needs("evaluate"),), _EVAL, _UNKNOWN),
-    "ioa-3": ("Absolute P / R / F1 (third main table)", "IoA paper, Table 3", (Needs("evaluate"),), _EVAL, _UNKNOWN),
     "ioa-4": ("IoA paper Table 4", "IoA paper, Table 4", (), "–", _UNKNOWN),
-    "ioa-5": ("Prober training results and ablations (P / R / F1 / K)", "IoA paper, Table 5 (§6.1, §6.3)",
-              (Needs("evaluate", 1, None, "one per trained prober or ablation"),), _EVAL,
-              "row labels of the training ablations are not recorded in an evaluate folder; ioa-1 gives the same "
-              "numbers per folder"),
     "ioa-7": ("Judge criteria of the build loop", "IoA paper, Table 7 (App. B)", (), "ioa-synth build",
               "a criteria table, not made from results; see docs/build.md"),
     "ioa-8": ("IoA paper Table 8", "IoA paper, Table 8", (), "–", _UNKNOWN),
@@ -25,7 +18,6 @@ _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
     "ioa-17": ("SFT warm-start subset", "IoA paper, Table 17", (), "ioa-synth train sft", _UNKNOWN),
     "ioa-18": ("GRPO settings", "IoA paper, Table 18 (App. D.6)", (), "–",
                "a settings table (the verl settings file), not made from results"),
-    "ioa-19": ("Absolute P / R / F1 (appendix)", "IoA paper, Table 19", (Needs("evaluate"),), _EVAL, _UNKNOWN),
     "ioa-25": ("IoA paper Table 25", "IoA paper, Table 25", (), "–", _UNKNOWN),
     "ioa-26": ("IoA paper Table 26", "IoA paper, Table 26", (), "–", _UNKNOWN),
     "ioa-27": ("IoA paper Table 27", "IoA paper, Table 27", (), "–", _UNKNOWN),
