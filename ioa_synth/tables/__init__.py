@@ -11,4 +11,4 @@ once implemented, the function from the read folders to a :class:`.model.PaperTa
 import ioa_synth.belief  # noqa: F401  (folder kinds named in the needs)
 import ioa_synth.build  # noqa: F401
 from ioa_synth.tables import belief_reask, belief_tables, ioa_baselines, ioa_evaluate, ioa_quality, ioa_studies, unimplemented  # noqa: F401  (each registers its ids)
-from ioa_synth.tables import ioa_absolute  # noqa: F401,E402  (absolute P/R/F1, Table 5)
+from ioa_synth.tables import belief_fig4, ioa_absolute  # noqa: F401,E402  (absolute P/R/F1, Table 5, Fig. 4)

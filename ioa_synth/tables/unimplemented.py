@@ -23,13 +23,5 @@ _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
     "ioa-27": ("IoA paper Table 27", "IoA paper, Table 27", (), "–", _UNKNOWN),
 }
 
-_BELIEF_RUN = "ioa-synth belief run --items ITEMS --out RESULTS"
-_BELIEF_FIG4 = ("the axes of Fig. 4 (knowledge vs robustness: which knowledge measure, which robustness measure, per "
-                "what unit) are not defined in the project's belief notes (BELIEF.md)")
-_BELIEF: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
-    "belief-fig4": ("Knowledge vs robustness", "belief paper, Fig. 4", (Needs("belief", 1, None),), _BELIEF_RUN,
-                    _BELIEF_FIG4),
-}
-
-for _id, (_title, _ref, _needs, _command, _missing) in {**_IOA, **_BELIEF}.items():
+for _id, (_title, _ref, _needs, _command, _missing) in _IOA.items():
     register(TableSpec(_id, _title, _ref, _needs, _command, missing=_missing))
