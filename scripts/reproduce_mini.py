@@ -22,7 +22,8 @@ tests/*/test_tables_*.py):
   configs/paper-reward.json) need no run.
 
 Then ``ioa-synth table ID ...`` for every implemented id, written to ``OUT/tables/<id>.<ext>``
-and printed. Exit status 0 when every id rendered, 1 otherwise (each failure named). Needs a
+(a figure id's PNG beside it, ``<id>.png``) and printed. Exit status 0 when every id rendered,
+1 otherwise (each failure named). Needs a
 checkout of the repository (it uses tests/'s scripted studies).
 
     python scripts/reproduce_mini.py --out /tmp/mini [--format md|csv|latex|term]
@@ -219,6 +220,9 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
     collab, belief, build = mini.collab(), mini.belief(), mini.annotated_build()
     return {
         "ioa-1": [ev["public"], ev["private"]],
+        "ioa-2": [ev["public"], ev["private"]],
+        "ioa-3": [ev["public"], ev["rollouts"]],
+        "ioa-5": [ev["public"], ev["private"]],
         "ioa-6": [collab],
         "ioa-7": [],
         "ioa-9": [build],
@@ -231,6 +235,7 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
         "ioa-16": [ev["private"], ev["public"]],
         "ioa-17": [mini.sft(ev["public"])],
         "ioa-18": [],
+        "ioa-19": [ev["public"]],
         "ioa-20": [*meet["sessions"], *meet["types"]],
         "ioa-21": meet["sessions"],
         "ioa-22": meet["sessions"],
@@ -241,6 +246,7 @@ def folders_per_id(mini: Mini) -> dict[str, list[Path]]:
         "belief-5": [belief],
         "belief-6": [belief],
         "belief-7": [belief],
+        "belief-fig4": [belief],
     }
 
 

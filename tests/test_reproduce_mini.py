@@ -66,5 +66,14 @@ def test_every_implemented_id_renders_with_hand_computed_cells(tmp_path):
     # the first run's question sets without C: 4 + 3 + 1 kept, 1 + 2 + 11 removed
     t17 = rows("ioa-17", "split")["all"]
     assert (t17["dialogues"], t17["questions"], t17["C removed"]) == ("3", "8", "14")
+    # absolute tables: rows named by the settings that differ (prober and access; rollouts and reused questions)
+    assert rows("ioa-2", "run")["prober prober-c; access private"]["F1"] == "46.3"
+    assert rows("ioa-3", "run")["questions from evaluate-public; rollouts 3"]["P"] == "43.3"
+    assert rows("ioa-19", "run")["prober-a"]["K"] == "7.3"  # 22 questions / 3 dialogues
+    assert rows("ioa-5", "prober")["prober-c (access private)"]["R"] == "50.0"
+    # every step-0 answer true: 4 + 4 benign agents at k=0 and 3 + 3 at k=1; FPI 2/3 at k=1
+    fig4 = rows("belief-fig4", "k")["1"]
+    assert (fig4["agents at step 0"], fig4["knowledge"], fig4["robustness"]) == ("14", "100.0", "33.3")
+    assert written["belief-fig4"].with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
     nat = rows("ioa-9", "dimension")["naturalness"]  # (3 + 2) / 2 against the audit's 2
     assert (nat["human mean"], nat["LLM mean"], nat["within ±0.5 (%)"]) == ("2.50", "2.00", "100.0")

@@ -33,7 +33,9 @@ def table_cmd(
                                    "makes it and whether it is implemented"),
     fmt: str = typer.Option("term", "--format", help="term (terminal table), md, csv or latex"),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the table to this file instead of printing it "
-                                       "(a new file: an existing one is refused unless --overwrite)"),
+                                       "(a new file: an existing one is refused unless --overwrite); for a figure "
+                                       "id (belief-fig4), FILE.png writes the figure, any other FILE the table "
+                                       "with the figure beside it as FILE's name with .png"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file if it exists"),
     config: Optional[List[Path]] = typer.Option(None, "--config", metavar="FILE",
                                                 help="A settings table's file instead of its default in configs/ "
@@ -48,7 +50,7 @@ def table_cmd(
     the repository's configs/ files, or those given with --config. Exit status: 0 rendered, 2 bad
     input (unknown or not yet implemented id, folders of another kind or count, an unreadable
     folder or settings file)."""
-    from ioa_synth.core.atomic import write_text_atomic
+    from ioa_synth.core.atomic import write_all_atomic
     from ioa_synth.tables.formats import FORMATS, render, to_rich
     from ioa_synth.tables.registry import TableError, make_table
 
@@ -68,6 +70,7 @@ def table_cmd(
             table = make_table(table_id, list(results or []), list(config or []))
         except TableError as exc:
             fail(str(exc))
+    files = _output_files(table, fmt, out, overwrite)
     if fmt == "term" and out is None:
         from ioa_synth.reports.output import wide_console
 
@@ -75,14 +78,44 @@ def table_cmd(
             _print_list()
         else:
             wide_console().print(to_rich(table))
+        _figure_note(table)
         return
-    text = render(table, fmt)
     if out is None:
-        typer.echo(text, nl=False)
+        typer.echo(render(table, fmt), nl=False)
+        _figure_note(table)
     else:
         with write_errors():
-            write_text_atomic(out, text)
-        typer.echo(f"wrote {out}", err=True)
+            for path in write_all_atomic(files):
+                typer.echo(f"wrote {path}", err=True)
+
+
+def _output_files(table, fmt: str, out: Optional[Path], overwrite: bool) -> dict[Path, bytes]:
+    """What ``--out`` writes: the rendered text to ``out``; for a figure id also its PNG beside
+    it (``out`` with the suffix ``.png``), or only the PNG when ``out`` ends in ``.png``.
+    Exits 2 (nothing written) for ``FILE.png`` with a table id, or a PNG beside that exists
+    without ``--overwrite``."""
+    from ioa_synth.tables.formats import render
+
+    if out is None:
+        return {}
+    if out.suffix.lower() == ".png":
+        if table.figure is None:
+            fail(f"--out {out}: {table.table_id} is a table, not a figure; give a text file (.md, .csv, .tex, .txt)")
+        return {out: table.figure()}
+    files = {out: render(table, fmt).encode("utf-8")}
+    if table.figure is not None:
+        png = out.with_suffix(".png")
+        if png.is_dir() or (png.exists() and not overwrite):
+            fail(f"{png} (the figure beside --out {out}) exists; give another --out name, or --overwrite to replace it")
+        files[png] = table.figure()
+    return files
+
+
+def _figure_note(table) -> None:
+    """For a figure id printed to the terminal: where its PNG would go (stderr)."""
+    if table.figure is not None:
+        typer.echo(f"note: {table.table_id} is a figure; --out FILE.png writes it (or --out FILE.md: the table there, "
+                   "the figure beside it as FILE.png)", err=True)
 
 
 def _print_list() -> None:

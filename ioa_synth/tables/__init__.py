@@ -13,3 +13,4 @@ import ioa_synth.build  # noqa: F401
 import ioa_synth.train  # noqa: F401  (the 'sft' folder kind)
 from ioa_synth.tables import belief_reask, belief_tables, ioa_baselines, ioa_evaluate, ioa_quality, ioa_studies, unimplemented  # noqa: F401  (each registers its ids)
 from ioa_synth.tables import ioa_settings, ioa_training  # noqa: F401  (ioa-7, ioa-15; ioa-17, ioa-18)
+from ioa_synth.tables import belief_fig4, ioa_absolute  # noqa: F401,E402  (absolute P/R/F1, Table 5, Fig. 4)

@@ -4,6 +4,7 @@ formatted as the paper prints them (units in the column names, significance mark
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,8 @@ class PaperTable:
         columns: column headers, units included (``"P (%)"``).
         rows: one list of formatted cells per row, ``len(columns)`` each.
         notes: lines printed under the table (aggregation, significance marks, sources).
+        figure: for a figure id (``belief-fig4``), a function returning its PNG (bytes); the
+            rows are the figure's points. ``None`` for a table.
     """
 
     table_id: str
@@ -23,6 +26,7 @@ class PaperTable:
     columns: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    figure: Callable[[], bytes] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if len(set(self.columns)) != len(self.columns):
