@@ -12,7 +12,8 @@ from conftest import real_seed_tuples
 from ioa_helpers import build
 
 from ioa_synth.testing.scripted_server import request_kind, valid_stage1
-from ioa_synth.protocol.plan import CasePlan, anchor_turns, member_names, points_for, stage2_schema
+from ioa_synth.protocol.plan import LATIN_TEXT, CasePlan, anchor_turns, member_names, points_for, stage2_schema
+from ioa_synth.protocol.plan_modes import stage1_request_schema
 from ioa_synth.protocol.schemas import Stage1Output
 
 
@@ -58,7 +59,10 @@ def test_stage1_schema_holds_ids_names_count_definitional_and_outline():
     pattern = re.compile(points["prefixItems"][1]["properties"]["surface_form"]["pattern"])
     for phrase in ("the held-out set", "our March release", "two reviewers", "2,400 questions"):
         assert pattern.match(phrase), phrase
-    for question in ("What version of the dataset did SCALAR use for training?", "How reliable is the oracle",
+    for phrase in ("the v2.1 release", "the model's output", "the R&D budget"):
+        assert pattern.match(phrase), phrase
+    for question in ("What version of the dataset did SCALAR use for training?",
+                     "the matrix of second-order derivatives for...", "the 标识符 tagger",  # demo replies, recorded "How reliable is the oracle",
                      "how to name variables and functions correctly", "'GDPR'", "the held-out set?",
                      "an identifier is a name given to a variable, function, or object in a set",
                      "the appropriateresponsesofthemodelundertheconstraints"):  # run-together words, recorded
@@ -105,3 +109,60 @@ def test_build_sends_each_case_its_plan(endpoint, cli, seeds_file, tmp_path):
     assert len(seen_names) == 2
     stage2 = [r["body"] for r in server.requests if request_kind(r["body"]) == "stage2_generator"]
     assert stage2 and all("prefixItems" in _schema(b)["properties"]["turns"] for b in stage2)
+    utterance = _schema(stage2[0])["properties"]["turns"]["prefixItems"][0]["properties"]["utterance"]
+    assert utterance["pattern"].startswith("^" + LATIN_TEXT)
+
+
+def _free_text(schema, path=""):
+    """(path, field schema) of every string field that is neither a constant nor an enum."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "string" and not {"const", "enum"} & schema.keys():
+            yield path, schema
+        for key, value in schema.items():
+            yield from _free_text(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            yield from _free_text(value, f"{path}/{i}")
+
+
+def test_scaffold_holds_free_text_to_latin_script_within_its_length_and_protocol_does_not():
+    # the demo model drifted into Chinese mid-field in about one case of four (a content gate
+    # discards it); the scaffold's grammar cannot write another script, nor ", \\ or a newline
+    seed = real_seed_tuples(1)[0]["seed_id"]
+    profiles = Stage1Output.model_validate(valid_stage1())
+    for schema in (stage1_request_schema("scaffold", seed, ["definitional", "scopal"]), stage2_schema(profiles, latin=True)):
+        fields = dict(_free_text(schema))
+        assert fields and all("pattern" in f for f in fields.values()), [p for p, f in fields.items() if "pattern" not in f]
+        for path, field in fields.items():
+            if path.endswith("surface_form") or "{0," in field["pattern"]:  # a phrase the turn must say: below
+                continue
+            text = re.compile(field["pattern"])
+            assert text.match("Fine — it’s the “v2” set, naïve [sic] & 40% off: OK?"), path
+            for bad in ("the 标识符 tagger", 'a "quoted" word', "two\nlines", "x" * (field["maxLength"] + 1)):
+                assert not text.match(bad), (path, bad)
+    assert not any("pattern" in f for _, f in _free_text(stage2_schema(profiles)))
+    protocol = dict(_free_text(stage1_request_schema("protocol", seed, ["definitional", "scopal"])))
+    assert protocol and not any("pattern" in f for f in protocol.values())
+
+
+def test_scaffold_dialogue_turn_that_first_lists_a_point_must_say_its_surface_form():
+    # the demo model left a planned phrase unsaid in about one dialogue of two (the coverage gate)
+    profiles = Stage1Output.model_validate(valid_stage1())
+    turns = stage2_schema(profiles, latin=True)["properties"]["turns"]["prefixItems"]
+    phrase = {p.id: p.surface_form for p in profiles.misalignment_points}
+    first: dict[str, int] = {}
+    for i, t in enumerate(profiles.conversation_outline):
+        for ma in t.ma_ids:
+            first.setdefault(ma, i)
+    assert first and set(first) == set(phrase)
+    for i, turn in enumerate(turns):
+        utterance = turn["properties"]["utterance"]
+        text = re.compile(utterance["pattern"])
+        forms = [phrase[ma] for ma, at in first.items() if at == i]
+        if not forms:
+            assert text.match("We agree, then.")
+            continue
+        said = " and ".join(f.capitalize() if k == 0 else f for k, f in enumerate(forms))
+        assert text.match(f"{said} is settled, Ana."), (i, utterance["pattern"])
+        assert not text.match("We agree, then."), i
+        assert not text.match("x" * (utterance["maxLength"] - len(said)) + said)  # within the field's length

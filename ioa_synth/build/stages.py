@@ -144,7 +144,7 @@ DIALOGUE = StageSpec(
     after=1,
     problems=stage2_problems,
     gates=_dialogue_gates,
-    request_schema=lambda plan_mode, case, profiles: stage2_schema(profiles),
+    request_schema=lambda plan_mode, case, profiles: stage2_schema(profiles, latin=plan_mode == "scaffold"),
     generator_context=dialogue_generator_context,
     judged_output=lambda out: {"dialogue": out.model_dump()},
     judged_items=lambda profiles: [],

@@ -18,6 +18,9 @@ request schema carries them as ``const``/``enum`` values, so constrained decodin
 | a surface form is a phrase, not a question | ``pattern`` :data:`SURFACE_FORM_PATTERN` |
 | outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids (at most two), an anchor turn's ``ma_ids`` exactly its MA |
 | stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
+| every free-text field (both stages) in Latin script | ``pattern`` of :data:`LATIN_TEXT` characters, the field's length bound |
+| an understanding is a reading, not a word or two | its ``pattern`` at least :data:`UNDERSTANDING_MIN_CHARS` long |
+| stage 2: the turn that first lists an MA says its surface form | that turn's ``utterance`` ``pattern`` holds the phrase |
 
 Parsing and the gates stay as lenient as before: a reply from an endpoint that ignores
 the schema is still checked by :func:`~ioa_synth.protocol.schemas.stage1_problems` and
@@ -45,7 +48,7 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 
 #: Version of the planning rules below; part of the generator's fingerprint, since the
 #: plan decides what the generator may write.
-PLAN_VERSION = 1
+PLAN_VERSION = 2
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
 #: begins with a determiner, possessive or number ("the held-out set", "our March release",
@@ -54,14 +57,60 @@ PLAN_VERSION = 1
 SURFACE_FORM_STARTS = ("the", "our", "your", "their", "its", "a", "an", "this", "that", "these", "those", "each",
                        "every", "any", "all", "both", "one", "two", "three", "first", "last", "next", "final")
 
+#: A word of a planned surface form: runs of Latin letters and digits (at most 20, then up
+#: to two more of at most 12) joined by one of ``'-./&+``, an optional trailing ``%``: the
+#: demo model otherwise ran words together ("appropriateresponses") or trailed off in dots
+#: ("the matrix...of...second").
+_WORD = r"[A-Za-z0-9À-ɏ]{1,20}([-'’./&+][A-Za-z0-9À-ɏ]{1,12}){0,2}%?"
+
 #: The pattern of a planned surface form: one of :data:`SURFACE_FORM_STARTS` or a number,
-#: then one to five more words of at most 24 characters (the demo model otherwise ran words
-#: together, "appropriateresponses"), no question mark or quote: at most the gates'
-#: ``max_surface_words``. The 1.5B model runs a phrase to whatever limit the grammar sets (with
-#: seven words allowed, nearly every surface form had seven and failed the gates), so a run-on
-#: phrase is cut at six words; one cut on a dangling word ("the metric used to assess the") is
-#: rejected, one cut on a content word passes.
-SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( [^ ?"\n]{1,24}){1,5}$' % "|".join(SURFACE_FORM_STARTS)
+#: then one to five more words (:data:`_WORD`): no question mark, quote or other script, at
+#: most the gates' ``max_surface_words``. The 1.5B model runs a phrase to whatever limit the
+#: grammar sets (with seven words allowed, nearly every surface form had seven and failed the
+#: gates), so a run-on phrase is cut at six words; one cut on a dangling word ("the metric
+#: used to assess the") is rejected by the gates, one cut on a content word passes.
+SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){1,5}$' % ("|".join(SURFACE_FORM_STARTS), _WORD)
+
+#: The characters a scaffold-mode free-text field may use: printable ASCII but ``"`` and
+#: ``\`` (the grammar writes them raw inside a JSON string), Latin-1 and Latin Extended
+#: letters, typographic quotes, dashes and the ellipsis. The demo model switched into Chinese
+#: mid-field ("text switches into another script", a content gate) in about one case of four;
+#: held to these characters it cannot. No newline: a field is one paragraph.
+LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
+
+
+#: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
+#: demo model otherwise wrote readings of three words ("the full matrix").
+UNDERSTANDING_MIN_CHARS = 30
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regex of its own characters (llama.cpp's pattern reader knows few
+    escapes: specials go in a class), its first letter in either case (a phrase may open
+    the sentence)."""
+    out = "".join(f"[{c}]" if c in ".+*?()[]{}|^$\\" else c for c in text)
+    if text[:1].isalpha() and text[0].lower() != text[0].upper():
+        out = f"[{text[0].lower()}{text[0].upper()}]" + out[1:]
+    return out
+
+
+def latin_text(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (a request schema, changed in place and returned) with every free-text
+    string field (one with a ``maxLength`` and no ``const``, ``enum`` or ``pattern``) held
+    to :data:`LATIN_TEXT` by a ``pattern`` carrying the field's length bounds (llama.cpp
+    ignores ``maxLength`` next to a ``pattern``)."""
+    if isinstance(schema, list):
+        for item in schema:
+            latin_text(item)
+    elif isinstance(schema, dict):
+        if (schema.get("type") == "string" and "maxLength" in schema
+                and not {"const", "enum", "pattern"} & schema.keys()):
+            schema["pattern"] = "^%s{%d,%d}$" % (LATIN_TEXT, max(1, schema.get("minLength", 1)), schema["maxLength"])
+        for value in schema.values():
+            if isinstance(value, (dict, list)):
+                latin_text(value)
+    return schema
+
 
 #: Number of misalignment points a case may be planned with (App. B.4: 2-4).
 POINT_COUNTS = (2, 3, 4)
@@ -131,6 +180,8 @@ class CasePlan:
         point = props["misalignment_points"].pop("items")
         point["properties"]["surface_form"] = {"type": "string", "pattern": SURFACE_FORM_PATTERN,
                                                "minLength": 2, "maxLength": SURFACE}  # the pattern bounds it
+        for key in ("member_a_understanding", "member_b_understanding"):
+            point["properties"][key]["minLength"] = UNDERSTANDING_MIN_CHARS
         points = [_with_consts(point, id=i) for i in self.ma_ids]
         points[0]["properties"]["type"] = {"type": "string", "const": "definitional"}
         props["misalignment_points"].update(prefixItems=points, minItems=len(points), maxItems=len(points))
@@ -146,7 +197,7 @@ class CasePlan:
                                              "minItems": 1, "maxItems": 1}
             turns.append(t)
         props["conversation_outline"].update(prefixItems=turns, minItems=len(turns), maxItems=len(turns))
-        return schema
+        return latin_text(schema)
 
     def describe(self) -> dict[str, Any]:
         """The plan as template context: ``names``, ``ma_ids``, ``n_points``, ``n_turns``,
@@ -155,11 +206,14 @@ class CasePlan:
                 "n_turns": len(self.speakers), "anchors": dict(self.anchors), "speakers": list(self.speakers)}
 
 
-def stage2_schema(profiles: Stage1Output) -> dict[str, Any]:
+def stage2_schema(profiles: Stage1Output, latin: bool = False) -> dict[str, Any]:
     """The stage-2 request schema (of :class:`Stage2Output`) with one turn per outline turn
     of the accepted ``profiles``: its ``turn_idx``, ``speaker_id`` and the speaker's
-    ``speaker_name`` as constants (a speaker id the profiles lack keeps the open schema)."""
+    ``speaker_name`` as constants (a speaker id the profiles lack keeps the open schema);
+    ``latin``: free text held to :data:`LATIN_TEXT` (scaffold mode, :func:`latin_text`)."""
     schema = request_schema_copy(Stage2Output)
+    if latin:
+        latin_text(schema)
     names = {m.id: m.name for m in profiles.members}
     outline = profiles.conversation_outline
     if not outline or any(t.speaker not in names for t in outline):
@@ -169,7 +223,27 @@ def stage2_schema(profiles: Stage1Output) -> dict[str, Any]:
     turns["prefixItems"] = [_with_consts(turn, turn_idx=i, speaker_id=t.speaker, speaker_name=names[t.speaker])
                             for i, t in enumerate(outline, start=1)]
     turns.update(minItems=len(outline), maxItems=len(outline))
+    if latin:
+        _say_surface_forms(turns["prefixItems"], profiles)
     return schema
+
+
+def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> None:
+    """Hold the utterance of the first outline turn listing each MA to contain that MA's
+    surface form (scaffold mode): the demo model left a planned phrase unsaid in about one
+    dialogue of two, which the coverage gate discards. The rest of the utterance stays
+    free, in :data:`LATIN_TEXT` within the field's length."""
+    phrase = {p.id: p.surface_form for p in profiles.misalignment_points}
+    said: set[str] = set()
+    for schema, planned in zip(turns, profiles.conversation_outline):
+        forms = [phrase[i] for i in dict.fromkeys(planned.ma_ids) if i in phrase and i not in said and phrase[i]]
+        said.update(planned.ma_ids)
+        field = schema["properties"]["utterance"]
+        room = field["maxLength"] - sum(len(f) for f in forms)
+        if not forms or room < len(forms) + 1:
+            continue
+        gap = "%s{0,%d}" % (LATIN_TEXT, room // (len(forms) + 1))
+        schema["properties"]["utterance"] = {**field, "pattern": "^" + gap + gap.join(map(_literal, forms)) + gap + "$"}
 
 
 def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
@@ -182,5 +256,5 @@ def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CasePlan", "PLAN_VERSION", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
+__all__ = ["CasePlan", "LATIN_TEXT", "PLAN_VERSION", "UNDERSTANDING_MIN_CHARS", "latin_text", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
            "stage2_schema"]
