@@ -18,7 +18,7 @@ request schema carries them as ``const``/``enum`` values, so constrained decodin
 | a surface form is a phrase, not a question | ``pattern`` :data:`SURFACE_FORM_PATTERN` |
 | outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids (at most two), an anchor turn's ``ma_ids`` exactly its MA |
 | stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
-| every free-text field (both stages) in Latin script | ``pattern`` of :data:`LATIN_TEXT` characters, the field's length bound |
+| every free-text field (both stages) in Latin script, no MA or member id in it | ``pattern`` (:mod:`~ioa_synth.protocol.plan_text`), the field's length bound |
 | an understanding is a reading, not a word or two | its ``pattern`` at least :data:`UNDERSTANDING_MIN_CHARS` long |
 | stage 2: the turn that first lists an MA says its surface form | that turn's ``utterance`` ``pattern`` holds the phrase |
 
@@ -33,6 +33,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ioa_synth.protocol.plan_text import LATIN_TEXT, free_text
 from ioa_synth.protocol.schemas import SURFACE, Stage1Output, Stage2Output, request_schema_copy
 
 #: Given and family names the stage-1 generator is given (two per case, see
@@ -71,14 +72,6 @@ _WORD = r"[A-Za-z0-9À-ɏ]{1,20}([-'’./&+][A-Za-z0-9À-ɏ]{1,12}){0,2}%?"
 #: used to assess the") is rejected by the gates, one cut on a content word passes.
 SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){1,5}$' % ("|".join(SURFACE_FORM_STARTS), _WORD)
 
-#: The characters a scaffold-mode free-text field may use: printable ASCII but ``"`` and
-#: ``\`` (the grammar writes them raw inside a JSON string), Latin-1 and Latin Extended
-#: letters, typographic quotes, dashes and the ellipsis. The demo model switched into Chinese
-#: mid-field ("text switches into another script", a content gate) in about one case of four;
-#: held to these characters it cannot. No newline: a field is one paragraph.
-LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
-
-
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").
 UNDERSTANDING_MIN_CHARS = 30
@@ -97,15 +90,15 @@ def _literal(text: str) -> str:
 def latin_text(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` (a request schema, changed in place and returned) with every free-text
     string field (one with a ``maxLength`` and no ``const``, ``enum`` or ``pattern``) held
-    to :data:`LATIN_TEXT` by a ``pattern`` carrying the field's length bounds (llama.cpp
-    ignores ``maxLength`` next to a ``pattern``)."""
+    to id-free :data:`LATIN_TEXT` (:func:`~ioa_synth.protocol.plan_text.free_text`) by a
+    ``pattern`` carrying the field's length bounds."""
     if isinstance(schema, list):
         for item in schema:
             latin_text(item)
     elif isinstance(schema, dict):
         if (schema.get("type") == "string" and "maxLength" in schema
                 and not {"const", "enum", "pattern"} & schema.keys()):
-            schema["pattern"] = "^%s{%d,%d}$" % (LATIN_TEXT, max(1, schema.get("minLength", 1)), schema["maxLength"])
+            schema["pattern"] = "^%s$" % free_text(max(1, schema.get("minLength", 1)), schema["maxLength"])
         for value in schema.values():
             if isinstance(value, (dict, list)):
                 latin_text(value)
@@ -242,7 +235,7 @@ def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> N
         room = field["maxLength"] - sum(len(f) for f in forms)
         if not forms or room < len(forms) + 1:
             continue
-        gap = "%s{0,%d}" % (LATIN_TEXT, room // (len(forms) + 1))
+        gap = free_text(0, room // (len(forms) + 1))
         schema["properties"]["utterance"] = {**field, "pattern": "^" + gap + gap.join(map(_literal, forms)) + gap + "$"}
 
 
