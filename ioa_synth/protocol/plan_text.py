@@ -14,8 +14,8 @@ that llama.cpp (and any endpoint with regex-constrained decoding) turns into a g
   refuses "Llama2" or "5 m2" (write "Llama 2", "5 square metres").
 
 A pattern carries the field's length: llama.cpp ignores ``maxLength`` next to a
-``pattern``. The length counts characters, ids aside (an ``M`` run is one step), which
-differs from the field's length only for text with runs of ``M``.
+``pattern``. The length counts steps (a run such as ``mma,`` is one), which differs from
+the field's length only for text with runs of ``M`` and ``A``.
 """
 
 from __future__ import annotations
@@ -48,12 +48,13 @@ def _latin_without(excluded: str) -> str:
 
 _DIGITS = "0123456789"
 _M, _A = "[Mm]", "[Aa]"
-#: One step of id-free text: a character other than M/m, or a run of M/m (with A/a between
-#: M runs) ended by a character that cannot make an id: not a digit, and after "MA" not M.
-_STEP = "(%s|%s+(%s%s+)*(%s|%s%s))" % (_latin_without("Mm"), _M, _A, _M, _latin_without("MmAa" + _DIGITS),
+#: One step of id-free text: a character other than M/m, or a short run of M/m (at most two,
+#: A/a between runs) ended by a character that cannot make an id: not a digit, and after
+#: "MA" not M. Unbounded runs let the demo model write "tommmammmm" to a field's limit.
+_STEP = "(%s|%s{1,2}(%s%s{1,2}){0,2}(%s|%s%s))" % (_latin_without("Mm"), _M, _A, _M, _latin_without("MmAa" + _DIGITS),
                                        _A, _latin_without("Mm" + _DIGITS))
 #: What may close id-free text: a trailing run of M/m, with an A/a.
-_TAIL = "(%s+(%s%s+)*%s?)?" % (_M, _A, _M, _A)
+_TAIL = "(%s{1,2}(%s%s{1,2}){0,2}%s?)?" % (_M, _A, _M, _A)
 
 
 def free_text(low: int, high: int) -> str:
