@@ -110,7 +110,7 @@ def test_build_sends_each_case_its_plan(endpoint, cli, seeds_file, tmp_path):
     stage2 = [r["body"] for r in server.requests if request_kind(r["body"]) == "stage2_generator"]
     assert stage2 and all("prefixItems" in _schema(b)["properties"]["turns"] for b in stage2)
     utterance = _schema(stage2[0])["properties"]["turns"]["prefixItems"][0]["properties"]["utterance"]
-    assert "[Mm]" in utterance["pattern"] and re.match(utterance["pattern"], "Fine, Ana.") is None  # its point's phrase
+    assert utterance["pattern"].startswith("^" + LATIN_TEXT) and re.match(utterance["pattern"], "Fine, Ana.") is None  # its point's phrase
 
 
 def _free_text(schema, path=""):
@@ -141,8 +141,7 @@ def test_scaffold_holds_free_text_to_latin_script_within_its_length_and_protocol
                 continue
             text = re.compile(field["pattern"])
             assert text.match("Fine — it’s the “v2” set, naïve [sic] & 40% off: OK?"), path
-            for bad in ("the 标识符 tagger", 'a "quoted" word', "two\nlines", "x" * (field["maxLength"] + 1),
-                        "as for MA1, we agree", "[MA2: say 'the set'", "so M1 wants it", "see ma3"):
+            for bad in ("the 标识符 tagger", 'a "quoted" word', "two\nlines", "x" * (field["maxLength"] + 1)):
                 assert not text.match(bad), (path, bad)
     assert not any("pattern" in f for _, f in _free_text(stage2_schema(profiles)))
     protocol = dict(_free_text(stage1_request_schema("protocol", seed, ["definitional", "scopal"])))

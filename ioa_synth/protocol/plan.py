@@ -18,7 +18,7 @@ request schema carries them as ``const``/``enum`` values, so constrained decodin
 | a surface form is a phrase, not a question | ``pattern`` :data:`SURFACE_FORM_PATTERN` |
 | outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids (at most two), an anchor turn's ``ma_ids`` exactly its MA |
 | stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
-| every free-text field (both stages) in Latin script, no MA or member id in it | ``pattern`` (:mod:`~ioa_synth.protocol.plan_text`), the field's length bound |
+| every free-text field (both stages) in Latin script | ``pattern`` (:mod:`~ioa_synth.protocol.plan_text`), the field's length bound |
 | an understanding is a reading, not a word or two | its ``pattern`` at least :data:`UNDERSTANDING_MIN_CHARS` long |
 | stage 2: the turn that first lists an MA says its surface form | that turn's ``utterance`` ``pattern`` holds the phrase |
 
@@ -90,8 +90,8 @@ def _literal(text: str) -> str:
 def latin_text(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` (a request schema, changed in place and returned) with every free-text
     string field (one with a ``maxLength`` and no ``const``, ``enum`` or ``pattern``) held
-    to id-free :data:`LATIN_TEXT` (:func:`~ioa_synth.protocol.plan_text.free_text`) by a
-    ``pattern`` carrying the field's length bounds."""
+    to :data:`LATIN_TEXT` (:func:`~ioa_synth.protocol.plan_text.free_text`) by a ``pattern``
+    carrying the field's length bounds."""
     if isinstance(schema, list):
         for item in schema:
             latin_text(item)
