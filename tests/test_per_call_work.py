@@ -43,9 +43,9 @@ def counts(monkeypatch) -> Counter:
         seen["stage1_schema"] += 1
         return real_stage1(self)
 
-    def stage2_schema(profiles):
+    def stage2_schema(profiles, **kwargs):
         seen["stage2_schema"] += 1
-        return real_stage2(profiles)
+        return real_stage2(profiles, **kwargs)
 
     monkeypatch.setattr(plan.CasePlan, "stage1_schema", stage1_schema)
     from ioa_synth.build import stages

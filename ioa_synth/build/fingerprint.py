@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ioa_synth.build.prompts import CAPABILITY
 from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.protocol.gates import load_gates
-from ioa_synth.protocol.plan import PLAN_VERSION
+from ioa_synth.protocol.plan_modes import plan_version
 from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import component_identity, component_view, describe_components, templates_rendered
@@ -43,7 +43,7 @@ def component_description(component: str, identity: dict[str, Any], templates: M
         desc["rubric"] = rubric
     if component == "generator":
         desc["gates"] = load_gates().model_dump(mode="json")  # the content gates admit or reject its output
-        desc["case_plan"] = PLAN_VERSION  # the plan's schema constants shape what it writes
+        desc["case_plan"] = plan_version(identity.get("plan"))  # the plan's rules shape what it writes
     return desc
 
 

@@ -25,7 +25,7 @@ import json
 from functools import lru_cache
 from typing import Any, Sequence
 
-from ioa_synth.protocol.plan import CasePlan
+from ioa_synth.protocol.plan import PLAN_VERSION, CasePlan
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, SURFACE, Stage1Output, request_schema
 
@@ -34,6 +34,17 @@ PLAN_MODES = ("scaffold", "protocol")
 #: The surface-form field as the protocol-mode prompt describes it: no determiner rule.
 PROTOCOL_SURFACE_FORM = ("the phrase both members say and both accept, which each reads differently: a few words "
                          "as they stand inside a sentence; not a question and not a definition")
+
+
+#: Version of the plan rules each mode writes under, part of the generator's fingerprint.
+#: ``protocol`` takes only the ids, point count and types of :class:`CasePlan`, unchanged
+#: since version 1; ``scaffold`` is held to the whole plan schema (:data:`PLAN_VERSION`).
+PROTOCOL_PLAN_VERSION = 1
+
+
+def plan_version(mode: str | None) -> int:
+    """The plan version a generator in plan ``mode`` writes under (its fingerprint part)."""
+    return PLAN_VERSION if mode == "scaffold" else PROTOCOL_PLAN_VERSION
 
 
 def default_plan(embedded: bool) -> str:
@@ -121,5 +132,5 @@ def _const(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["PLAN_MODES", "PROTOCOL_SURFACE_FORM", "default_plan", "outline_bounds", "plan_context",
+__all__ = ["PLAN_MODES", "PROTOCOL_PLAN_VERSION", "PROTOCOL_SURFACE_FORM", "default_plan", "plan_version", "outline_bounds", "plan_context",
            "protocol_stage1_schema", "scaffold_stage1_schema", "stage1_request_schema"]
