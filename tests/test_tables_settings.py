@@ -70,8 +70,8 @@ def test_ioa7_with_a_build_adds_its_judged_scores(cli, endpoint, seeds_file, tmp
 
 def test_ioa7_refuses_two_builds_and_other_folders(cli, tmp_path):
     one_line_error(cli("table", "ioa-7", tmp_path), "a folder of no known kind; ioa-7 needs 0-1 ×")
-    res = cli("table", "ioa-7", "--config", tmp_path / "x.json")
-    one_line_error(res, "ioa-7 reads no settings file (--config)")
+    res = cli("table", "ioa-7", "--settings", tmp_path / "x.json")
+    one_line_error(res, "ioa-7 reads no settings file (--settings)")
 
 
 def test_ioa15_from_the_paper_models_file(cli):
@@ -92,7 +92,7 @@ def test_ioa15_from_a_given_config(cli, tmp_path):
                                                                             {"enable_thinking": False}}}},
         "judge": {"model": "gpt-5.4", "temperature": None, "request_options": {"reasoning_effort": "high"}},
         "type_judge": {}}))
-    rows = {r["component"]: r for r in table(cli, "ioa-15", "--config", path)}
+    rows = {r["component"]: r for r in table(cli, "ioa-15", "--settings", path)}
     assert list(rows) == ["judge", "prober", "type_judge"]  # the toolkit's order of components
     # the prober's temperature is not in the file: its default, 0.7, said to be one
     assert (rows["prober"]["temperature"], rows["prober"]["thinking"]) == ("0.7 (default)", "off (enable_thinking false)")
@@ -108,20 +108,20 @@ def test_ioa15_from_a_given_config(cli, tmp_path):
 def test_ioa15_bad_config_is_one_line(cli, tmp_path, content, needle):
     path = tmp_path / "mine.json"
     path.write_text(content)
-    one_line_error(cli("table", "ioa-15", "--config", path), needle)
+    one_line_error(cli("table", "ioa-15", "--settings", path), needle)
 
 
 def test_settings_tables_refuse_folders_and_other_files(cli, tmp_path):
     one_line_error(cli("table", "ioa-15", tmp_path), "ioa-15 is not made from results folders; give its settings "
-                                                     "with --config FILE")
-    one_line_error(cli("table", "ioa-15", "--config", tmp_path / "a.yaml"), "ioa-15 reads a models config (.json)")
-    one_line_error(cli("table", "ioa-15", "--config", tmp_path / "gone.json"), "gone.json: no such file")
-    one_line_error(cli("table", "ioa-1", tmp_path, "--config", tmp_path / "a.json"), "ioa-1 reads no settings file")
+                                                     "with --settings FILE")
+    one_line_error(cli("table", "ioa-15", "--settings", tmp_path / "a.yaml"), "ioa-15 reads a models config (.json)")
+    one_line_error(cli("table", "ioa-15", "--settings", tmp_path / "gone.json"), "gone.json: no such file")
+    one_line_error(cli("table", "ioa-1", tmp_path, "--settings", tmp_path / "a.json"), "ioa-1 reads no settings file")
     (tmp_path / "a.yaml").write_text("data: {}\n")
     (tmp_path / "b.yml").write_text("data: {}\n")
-    one_line_error(cli("table", "ioa-18", "--config", tmp_path / "a.yaml", "--config", tmp_path / "b.yml"),
+    one_line_error(cli("table", "ioa-18", "--settings", tmp_path / "a.yaml", "--settings", tmp_path / "b.yml"),
                    "a second verl GRPO settings (.yaml)")
-    one_line_error(cli("table", "--list", "--config", tmp_path / "a.yaml"), "--list takes no ID, RESULTS or --config")
+    one_line_error(cli("table", "--list", "--settings", tmp_path / "a.yaml"), "--list takes no ID, RESULTS or --settings")
 
 
 def test_ioa18_from_the_shipped_files(cli):
@@ -147,14 +147,14 @@ def test_ioa18_from_given_files(cli, tmp_path):
                     "actor_rollout_ref:\n  actor:\n    optim:\n      lr: 3.0e-7\n")
     reward = tmp_path / "reward.json"
     reward.write_text(json.dumps({"simulator": {"model": "qwen3-30b", "temperature": 0.0}}))
-    rows = {r["setting"]: r for r in table(cli, "ioa-18", "--config", reward, "--config", verl)}
+    rows = {r["setting"]: r for r in table(cli, "ioa-18", "--settings", reward, "--settings", verl)}
     assert (rows["dialogues per step (batch)"]["value"], rows["dialogues per step (batch)"]["paper"]) == ("48", "24")
     assert rows["learning rate"]["value"] == "3e-7" and rows["epochs"]["value"] == "not set"
     assert rows["train / validation prompts"]["value"] == "not set / grpo/val.parquet"
     assert (rows["reward simulator: model"]["value"], rows["reward simulator: temperature"]["value"]) == ("qwen3-30b", "0")
     assert rows["reward validity_filter: model"]["value"] == "not set"
     # only the YAML given: the reward's models from configs/paper-reward.json
-    rows = {r["setting"]: r for r in table(cli, "ioa-18", "--config", verl)}
+    rows = {r["setting"]: r for r in table(cli, "ioa-18", "--settings", verl)}
     assert rows["reward validity_filter: model"]["value"] == "gpt-5-mini"
 
 
@@ -166,4 +166,4 @@ def test_ioa18_from_given_files(cli, tmp_path):
 def test_ioa18_bad_verl_file_is_one_line(cli, tmp_path, content, needle):
     path = tmp_path / "bad.yaml"
     path.write_text(content)
-    one_line_error(cli("table", "ioa-18", "--config", path), needle)
+    one_line_error(cli("table", "ioa-18", "--settings", path), needle)

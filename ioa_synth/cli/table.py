@@ -37,7 +37,7 @@ def table_cmd(
                                        "id (belief-fig4), FILE.png writes the figure, any other FILE the table "
                                        "with the figure beside it as FILE's name with .png"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file if it exists"),
-    config: Optional[List[Path]] = typer.Option(None, "--config", metavar="FILE",
+    settings: Optional[List[Path]] = typer.Option(None, "--settings", metavar="FILE",
                                                 help="A settings table's file instead of its default in configs/ "
                                                      "(ioa-15: a models config .json; ioa-18: the verl settings "
                                                      ".yaml and/or the reward's models config .json); repeatable"),
@@ -47,7 +47,7 @@ def table_cmd(
 
     Each id needs folders of given kinds and numbers (e.g. one evaluate results folder per
     prober); other folders are refused with one line. A settings table (ioa-15, ioa-18) reads
-    the repository's configs/ files, or those given with --config. Exit status: 0 rendered, 2 bad
+    the repository's configs/ files, or those given with --settings. Exit status: 0 rendered, 2 bad
     input (unknown or not yet implemented id, folders of another kind or count, an unreadable
     folder or settings file)."""
     from ioa_synth.core.atomic import write_all_atomic
@@ -60,14 +60,14 @@ def table_cmd(
     if out is not None and out.exists() and not overwrite:
         fail(f"--out {out} exists; give a new file name, or --overwrite to replace it")
     if show_list:
-        if table_id is not None or config:
-            fail("--list takes no ID, RESULTS or --config")
+        if table_id is not None or settings:
+            fail("--list takes no ID, RESULTS or --settings")
         table = list_table()
     else:
         if table_id is None:
             fail("give a table ID and its RESULTS folders, or --list to see the ids")
         try:
-            table = make_table(table_id, list(results or []), list(config or []))
+            table = make_table(table_id, list(results or []), list(settings or []))
         except TableError as exc:
             fail(str(exc))
     files = _output_files(table, fmt, out, overwrite)

@@ -33,6 +33,10 @@ CMAKE_FLAGS: tuple[str, ...] = (
     "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_APP=OFF",
     "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_OPENSSL=OFF", "-DGGML_CCACHE=OFF",
     f"-DLLAMA_BUILD_COMMIT={LLAMA_CPP_COMMIT}", "-DLLAMA_BUILD_NUMBER=0",
+    # Not -march=native: a VM whose CPU reports AMX without the kernel enabling its tile state
+    # builds a server that dies of a general protection fault at its first ``ldtilecfg``. Off
+    # native, ggml builds for AVX2/FMA/F16C/BMI2 (x86-64-v3), which any current host runs.
+    "-DGGML_NATIVE=OFF",
 )
 TARGETS: tuple[str, ...] = ("llama-server", "llama-tokenize")
 #: Written last into a build folder: what was built, from what, how.

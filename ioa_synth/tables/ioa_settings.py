@@ -7,7 +7,7 @@ and the models with their thinking settings (Table 15).
   use); given a build directory, it adds per criterion that build's judged items, mean score
   and θ pass rates at the first attempt and after regeneration
   (:func:`ioa_synth.build.passrates.pass_rates`, what ``status`` shows).
-- ``ioa-15`` reads a ``--config`` models file (:func:`ioa_synth.llm.config.load_config`, the
+- ``ioa-15`` reads a ``--settings`` models file (:func:`ioa_synth.llm.config.load_config`, the
   reader every command uses; default ``configs/paper-models.json``).
 """
 
@@ -82,7 +82,7 @@ def temperature(block: ComponentConfig, component: str) -> str:
     return shown if "temperature" in block.model_fields_set else f"{shown} (default)"
 
 
-def read_models(path: Path, option: str = "--config") -> ToolkitConfig:
+def read_models(path: Path, option: str = "--settings") -> ToolkitConfig:
     """``path`` read as a models config; its error as a one-line :class:`TableError`."""
     try:
         return load_config(path)
@@ -97,7 +97,7 @@ def models_table(folders: dict[str, list[Path]]) -> PaperTable:
     config = read_models(path)
     given = [c for c in COMPONENTS if c in config.model_fields_set]
     if not given:
-        raise TableError(f"--config {path}: sets no component (a models config has blocks such as "
+        raise TableError(f"--settings {path}: sets no component (a models config has blocks such as "
                          "\"prober\": {\"model\": ...})")
     rows = []
     for name in given:
@@ -189,5 +189,5 @@ register(TableSpec("ioa-7", "Judge criteria of the build loop (θ1, θ2)", "IoA 
                    (Needs("build", 0, 1, "optional: adds its judged scores and θ pass rates per criterion"),),
                    "none (the rubric in force); a build directory from 'ioa-synth build'", judge_criteria))
 register(TableSpec("ioa-15", "Models and thinking settings", "IoA paper, Table 15", (),
-                   "none (configs/paper-models.json, or --config FILE)", models_table,
+                   "none (configs/paper-models.json, or --settings FILE)", models_table,
                    settings=(SettingsFile("models", (".json",), CONFIGS / "paper-models.json", "a models config (.json)"),)))

@@ -3,7 +3,7 @@
 Each id is one :class:`TableSpec`; a module of this package registers its ids at import
 (:func:`register`). :func:`make_table` checks the folders against the spec's
 :class:`Needs` (kind by :func:`ioa_synth.runs.folder_kinds.folder_kind`, how many) and the
-settings files (``table --config``) against its :class:`SettingsFile` roles, and calls the
+settings files (``table --settings``) against its :class:`SettingsFile` roles, and calls the
 spec's ``build`` on them. Every problem is a :class:`TableError` whose message is one line.
 """
 
@@ -48,7 +48,7 @@ class Needs:
 @dataclass(frozen=True)
 class SettingsFile:
     """A settings file a table is made from (a settings table: the paper's models, the GRPO
-    settings), given with ``table --config FILE`` or else ``default``.
+    settings), given with ``table --settings FILE`` or else ``default``.
 
     Attributes:
         role: its key in the dict ``build`` gets (``"models"``, ``"verl"``); never a folder kind.
@@ -83,7 +83,7 @@ class TableSpec:
             folders in the order given, and every role of ``settings`` a key holding its one
             file); ``None``: not implemented yet.
         missing: for an unimplemented id, what is missing (one line).
-        settings: the settings files it is made from (``table --config``), one per role.
+        settings: the settings files it is made from (``table --settings``), one per role.
     """
 
     table_id: str
@@ -141,7 +141,7 @@ def sort_folders(s: TableSpec, folders: list[Path]) -> dict[str, list[Path]]:
     """
     if not s.needs:
         if folders:
-            with_config = f"; give its settings with --config FILE ({describe_needs(s)})" if s.settings else ""
+            with_config = f"; give its settings with --settings FILE ({describe_needs(s)})" if s.settings else ""
             raise TableError(f"{s.table_id} is not made from results folders{with_config}")
         return {}
     wanted = {n.kind: n for n in s.needs}
@@ -175,7 +175,7 @@ def sort_settings(s: TableSpec, files: list[Path]) -> dict[str, list[Path]]:
             files of one role, a missing file (given, or the default outside a checkout).
     """
     if files and not s.settings:
-        raise TableError(f"{s.table_id} reads no settings file (--config); it needs {describe_needs(s)}")
+        raise TableError(f"{s.table_id} reads no settings file (--settings); it needs {describe_needs(s)}")
     chosen: dict[str, Path] = {}
     for file in files:
         role = next((r for r in s.settings if file.name.lower().endswith(r.suffixes)), None)
@@ -208,7 +208,7 @@ def describe_needs(s: TableSpec) -> str:
 
 
 def make_table(table_id: str, folders: list[Path], settings: list[Path] | None = None) -> PaperTable:
-    """The table ``table_id`` made from ``folders`` and the ``settings`` files (``--config``).
+    """The table ``table_id`` made from ``folders`` and the ``settings`` files (``--settings``).
 
     Raises:
         TableError: unknown or unimplemented id, folders of another kind or count, settings
