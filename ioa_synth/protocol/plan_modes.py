@@ -132,5 +132,5 @@ def _const(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["PLAN_MODES", "PROTOCOL_PLAN_VERSION", "PROTOCOL_SURFACE_FORM", "default_plan", "plan_version", "outline_bounds", "plan_context",
-           "protocol_stage1_schema", "scaffold_stage1_schema", "stage1_request_schema"]
+__all__ = ["PLAN_MODES", "PROTOCOL_PLAN_VERSION", "PROTOCOL_SURFACE_FORM", "default_plan", "outline_bounds",
+           "plan_context", "plan_version", "protocol_stage1_schema", "scaffold_stage1_schema", "stage1_request_schema"]
