@@ -244,3 +244,25 @@ def test_without_planting_the_protocol_schema_leaves_every_type_open():
     case = gold_case(seed)
     case["misalignment_points"][0]["type"], case["misalignment_points"][2]["type"] = "criterial", "definitional"
     _validator(stage1_request_schema("protocol", seed)).validate(case)  # the definitional point is MA3 here
+
+
+def test_scaffold_stage2_prompt_names_outline_points_by_surface_form_only():
+    # the 1.5B model copied "[MA1: say ...]" markers from the outline into utterances, which
+    # the vocabulary gate rejects: the scaffold prompt shows the phrase without the id, the
+    # protocol prompt (a capable model) keeps the template's marker byte for byte
+    import re
+
+    from ioa_synth.build.stages import DIALOGUE
+    from ioa_synth.seeds.tuples import SeedTuple
+
+    seed = SeedTuple.model_validate(_seed_with(2))
+    profiles = Stage1Output.model_validate(valid_stage1(2))
+    first = profiles.misalignment_points[0].surface_form
+    prompts = {mode: DIALOGUE.render("generator", **DIALOGUE.generator_context(seed, profiles, None, None, mode)).messages[-1]["content"]
+               for mode in ("scaffold", "protocol")}
+    outline = {mode: text.split("Outline")[1].split("Rules:")[0] for mode, text in prompts.items()}
+    assert not re.search(r"\bMA\d", outline["scaffold"])
+    assert f'[say "{first}"]' in outline["scaffold"]
+    assert f'[MA1: say "{first}"]' in outline["protocol"]
+    # the rest of the prompt is the same in both modes
+    assert prompts["scaffold"].replace(outline["scaffold"], "") == prompts["protocol"].replace(outline["protocol"], "")

@@ -49,9 +49,29 @@ def dialogue_generator_context(seed: SeedTuple, profiles: Stage1Output | None, p
                                feedback: str | None, plan_mode: str = "scaffold",
                                planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Context of the stage-2 generator template (G_dialogue): the accepted ``profiles``
-    (required); the seed, plan mode and types are not shown."""
+    (required); the seed and types are not shown. Under the scaffold plan an outline turn
+    names its points by surface form alone (:func:`_outline_by_surface_form`)."""
     assert profiles is not None
-    return {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": profiles.model_dump()}
+    shown = profiles.model_dump()
+    if plan_mode == "scaffold":
+        shown["conversation_outline"] = _outline_by_surface_form(shown)
+    return {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown}
+
+
+def _outline_by_surface_form(profiles: dict[str, Any]) -> list[dict[str, Any]]:
+    """The outline turns of dumped ``profiles`` as the scaffold stage-2 prompt shows them:
+    a turn's points as ``[say "the held-out set"]`` after its description, and no ``ma_ids``,
+    so the prompt's outline carries no point id. The template's own marker,
+    ``[MA1: say "..."]``, stays for protocol mode; the 1.5B demo model copied the id from it
+    into utterances ("as MA1 says"), which the vocabulary gate rejects (scaffold plan
+    version 3, :data:`ioa_synth.protocol.plan.PLAN_VERSION`)."""
+    phrase = {p["id"]: p["surface_form"] for p in profiles["misalignment_points"]}
+    out = []
+    for turn in profiles["conversation_outline"]:
+        said = "; ".join(f'say "{phrase[i]}"' for i in turn["ma_ids"] if i in phrase)
+        out.append(turn | {"description": f"{turn['description']} [{said}]" if said else turn["description"],
+                           "ma_ids": []})
+    return out
 
 
 def judge_context(seed: SeedTuple, profiles: Stage1Output, stage_rubric: StageRubric, no_change: str,

@@ -48,8 +48,9 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
                 "Bianchi", "Chowdhury", "Delacroix")
 
 #: Version of the planning rules below; part of the generator's fingerprint, since the
-#: plan decides what the generator may write.
-PLAN_VERSION = 2
+#: plan decides what the generator may write. Version 3: the stage-2 prompt's outline names
+#: a turn's points by surface form, without ids (:mod:`ioa_synth.build.contexts`).
+PLAN_VERSION = 3
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
 #: begins with a determiner, possessive or number ("the held-out set", "our March release",
