@@ -50,7 +50,7 @@ def test_definitional_share_is_bounded_below_by_one_per_case():
 def test_bad_type_mix_is_one_error_line(cli, seeds_file, tmp_path):
     bad = tmp_path / "mix.json"
     bad.write_text(json.dumps({"definitional": 1, "sarcastic": 2}))
-    for value, needle in ((str(bad), "sarcastic"), (str(tmp_path / "none.json"), "not 'paper' or 'uniform'")):
+    for value, needle in ((str(bad), "sarcastic"), (str(tmp_path / "none.json"), "not 'paper', 'uniform' or 'none'")):
         res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", tmp_path / "o", "--type-mix", value)
         assert res.exit_code == 2 and res.stderr.count("\n") == 1 and needle in res.stderr, res.stderr
 
@@ -159,3 +159,28 @@ def test_regenerate_asks_again_for_the_planted_types_in_the_same_plan_mode(cli, 
     consts = [p["properties"]["type"]["const"] for p in schema["misalignment_points"]["prefixItems"]]
     assert consts == json.loads(planned)
     assert "pattern" not in schema["misalignment_points"]["prefixItems"][0]["properties"]["surface_form"]
+
+
+def test_type_mix_none_plans_no_type_and_the_judge_reads_none(cli, endpoint, seeds_file, tmp_path):
+    # the paper's own stage 1: one definitional point (checked after parsing), the other types the
+    # generator's; the judge is
+    # not asked for a type, so no "judged type differs" can discard a case; status shows no mix
+    server = endpoint(responder=ProtocolResponder())
+    out = tmp_path / "out"
+    res = cli("build", "--seeds", seeds_file(2), "--split", "test", "--out", out, "--workers", "1",
+              "--type-mix", "none")
+    assert res.exit_code == 0, res.output
+    gens = [r for r in server.requests if request_kind(r["body"]) == "stage1_generator"]
+    judges = [r for r in server.requests if request_kind(r["body"]) == "stage1_judge"]
+    assert gens and judges
+    for r in gens:
+        assert "The kind of each point is planned" not in r["body"]["messages"][-1]["content"]
+        points = r["body"]["response_format"]["json_schema"]["schema"]["properties"]["misalignment_points"]
+        assert all("const" not in p["properties"]["type"] for p in points["prefixItems"][1:])
+    for r in judges:
+        assert "the kind of disagreement you read" not in r["body"]["messages"][-1]["content"]
+    assert q(out, "SELECT count(*) FROM scores WHERE dimension = 'judged_type'") == [(0,)]
+    assert {t for (t,) in q(out, "SELECT types_json FROM planned_types")} == {"[]"}
+    report = json.loads(cli("status", "--out", out, "--json").stdout)
+    assert report["type_mix"] == {}
+    assert q(out, "SELECT count(*) FROM cases WHERE status = 'accepted'") == [(2,)]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ioa_synth.protocol.cells import MA_TYPES
 from ioa_synth.protocol.plan import points_for
-from ioa_synth.protocol.planting import TYPE_DEFINITIONS, load_type_mix, mix_rows, plant_types
+from ioa_synth.protocol.planting import TYPE_DEFINITIONS, load_type_mix, mix_rows, plant_types, plants
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.seeds.tuples import SeedTuple
 
@@ -47,7 +47,10 @@ def split_plans(split_seeds: list[SeedTuple], type_mix: str | None) -> dict[str,
     The tuples are planted round-robin over the cells (the first tuple of every cell, then
     the second, ...; cells in name order), the order of case ids in a full build, so every
     prefix of that order stays close to the target. A repeated ``seed_id`` keeps its first place.
+    Under ``none`` every tuple gets ``()``: no type planned, and the judge reads none.
     """
+    if not plants(type_mix):
+        return {seed.seed_id: () for seed in split_seeds}
     index: dict[tuple[str, str], int] = {}
     keyed: dict[str, tuple[int, str, str]] = {}
     for seed in split_seeds:
@@ -71,7 +74,7 @@ def plant_split(catalog: Catalog, split: str, cases: list[Case], type_mix: str |
         f"SELECT case_id, types_json FROM {TABLE} WHERE split = ?", [split])}
     new = {c.case_id: planned()[c.seed.seed_id] for c in cases if c.case_id not in stored}
     if new:
-        label = type_mix if type_mix in (None, "paper", "uniform") else str(Path(type_mix))
+        label = type_mix if type_mix in (None, "paper", "uniform", "none") else str(Path(type_mix))
         with catalog.transaction() as cat:
             for cid, types in new.items():
                 cat.insert(TABLE, {"case_id": cid, "split": split, "types_json": json.dumps(types),
@@ -158,6 +161,8 @@ def type_mix_report(catalog: Catalog) -> dict[str, dict[str, Any]]:
     split_of = {cid: split for split, rows in by_split.items() for cid, _, _ in rows}
     for split, rows in sorted(by_split.items()):
         mix = rows[-1][2]
+        if not plants(mix):  # built under --type-mix none: nothing planned to report
+            continue
         planned = Counter(t for _, types, _ in rows for t in types)
         acc = Counter(t for cid, _, _ in rows for t in accepted.get(cid, ()))
         mine = [(item, kind, json.loads(types)) for cid, item, kind, types in judged if split_of.get(cid) == split]

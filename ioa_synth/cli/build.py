@@ -36,7 +36,7 @@ def build(
     limit: Optional[int] = limit_option("Build at most N seed tuples"),
     local_model: Optional[str] = local_model_option(),
     type_mix: str = typer.Option("paper", "--type-mix", help="Target mix of disagreement types: paper (Table 10), "
-                                 "uniform, or a JSON file of shares per type"),
+                                 "uniform, a JSON file of shares per type, or none (no type planned)"),
     dedup: bool = typer.Option(False, "--dedup", help="Discard an accepted case that nearly copies an earlier one"),
     threshold: float = threshold_option("Jaccard similarity of a near-copy (with --dedup)"),
     batch: bool = batch_option(),

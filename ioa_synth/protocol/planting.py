@@ -48,10 +48,22 @@ class TypeMixError(ValueError):
     """An unusable ``--type-mix`` value or file; the message says which."""
 
 
+#: ``--type-mix none``: no type is planned; as in the paper's own stage 1, MA1 is definitional
+#: and the other points' types are the generator's, labelled after the fact (``label-types``).
+NO_PLANTING = "none"
+
+
+def plants(value: str | None) -> bool:
+    """Whether ``--type-mix value`` plans each point's type (every value but ``none``)."""
+    return value != NO_PLANTING
+
+
 def load_type_mix(value: str | None) -> dict[str, float]:
-    """The target shares of ``--type-mix``: ``paper`` (default), ``uniform`` or the path of a
-    JSON object mapping types of the taxonomy to non-negative numbers (normalised to sum 1;
-    types left out get 0)."""
+    """The target shares of ``--type-mix``: ``paper`` (default), ``uniform``, ``none`` (no
+    target: ``{}``, nothing is planted) or the path of a JSON object mapping types of the
+    taxonomy to non-negative numbers (normalised to sum 1; types left out get 0)."""
+    if value == NO_PLANTING:
+        return {}
     if value in (None, "", "paper"):
         return dict(PAPER_MA_TYPE_DISTRIBUTION)
     if value == "uniform":
@@ -60,7 +72,7 @@ def load_type_mix(value: str | None) -> dict[str, float]:
     try:
         raw = json.loads(decode_utf8(path.read_bytes(), f"--type-mix {value}", TypeMixError))
     except OSError as exc:
-        raise TypeMixError(f"--type-mix {value}: not 'paper' or 'uniform' and not a readable file "
+        raise TypeMixError(f"--type-mix {value}: not 'paper', 'uniform' or 'none' and not a readable file "
                            f"({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
         raise TypeMixError(json_problem(f"--type-mix {value}", exc)) from exc
@@ -124,5 +136,5 @@ def mix_rows(planned: Counter, accepted: Counter, target: dict[str, float], case
              "accepted": accepted[t], "accepted_share": accepted[t] / n_acc if n_acc else None} for t in MA_TYPES]
 
 
-__all__ = ["NAMED_MIXES", "REQUIRED_TYPE", "TYPE_DEFINITIONS", "TypeMixError", "attainable_counts",
+__all__ = ["NO_PLANTING", "plants", "NAMED_MIXES", "REQUIRED_TYPE", "TYPE_DEFINITIONS", "TypeMixError", "attainable_counts",
            "load_type_mix", "mix_rows", "plant_types"]
