@@ -4,16 +4,22 @@ reask, agreement). See docs/belief.md."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import typer
 
+from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option, create_batch_dir
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
                                   llm_command_errors, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, sample_option,
                                    seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
+
+if TYPE_CHECKING:
+    from ioa_synth.belief.run import RunJob
+    from ioa_synth.llm.config import ToolkitConfig
+    from ioa_synth.runs.batch_mode import BatchMode
 
 belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
                          no_args_is_help=True)
@@ -115,17 +121,70 @@ def run(
     workers: int = workers_option("Model calls", default=8),
     limit: Optional[int] = limit_option("Use the first N items"),
     local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Run one conversation per item and attacker count; re-running resumes.
 
-    Exit status: 0 all conversations done, 1 some failed, 2 bad input or setup, 130 interrupted.
+    Exit status: 0 all conversations done, 1 some failed, 2 bad input or setup, 75 a
+    --batch-dir wave waits for its output file, 130 interrupted.
     """
     from rich.console import Console
 
-    from ioa_synth.belief.conversation import StudySettings
     from ioa_synth.belief.report import partial_lines, write_report
-    from ioa_synth.belief.run import RunJob, run_study
+    from ioa_synth.belief.run import run_study
+
+    inputs = run_inputs(items, out, agents, attackers, rounds, memory, seed, prematch, config, workers, limit,
+                        batch, batch_dir)
+    create_batch_dir(inputs.batch)
+    job, settings = inputs.job, inputs.job.settings
+    args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
+            "config": str(config) if config else None, "local_model": local_model}
+    if inputs.batch is not None:  # recorded only when given: the args of a live run stay as they were
+        args |= {"batch": True, "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.belief.estimate import estimate_of_run
+
+        return estimate_of_run(job, out, inputs.config, local_model, catalog, batch=inputs.batch is not None)
+
+    console = Console(stderr=True)
+    with llm_command_errors():
+        stats = run_study(job, out, inputs.config, local_model, console, args, batch=inputs.batch,
+                          estimate=(plan, estimate))
+    summary = write_report(out)
+    console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
+                  "already done; summary.json written", soft_wrap=True)
+    for line in stats.get("errors", []):
+        console.print(f"  {line}", soft_wrap=True, markup=False)
+    for line in partial_lines(summary) if summary else []:
+        console.print(line, soft_wrap=True, markup=False)
+    if stats["failed"]:
+        raise typer.Exit(1)
+
+
+class RunInputs(NamedTuple):
+    """What :func:`run_inputs` read and checked."""
+
+    config: ToolkitConfig
+    job: RunJob
+    #: ``None``: live calls
+    batch: BatchMode | None
+
+
+def run_inputs(items: Path, out: Path, agents: int, attackers: str, rounds: int, memory: int, seed: int,
+               prematch: bool, config: Path | None, workers: int, limit: int | None, batch: bool,
+               batch_dir: Path | None) -> RunInputs:
+    """Every check of ``belief run``'s arguments and folders, in order, with nothing
+    written: ``belief run`` and ``estimate belief run`` both call it, so that they refuse
+    the same input with the same line (exit 2). The attacker counts; ``--out``: a folder
+    that could be written, not one of another kind; the config, the items file, and the
+    batch options (:func:`~ioa_synth.cli.batch_options.batch_mode`: ``--batch`` with
+    ``--batch-dir``, an embedded component, ``--batch-dir`` without a ``model``)."""
+    from ioa_synth.belief.conversation import StudySettings
+    from ioa_synth.belief.run import COMPONENTS, RunJob
 
     ks = _int_list("--attackers", attackers)
     if rounds < 1:
@@ -144,20 +203,7 @@ def run(
                              labelling="prematch" if prematch else "judge")
     job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
                  workers=workers)
-    args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
-            "config": str(config) if config else None, "local_model": local_model}
-    console = Console(stderr=True)
-    with llm_command_errors():
-        stats = run_study(job, out, cfg, local_model, console, args)
-    summary = write_report(out)
-    console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
-                  "already done; summary.json written", soft_wrap=True)
-    for line in stats.get("errors", []):
-        console.print(f"  {line}", soft_wrap=True, markup=False)
-    for line in partial_lines(summary) if summary else []:
-        console.print(line, soft_wrap=True, markup=False)
-    if stats["failed"]:
-        raise typer.Exit(1)
+    return RunInputs(cfg, job, batch_mode(COMPONENTS, batch, batch_dir, cfg))
 
 
 @belief_app.command("report")
