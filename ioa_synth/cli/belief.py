@@ -4,22 +4,18 @@ reask, agreement). See docs/belief.md."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import Optional
 
 import typer
 
-from ioa_synth.cli.batch_options import batch_dir_option, batch_mode, batch_option, create_batch_dir
-from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
+from ioa_synth.cli.batch_options import batch_dir_option, batch_option, create_batch_dir
+from ioa_synth.cli.belief_inputs import int_list, load_items_or_fail, run_inputs
+from ioa_synth.cli.common import (check_choice, config_or_fail, existing_results_folder, fail,
                                   llm_command_errors, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, sample_option,
                                    seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
 from ioa_synth.text.plural import plural
-
-if TYPE_CHECKING:
-    from ioa_synth.belief.run import RunJob
-    from ioa_synth.llm.config import ToolkitConfig
-    from ioa_synth.runs.batch_mode import BatchMode
 
 belief_app = typer.Typer(help="The hidden belief collapse study: items, screening, chatroom runs, reports.",
                          no_args_is_help=True)
@@ -28,25 +24,6 @@ belief_app.add_typer(items_app, name="items")
 
 #: The paper's re-ask steps (§3); ``belief reask`` drops those past a shorter run.
 DEFAULT_REASK_STEPS = "1,4,8,16"
-
-
-def _int_list(option: str, text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        fail(f"{option} must be comma-separated integers (got {text!r})")
-    if not values:
-        fail(f"{option} must name at least one value")
-    return values
-
-
-def _load_items(path: Path):
-    from ioa_synth.belief.items import ItemsError, load_items
-
-    try:
-        return load_items(path)
-    except ItemsError as exc:
-        fail(str(exc))
 
 
 def _check_items_out(out: Path, source: Path) -> None:
@@ -165,47 +142,6 @@ def run(
         raise typer.Exit(1)
 
 
-class RunInputs(NamedTuple):
-    """What :func:`run_inputs` read and checked."""
-
-    config: ToolkitConfig
-    job: RunJob
-    #: ``None``: live calls
-    batch: BatchMode | None
-
-
-def run_inputs(items: Path, out: Path, agents: int, attackers: str, rounds: int, memory: int, seed: int,
-               prematch: bool, config: Path | None, workers: int, limit: int | None, batch: bool,
-               batch_dir: Path | None) -> RunInputs:
-    """Every check of ``belief run``'s arguments and folders, in order, with nothing
-    written: ``belief run`` and ``estimate belief run`` both call it, so that they refuse
-    the same input with the same line (exit 2). The attacker counts; ``--out``: a folder
-    that could be written, not one of another kind; the config, the items file, and the
-    batch options (:func:`~ioa_synth.cli.batch_options.batch_mode`: ``--batch`` with
-    ``--batch-dir``, an embedded component, ``--batch-dir`` without a ``model``)."""
-    from ioa_synth.belief.conversation import StudySettings
-    from ioa_synth.belief.run import COMPONENTS, RunJob
-
-    ks = _int_list("--attackers", attackers)
-    if rounds < 1:
-        fail(f"--rounds must be at least 1 (got {rounds})")
-    bad = [k for k in ks if k < 0 or k >= agents]
-    if bad:
-        fail(f"--attackers must be between 0 and --agents - 1 = {agents - 1} (got {bad[0]})")
-    if len(set(ks)) != len(ks):
-        fail("--attackers names a count twice")
-    check_out_folder(out)
-    refuse_other_kind(out, "belief")
-    writable_out(out)
-    cfg = config_or_fail(config)
-    all_items = _load_items(items)
-    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed,
-                             labelling="prematch" if prematch else "judge")
-    job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
-                 workers=workers)
-    return RunInputs(cfg, job, batch_mode(COMPONENTS, batch, batch_dir, cfg))
-
-
 @belief_app.command("report")
 def report(
     folders: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results folder(s) of 'belief run'"),
@@ -269,7 +205,7 @@ def screen(
 
     _check_items_out(out, items)
     cfg = config_or_fail(config)
-    all_items = _load_items(items)
+    all_items = load_items_or_fail(items)
     th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)
     args = {"items": str(items), "out": str(out), **th.__dict__}
     with llm_command_errors():
@@ -310,7 +246,7 @@ def reask(
     from ioa_synth.belief.report import ReportError, write_report
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
-    step_list = _int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
+    step_list = int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
     existing_results_folder(results)
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     try:

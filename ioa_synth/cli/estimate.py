@@ -3,7 +3,7 @@ a run before any call.
 
 The arguments after the command are that command's own, read by that command's parser
 and checked by that command's own code (:func:`~ioa_synth.cli.build.build_inputs`,
-:func:`~ioa_synth.cli.evaluate.evaluate_inputs`, :func:`~ioa_synth.cli.belief.run_inputs`,
+:func:`~ioa_synth.cli.evaluate.evaluate_inputs`, :func:`~ioa_synth.cli.belief_inputs.run_inputs`,
 :func:`~ioa_synth.cli.collab.run_inputs`),
 so the estimate refuses what the command refuses, with the same line; ``--prices``,
 ``--pass-rates``, ``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened,
@@ -138,9 +138,9 @@ def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> di
 
 def _belief(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
     """The estimate of ``belief run`` with its parsed ``params``, after the command's own
-    checks (:func:`~ioa_synth.cli.belief.run_inputs`: what ``belief run`` refuses, this refuses)."""
+    checks (:func:`~ioa_synth.cli.belief_inputs.run_inputs`: what ``belief run`` refuses, this refuses)."""
     from ioa_synth.belief.estimate import estimate_belief
-    from ioa_synth.cli.belief import run_inputs
+    from ioa_synth.cli.belief_inputs import run_inputs
 
     p = params
     inputs = run_inputs(p["items"], p["out"], p["agents"], p["attackers"], p["rounds"], p["memory"], p["seed"],
