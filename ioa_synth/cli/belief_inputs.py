@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def int_list(option: str, text: str) -> list[int]:
+    """The comma-separated integers of ``option`` (at least one); exit 2 with one line otherwise."""
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
@@ -26,6 +27,8 @@ def int_list(option: str, text: str) -> list[int]:
 
 
 def load_items_or_fail(path: Path):
+    """The study items of ``path`` (:func:`ioa_synth.belief.items.load_items`); exit 2 with
+    one line when the file cannot be read as items."""
     from ioa_synth.belief.items import ItemsError, load_items
 
     try:

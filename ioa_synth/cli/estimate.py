@@ -4,7 +4,7 @@ a run before any call.
 The arguments after the command are that command's own, read by that command's parser
 and checked by that command's own code (:func:`~ioa_synth.cli.build.build_inputs`,
 :func:`~ioa_synth.cli.evaluate.evaluate_inputs`, :func:`~ioa_synth.cli.belief_inputs.run_inputs`,
-:func:`~ioa_synth.cli.collab.run_inputs`),
+:func:`~ioa_synth.cli.collab_inputs.run_inputs`),
 so the estimate refuses what the command refuses, with the same line; ``--prices``,
 ``--pass-rates``, ``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened,
 nothing written.
@@ -146,4 +146,17 @@ def _belief(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict
     inputs = run_inputs(p["items"], p["out"], p["agents"], p["attackers"], p["rounds"], p["memory"], p["seed"],
                         p["prematch"], p["config"], p["workers"], p["limit"], p["batch"], p["batch_dir"])
     return estimate_belief(inputs.job, p["out"], inputs.config, p["local_model"], prices, tokenizer,
+                           batch=inputs.batch is not None)
+
+
+def _collab(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
+    """The estimate of ``collab run`` with its parsed ``params``, after the command's own
+    checks (:func:`~ioa_synth.cli.collab_inputs.run_inputs`: what ``collab run`` refuses, this refuses)."""
+    from ioa_synth.cli.collab_inputs import run_inputs
+    from ioa_synth.collab.estimate import estimate_collab
+
+    p = params
+    inputs = run_inputs(p["bench"], p["tasks"], p["out"], p["configs"], p["detector"], p["config"], p["workers"],
+                        p["limit"], p["seed"], p["memory_limit"], p["max_extra_rounds"], p["batch"], p["batch_dir"])
+    return estimate_collab(inputs.job, p["out"], inputs.config, p["local_model"], prices, tokenizer,
                            batch=inputs.batch is not None)

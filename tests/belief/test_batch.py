@@ -16,6 +16,7 @@ from ioa_helpers import q
 
 from ioa_synth.testing.belief_scripted import BeliefScript
 from ioa_synth.testing.scripted_batches import ScriptedBatches, run_batch_file
+from ioa_synth.testing.scripted_replies import CountedUsage
 from ioa_synth.testing.scripted_server import ScriptedServer
 from tests.belief.helpers import LABELS, STANCES, sample_items
 
@@ -143,27 +144,11 @@ def test_batch_options_are_refused_before_anything_is_contacted_or_written(cli, 
     assert res.exit_code == 2 and "estimate belief run" in res.stderr
 
 
-class Counted:
-    """``responder``'s replies, their usage counted with ``counter`` (what a server bills)."""
-
-    def __init__(self, responder, counter) -> None:
-        self.responder, self.counter = responder, counter
-
-    def __call__(self, body, headers):
-        reply = self.responder(body, headers)
-        if reply.status == 200:
-            content = reply.body["choices"][0]["message"]["content"]
-            prompt, completion = self.counter.messages(body["messages"]), self.counter.text(content)
-            reply.body["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                                   "total_tokens": prompt + completion}
-        return reply
-
-
 def test_estimate_belief_run_within_10_percent_of_what_the_run_spends(cli, monkeypatch, tmp_path):
     from ioa_synth.llm.tokens import chars_counter
 
     items, out = sample_items(tmp_path, 4), tmp_path / "out"
-    with ScriptedServer(Counted(script(), chars_counter())) as srv:
+    with ScriptedServer(CountedUsage(script(), chars_counter())) as srv:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         base = ["--items", items, "--out", out, *STUDY]
