@@ -6,7 +6,7 @@ estimate walks each (task, configuration) not yet on disk through the protocol o
 :mod:`ioa_synth.collab.protocol` under stated figures, measured on the task records
 already in the results folder (a pilot run: ``--limit``) where there are any:
 
-- ``bcb_rounds``: initial BCB rounds per run (else all of them, ``--bcb_rounds`` 4);
+- ``bcb_rounds``: initial BCB rounds per run (else all of them, 4: an upper bound);
 - ``triggered``: share of the ``self-reflection`` and ``mcq:NAME`` runs whose intervention
   fires, per configuration (else 1: every one, an upper bound);
 - ``extra_rounds``: re-discussion rounds of a triggered run (else the cap,
@@ -44,7 +44,7 @@ from ioa_synth.runs.spend import CallKind, fold, measure, sampled
 #: Runs whose prompts are rendered and counted at most (evenly spread over the plan).
 COUNTED_RUNS = 24
 #: A detector's MCQs per run when the folder holds none (the prober chooses 2-5 or more).
-QUESTIONS = 4.0
+QUESTIONS = 5.0
 #: The kinds of call (the role's part before ``:``) and how the estimate names them.
 LABELS = {"say": "turn", "vote": "stop-vote", "reflect": "reflection", "mcq": "detector questions",
           "answer": "MCQ answer", "final": "final answer", "code": "solution", "solve": "single solution"}
@@ -142,7 +142,8 @@ def _figures(out: Path, job: RunJob) -> dict[str, Any]:
     s = job.settings
     figures: dict[str, Any] = {"bcb_rounds": float(s.bcb_rounds), "extra_rounds": float(s.extra_cap),
                                "questions": QUESTIONS, "triggered": {}}
-    sources = {"bcb_rounds": "most", "extra_rounds": "cap", "questions": "stated", "triggered": {}}
+    sources = {"bcb_rounds": "upper bound: every round", "extra_rounds": "upper bound: the cap",
+               "questions": "stated", "triggered": {}}
     initial = [max((t["round"] for t in r.get("turns", []) if t.get("phase") == "initial"), default=0)
                for r in records if r.get("bench") == "bcb" and r.get("config") != "single"]
     if initial:
@@ -157,7 +158,7 @@ def _figures(out: Path, job: RunJob) -> dict[str, Any]:
         if config in ("self-reflection",) or config.startswith("mcq:"):
             seen = [bool(r.get("triggered")) for r in records if r.get("config") == config]
             figures["triggered"][config] = sum(seen) / len(seen) if seen else 1.0
-            sources["triggered"][config] = "measured" if seen else "all (upper bound)"
+            sources["triggered"][config] = "measured" if seen else "upper bound: every run"
     figures["sources"] = sources
     return figures
 
