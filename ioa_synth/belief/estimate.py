@@ -101,7 +101,9 @@ def estimate_belief(job: RunJob, out: Path, config: ToolkitConfig, local_model: 
         "command": "belief run", "conversations": len(todo),
         "already_done": len(job.items) * len(s.attackers) - len(todo),
         "agents": s.agents, "attackers": list(s.attackers), "rounds": s.rounds, "memory": s.memory,
-        "labelling": s.labelling, "judged_share": round(judged, 3), "batch": batch,
+        "labelling": s.labelling, "judged_share": round(judged, 3),
+        "judged_source": "measured" if s.labelling == "prematch" and _measured_probes(measured) else "all answers",
+        "batch": batch,
         "prompts_counted_for_conversations": len(counted),
         "completion_tokens_per_call": {label: round(completion(comp, kind), 1) for comp, kind, label, _ in KINDS},
         "completion_source": {label: "measured" if mean(measured.completion, comp, kind) is not None
@@ -183,8 +185,13 @@ def _shown_share(catalog: Catalog | None, agent: ComponentSetup, kind: str, fiel
     return max(0.0, min(1.0, shown / whole)) if whole else SHOWN_SHARE
 
 
+def _measured_probes(measured: Measured) -> int:
+    """The private probes stored in the folder."""
+    return sum(n for (_, role), n in measured.calls.items() if role.startswith("agent:probe:"))
+
+
 def _judged_share(measured: Measured) -> float:
     """With ``--prematch``: belief-judge calls per private probe in the folder (1 without any)."""
-    probes = sum(n for (_, role), n in measured.calls.items() if role.startswith("agent:probe:"))
+    probes = _measured_probes(measured)
     judged = sum(n for (_, role), n in measured.calls.items() if role.startswith("belief_judge:probe:"))
     return min(1.0, judged / probes) if probes else 1.0
