@@ -174,3 +174,29 @@ def test_estimate_belief_run_within_10_percent_of_what_the_run_spends(cli, monke
     res = cli("status", "--out", out, "--json")  # the run recorded the estimate it started from
     spend = json.loads(res.stdout)["spend"]
     assert spend["command"] == "belief run" and spend["estimate"]["assumptions"]["conversations"] == 6
+
+
+def test_ctrl_c_while_a_batch_is_in_flight_names_it_and_the_next_run_collects_it(cli, monkeypatch, tmp_path):
+    import threading
+
+    items, out = sample_items(tmp_path, 1), tmp_path / "out"
+    srv = serve(monkeypatch, ScriptedBatches(["hold"]))
+
+    def ctrl_c_while_polled() -> None:
+        deadline = time.monotonic() + 60
+        while srv.batches.retrieves < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, to this process's run
+
+    threading.Thread(target=ctrl_c_while_polled, daemon=True).start()
+    res = run(cli, items, out, "--batch")
+    assert res.exit_code == 130, res.output
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: interrupted: 0 conversations finished") and "batch_0001 (wave 1" in last, last
+    assert "is still running at the provider" in last and "run the same command again to resume" in last, last
+    srv.batches.release()
+    res = run(cli, items, out, "--batch")
+    assert res.exit_code == 0, res.output
+    assert q(out, "SELECT batch_id, status FROM batches WHERE wave = 1") == [("batch_0001", "completed")]
+    assert len(conversations(out)) == 2
+    srv.__exit__(None, None, None)
