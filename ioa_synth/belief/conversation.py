@@ -23,6 +23,7 @@ from ioa_synth.belief.judges import LABEL_OF, SCHEMAS, Answer, Message, Stance, 
 from ioa_synth.belief.matching import sample_label
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import Prompt, render_template
+from ioa_synth.runs.fanout import InlinePool
 from ioa_synth.runs.recorder import CallKey, CallRecorder
 
 #: Temperature of the private probe (§3): deterministic, on the agents' model.
@@ -91,12 +92,14 @@ def ask(recorder: CallRecorder, client: LLMClient, call: StudyCall, prompt: Prom
 @dataclass
 class Calls:
     """What a conversation calls through: the run's ``recorder``, ``clients`` by component,
-    the shared ``pool`` (``--workers`` threads, one call in flight each) and whether private
-    answers are string-matched before the judge (``prematch``, see :data:`LABELLING`)."""
+    the shared ``pool`` (``--workers`` threads, one call in flight each; in batch mode an
+    :class:`~ioa_synth.runs.fanout.InlinePool`: any ``submit(fn, *args) -> Future``) and
+    whether private answers are string-matched before the judge (``prematch``, see
+    :data:`LABELLING`)."""
 
     recorder: CallRecorder
     clients: dict[str, LLMClient]
-    pool: ThreadPoolExecutor
+    pool: ThreadPoolExecutor | InlinePool
     on_call: Callable[[], None] = field(default=lambda: None)
     prematch: bool = False
 

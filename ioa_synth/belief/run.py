@@ -7,15 +7,20 @@ components, the probe temperature, fingerprint),
 ``catalog.duckdb`` (``llm_calls`` and the ``belief_calls`` view, :mod:`ioa_synth.belief.tables`),
 ``summary.json``.
 A re-run skips finished conversations and replays the stored calls of unfinished ones;
-a changed setup is refused once results are stored.
+a changed setup is refused once results are stored. With ``--batch`` / ``--batch-dir``
+the calls go out in waves (:mod:`ioa_synth.runs.waves`): every conversation is driven as
+far as its answers go, its calls made in its own thread
+(:class:`~ioa_synth.runs.fanout.InlinePool`), so that a wave holds the next utterance of
+every conversation with the probes and labels ready beside it; the records are a live
+run's.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 
@@ -38,6 +43,9 @@ from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
+from ioa_synth.runs.fanout import InlinePool
+from ioa_synth.runs.spend import record_run_estimate
 
 __all__ = ["CHECK_SETUP", "COMPONENTS", "PROBE_TEMPERATURE", "SETUP_VERSION", "RunJob", "SetupChanged",
            "conversation_path", "describe", "run_study"]
@@ -141,12 +149,17 @@ def CHECK_SETUP(catalog: Catalog, desc: dict[str, Any]) -> str:  # noqa: N802 - 
 
 
 def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | None, console: Console,
-              args: dict[str, Any]) -> dict[str, Any]:
-    """Run every conversation not yet on disk; return this run's counts.
+              args: dict[str, Any], batch: BatchMode | None = None,
+              estimate: tuple[dict[str, Any], Callable[[Catalog], dict[str, Any] | None]] | None = None
+              ) -> dict[str, Any]:
+    """Run every conversation not yet on disk; return this run's counts. With ``batch``
+    the calls go out in waves of batches; ``estimate``, ``(plan, make)``: the estimate this
+    run starts from, recorded for ``status`` (:func:`ioa_synth.runs.spend.record_run_estimate`).
 
     Raises:
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
-        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
+        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`), BatchWaiting (a
+        ``--batch-dir`` wave waits for its output file).
     """
     catalog = Catalog(out, tables=[BELIEF_TABLES])  # with the view belief_calls
     try:
@@ -154,14 +167,16 @@ def run_study(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | 
         with open_run(catalog, "belief run", COMPONENTS, config, local_model, args, kind="belief",
                       describe=lambda eps: describe(eps, job), check=CHECK_SETUP, settings=job.settings.as_dict(),
                       setup_version=SETUP_VERSION, manifest_extra=extra) as run:
-            stats = _run_conversations(job, out, run, console)
+            record_run_estimate(catalog, run.run_id, "belief run", estimate)
+            stats = _run_conversations(job, out, run, console, batch)
             run.summary.update(stats)
         return stats
     finally:
         catalog.close()
 
 
-def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console) -> dict[str, Any]:
+def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console,
+                       batch: BatchMode | None = None) -> dict[str, Any]:
     todo = [(it, k) for it in job.items for k in job.settings.attackers]
     stats = {"done": 0, "failed": 0, "skipped": 0}
     pending = []
@@ -170,7 +185,12 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
             stats["skipped"] += 1
         else:
             pending.append((it, k))
-    recorder = run.recorder(replay_of=sorted({it.item_id for it, _ in pending}))  # counted on Ctrl-C
+    replay_of = sorted({it.item_id for it, _ in pending})
+    waves = None
+    if batch is not None:  # a conversation is driven again after each wave: its calls are counted once it ends
+        recorder, waves = start_batch(run, batch, replay_of, note=lambda text: progress.note(text))
+    else:
+        recorder = run.recorder(replay_of=replay_of)  # counted on Ctrl-C
     work = StudyWork(job.settings, [(f"{it.item_id}_k{k}", k) for it, k in pending],
                      reused=lambda: recorder.reused_calls)
     progress = BuildProgress(console, total=len(pending), label="conversations",
@@ -182,7 +202,8 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
         item, k = entry
         conv = f"{item.item_id}_k{k}"
         try:
-            record = run_conversation(calls, item, k, job.settings, work.watch(conv))
+            record = run_conversation(calls, item, k, job.settings,
+                                      work.watch(conv) if waves is None else lambda n, rnd: None)
         except StopRun:
             raise
         except LLMCallError as exc:
@@ -199,8 +220,8 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
 
     # conversations in flight: enough that the call pool always has ready calls
     slots = max(1, min(len(pending), 2 * job.workers + 2))
-    with progress, worker_pool(job.workers, "belief-call") as pool:
+    with progress, (worker_pool(job.workers, "belief-call") if waves is None else InlinePool()) as pool:
         calls = Calls(recorder, run.clients, pool, prematch=job.settings.labelling == "prematch")
-        run.map(pending, one, done, workers=slots, unit="conversation", name="belief-conv")
+        map_in_waves(run, waves, deque(pending), one, done, workers=slots, unit="conversation", name="belief-conv")
     stats["errors"] = errors[:20]
     return stats

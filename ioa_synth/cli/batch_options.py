@@ -1,4 +1,4 @@
-"""The batch options of ``build`` and ``evaluate`` (``--batch``, ``--batch-dir``), checked
+"""The batch options of ``build``, ``evaluate``, ``belief run`` and ``collab run`` (``--batch``, ``--batch-dir``), checked
 before any work and without writing anything (:func:`batch_mode`: one ``error:`` line and
 exit 2), the ``--batch-dir`` folder created only once every check of the command passed
 (:func:`create_batch_dir`)."""
@@ -15,6 +15,7 @@ from ioa_synth.cli.common import fail
 
 if TYPE_CHECKING:
     from ioa_synth.llm.config import ToolkitConfig
+    from ioa_synth.llm.endpoints import EndpointSource
     from ioa_synth.runs.batch_mode import BatchMode
 
 
@@ -31,10 +32,13 @@ def batch_dir_option() -> Any:
                         "(e.g. from vllm run-batch); not with --batch")
 
 
-def batch_mode(components: list[str], batch: bool, batch_dir: Path | None, config: ToolkitConfig) -> BatchMode | None:
+def batch_mode(components: list[str], batch: bool, batch_dir: Path | None, config: ToolkitConfig,
+               sources: dict[str, EndpointSource] | None = None) -> BatchMode | None:
     """The run's :class:`~ioa_synth.runs.batch_mode.BatchMode` (``None``: live calls), checked
     and nothing written (``estimate`` runs the same checks): :func:`create_batch_dir` makes
-    the folder when the run is about to start.
+    the folder when the run is about to start. ``sources``: the run's endpoints opened under
+    names of their own (``collab run``'s detectors, :class:`~ioa_synth.llm.endpoints.EndpointSource`),
+    checked as the ``components`` are, with their own settings block and variables.
 
     Refused (exit 2), each with one line:
 
@@ -57,14 +61,17 @@ def batch_mode(components: list[str], batch: bool, batch_dir: Path | None, confi
     from ioa_synth.runs.folder_checks import check_writable
 
     option = "--batch-dir" if batch_dir is not None else "--batch"
+    sources = sources or {}
     try:
-        embedded = [c for c in components if env_endpoint(c)[0] is None]
+        embedded = [(c, c.upper()) for c in components if env_endpoint(c)[0] is None]
+        embedded += [(name, (src.prefixes or (src.component.upper(),))[0]) for name, src in sources.items()
+                     if env_endpoint(src.component, src.prefixes)[0] is None]
     except ConfigError as exc:
         fail(str(exc))
     if embedded:
-        names = ", ".join(embedded)
+        names = ", ".join(name for name, _ in embedded)
         fail(f"{option} needs a remote endpoint for every component; {names} would run on the embedded model, "
-             f"which has no batch mode (set {embedded[0].upper()}_BASE_URL or OPENAI_BASE_URL)")
+             f"which has no batch mode (set {embedded[0][1]}_BASE_URL or OPENAI_BASE_URL)")
     if batch_dir is None:
         return BatchMode()
     if batch_dir.exists() and not batch_dir.is_dir():
@@ -74,6 +81,7 @@ def batch_mode(components: list[str], batch: bool, batch_dir: Path | None, confi
     except CatalogUnusable as exc:
         fail(f"--batch-dir: {exc}")
     unnamed = [c for c in components if not config.component(c).model]
+    unnamed += [name for name, src in sources.items() if not src.config.model]
     if unnamed:
         fail(f"--batch-dir never contacts the endpoint, so it cannot ask which model to use: set \"model\" in the "
              f"--config block of {', '.join(unnamed)} (each request line names its model)")

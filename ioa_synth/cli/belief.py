@@ -8,7 +8,9 @@ from typing import Optional
 
 import typer
 
-from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
+from ioa_synth.cli.batch_options import batch_dir_option, batch_option, create_batch_dir
+from ioa_synth.cli.belief_inputs import int_list, load_items_or_fail, run_inputs
+from ioa_synth.cli.common import (check_choice, config_or_fail, existing_results_folder, fail,
                                   llm_command_errors, refuse_other_kind, writable_out)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, sample_option,
                                    seed_option, workers_option)
@@ -22,25 +24,6 @@ belief_app.add_typer(items_app, name="items")
 
 #: The paper's re-ask steps (§3); ``belief reask`` drops those past a shorter run.
 DEFAULT_REASK_STEPS = "1,4,8,16"
-
-
-def _int_list(option: str, text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        fail(f"{option} must be comma-separated integers (got {text!r})")
-    if not values:
-        fail(f"{option} must name at least one value")
-    return values
-
-
-def _load_items(path: Path):
-    from ioa_synth.belief.items import ItemsError, load_items
-
-    try:
-        return load_items(path)
-    except ItemsError as exc:
-        fail(str(exc))
 
 
 def _check_items_out(out: Path, source: Path) -> None:
@@ -115,40 +98,39 @@ def run(
     workers: int = workers_option("Model calls", default=8),
     limit: Optional[int] = limit_option("Use the first N items"),
     local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Run one conversation per item and attacker count; re-running resumes.
 
-    Exit status: 0 all conversations done, 1 some failed, 2 bad input or setup, 130 interrupted.
+    Exit status: 0 all conversations done, 1 some failed, 2 bad input or setup, 75 a
+    --batch-dir wave waits for its output file, 130 interrupted.
     """
     from rich.console import Console
 
-    from ioa_synth.belief.conversation import StudySettings
     from ioa_synth.belief.report import partial_lines, write_report
-    from ioa_synth.belief.run import RunJob, run_study
+    from ioa_synth.belief.run import run_study
 
-    ks = _int_list("--attackers", attackers)
-    if rounds < 1:
-        fail(f"--rounds must be at least 1 (got {rounds})")
-    bad = [k for k in ks if k < 0 or k >= agents]
-    if bad:
-        fail(f"--attackers must be between 0 and --agents - 1 = {agents - 1} (got {bad[0]})")
-    if len(set(ks)) != len(ks):
-        fail("--attackers names a count twice")
-    check_out_folder(out)
-    refuse_other_kind(out, "belief")
-    writable_out(out)
-    cfg = config_or_fail(config)
-    all_items = _load_items(items)
-    settings = StudySettings(agents=agents, attackers=tuple(ks), rounds=rounds, memory=memory, seed=seed,
-                             labelling="prematch" if prematch else "judge")
-    job = RunJob(items=all_items[:limit] if limit else all_items, all_items=all_items, settings=settings,
-                 workers=workers)
+    inputs = run_inputs(items, out, agents, attackers, rounds, memory, seed, prematch, config, workers, limit,
+                        batch, batch_dir)
+    create_batch_dir(inputs.batch)
+    job, settings = inputs.job, inputs.job.settings
     args = {"items": str(items), **settings.as_dict(), "workers": workers, "limit": limit,
             "config": str(config) if config else None, "local_model": local_model}
+    if inputs.batch is not None:  # recorded only when given: the args of a live run stay as they were
+        args |= {"batch": True, "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.belief.estimate import estimate_of_run
+
+        return estimate_of_run(job, out, inputs.config, local_model, catalog, batch=inputs.batch is not None)
+
     console = Console(stderr=True)
     with llm_command_errors():
-        stats = run_study(job, out, cfg, local_model, console, args)
+        stats = run_study(job, out, inputs.config, local_model, console, args, batch=inputs.batch,
+                          estimate=(plan, estimate))
     summary = write_report(out)
     console.print(f"{out}: {stats['done']} conversation(s) done, {stats['failed']} failed, {stats['skipped']} "
                   "already done; summary.json written", soft_wrap=True)
@@ -223,7 +205,7 @@ def screen(
 
     _check_items_out(out, items)
     cfg = config_or_fail(config)
-    all_items = _load_items(items)
+    all_items = load_items_or_fail(items)
     th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)
     args = {"items": str(items), "out": str(out), **th.__dict__}
     with llm_command_errors():
@@ -264,7 +246,7 @@ def reask(
     from ioa_synth.belief.report import ReportError, write_report
 
     check_choice("--variant", variant, ("own", "anonymized", "group"))
-    step_list = _int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
+    step_list = int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
     existing_results_folder(results)
     refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
     try:

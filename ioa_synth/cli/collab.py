@@ -9,8 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, existing_results_folder, fail,
-                                  llm_command_errors, lowered_workers, refuse_other_kind, writable_out, write_errors)
+from ioa_synth.cli.batch_options import batch_dir_option, batch_option, create_batch_dir
+from ioa_synth.cli.common import existing_results_folder, fail, llm_command_errors, refuse_other_kind, write_errors
 from ioa_synth.cli.options import (config_option, detector_option, json_option, limit_option, local_model_option,
                                    seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
@@ -19,29 +19,6 @@ collab_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup
                          help="Multi-agent collaboration: a team's task score with and without a detector in its loop.")
 
 RESULTS_HINT = "give the --out folder of an 'ioa-synth collab run'"
-
-
-def parse_configs(text: str, bench: str, detector_names: list[str]) -> list[str]:
-    """The ``--configs`` list, checked: ``single`` (bcb only), ``discussion``,
-    ``self-reflection`` and ``mcq:NAME`` with ``NAME`` a ``--detector``; exit 2 otherwise."""
-    from ioa_synth.collab.team import PLAIN_CONFIGS
-
-    configs = [c.strip() for c in text.split(",") if c.strip()]
-    if not configs:
-        fail("--configs must name at least one of single, discussion, self-reflection, mcq:NAME")
-    for c in configs:
-        if c.startswith("mcq:"):
-            name = c[4:]
-            if name not in detector_names:
-                given = ", ".join(detector_names) or "none"
-                fail(f"--configs names {c} but no --detector {name}=CONFIG is given (detectors: {given})")
-        elif c not in PLAIN_CONFIGS:
-            fail(f"--configs: unknown configuration {c!r}; use single, discussion, self-reflection or mcq:NAME")
-    if "single" in configs and bench != "bcb":
-        fail("--configs single: the single-agent baseline is defined for --bench bcb only")
-    if len(set(configs)) != len(configs):
-        fail("--configs names a configuration twice")
-    return configs
 
 
 @collab_app.command("run")
@@ -64,58 +41,41 @@ def run(
              "paper (App. D.7) gives no cap, and its Table 23 (HiddenBench self-reflection: 100% triggered, +7.45 "
              "rounds per task) needs at least 8"),
     local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Run every task under every configuration; re-running resumes.
 
-    Exit status: 0 all tasks ran, 1 some failed (no usable reply), 2 bad input or setup, 130 interrupted."""
+    Exit status: 0 all tasks ran, 1 some failed (no usable reply), 2 bad input or setup, 75 a --batch-dir
+    wave waits for its output file, 130 interrupted."""
     from rich.console import Console
 
-    from ioa_synth.collab.detectors import load_detector
-    from ioa_synth.collab.harness import default_time_limit, harness_available
-    from ioa_synth.collab.run import RunJob, run_collab
-    from ioa_synth.collab.tasks import BENCHES, TasksError, load_tasks
-    from ioa_synth.collab.team import CollabSettings
-    from ioa_synth.evaluate.detectors import MAX_DETECTORS
+    from ioa_synth.cli.collab_inputs import run_inputs
+    from ioa_synth.collab.run import run_collab
 
-    check_choice("--bench", bench, BENCHES)
-    if len(detector) > MAX_DETECTORS:
-        fail(f"at most {MAX_DETECTORS} detectors (got {len(detector)})")
-    try:
-        detectors = [load_detector(spec) for spec in detector]
-    except ValueError as exc:
-        fail(str(exc))
-    names = [d.name for d in detectors]
-    if len(set(names)) != len(names):
-        fail(f"--detector names repeat: {', '.join(names)}")
-    config_list = parse_configs(configs, bench, names)
-    used = {c[4:] for c in config_list if c.startswith("mcq:")}
-    detectors = [d for d in detectors if d.name in used]
-    check_out_folder(out)
-    refuse_other_kind(out, "collab")
-    cfg = config_or_fail(config)
-    try:
-        all_tasks = load_tasks(tasks, bench)
-        time_limit = default_time_limit()
-    except (TasksError, ValueError) as exc:
-        fail(str(exc))
-    if bench == "bcb" and not harness_available():
-        fail("--bench bcb needs the BigCodeBench harness: pip install --no-deps bigcodebench==0.2.5 "
-             "(scripts/setup.sh installs it)")
-    writable_out(out)
-    workers, announce = lowered_workers(["discusser"] + (["prober"] if detectors else []), workers)
-    announce()
-    settings = CollabSettings(bench=bench, seed=seed, time_limit=time_limit, memory_limit_mb=memory_limit,
-                              max_extra_rounds=max_extra_rounds)
-    job = RunJob(tasks=all_tasks[:limit] if limit else all_tasks, all_tasks=all_tasks, configs=config_list,
-                 settings=settings, detectors=detectors, workers=workers)
-    args = {"bench": bench, "tasks": str(tasks), "configs": config_list,
-            "detectors": {d.name: d.config_path for d in detectors}, "config": str(config) if config else None,
-            "workers": workers, "limit": limit, "seed": seed, "memory_limit": memory_limit,
+    inputs = run_inputs(bench, tasks, out, configs, detector, config, workers, limit, seed, memory_limit,
+                        max_extra_rounds, batch, batch_dir)
+    inputs.announce()
+    create_batch_dir(inputs.batch)
+    job, settings = inputs.job, inputs.job.settings
+    args = {"bench": bench, "tasks": str(tasks), "configs": job.configs,
+            "detectors": {d.name: d.config_path for d in job.detectors}, "config": str(config) if config else None,
+            "workers": job.workers, "limit": limit, "seed": seed, "memory_limit": memory_limit,
             "max_extra_rounds": settings.max_extra_rounds, "local_model": local_model}
+    if inputs.batch is not None:  # recorded only when given: the args of a live run stay as they were
+        args |= {"batch": True, "batch_dir": str(batch_dir) if batch_dir else None}
+    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+
+    def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
+        from ioa_synth.collab.estimate import estimate_of_run
+
+        return estimate_of_run(job, out, inputs.config, local_model, catalog, batch=inputs.batch is not None)
+
     console = Console(stderr=True)
     with llm_command_errors():
-        stats = run_collab(job, out, cfg, local_model, console, args)
+        stats = run_collab(job, out, inputs.config, local_model, console, args, batch=inputs.batch,
+                           estimate=(plan, estimate))
     written = _write_report(out)
     console.print(f"{out}: {stats['done']} task run(s) done ({stats['passed']} passed), {stats['failed']} failed, "
                   f"{stats['skipped']} already done" + ("; report.json and report.md written" if written else ""),

@@ -1,8 +1,10 @@
-"""``ioa-synth estimate build|evaluate ...``: calls, tokens and cost of a run before any call.
+"""``ioa-synth estimate build|evaluate|belief run|collab run ...``: calls, tokens and cost of
+a run before any call.
 
-The arguments after ``build`` or ``evaluate`` are that command's own, read by that
-command's parser and checked by that command's own code
-(:func:`~ioa_synth.cli.build.build_inputs`, :func:`~ioa_synth.cli.evaluate.evaluate_inputs`),
+The arguments after the command are that command's own, read by that command's parser
+and checked by that command's own code (:func:`~ioa_synth.cli.build.build_inputs`,
+:func:`~ioa_synth.cli.evaluate.evaluate_inputs`, :func:`~ioa_synth.cli.belief_inputs.run_inputs`,
+:func:`~ioa_synth.cli.collab_inputs.run_inputs`),
 so the estimate refuses what the command refuses, with the same line; ``--prices``,
 ``--pass-rates``, ``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened,
 nothing written.
@@ -20,14 +22,17 @@ from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_BUILD, fail
 from ioa_synth.cli.options import json_option
 
-ESTIMATED = ("build", "evaluate")
+ESTIMATED = ("build", "evaluate", "belief", "collab")
+#: The subcommand estimated of a command group (``estimate belief run ...``).
+SUBCOMMAND = {"belief": "run", "collab": "run"}
 
 
 @app.command(rich_help_panel=PANEL_BUILD, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def estimate(
     ctx: typer.Context,
     command: str = typer.Argument(..., metavar="COMMAND",
-                                  help="The command to estimate, build or evaluate, followed by its arguments"),
+                                  help="The command to estimate, build, evaluate, 'belief run' or 'collab run', "
+                                  "followed by its arguments"),
     prices: Optional[Path] = typer.Option(None, "--prices", help="USD per million tokens per component or model "
                                           '(JSON: {"generator": {"input": 2.5, "output": 10, "batch": 0.5}})'),
     pass_rates: Optional[Path] = typer.Option(None, "--pass-rates", help="Build pass rates to assume (JSON: "
@@ -36,9 +41,9 @@ def estimate(
                                             "gguf:<path>, or an embedded model's name (default: per component)"),
     as_json: bool = json_option("Print JSON instead of a table"),
 ) -> None:
-    """Estimate the calls, tokens and cost of 'build' or 'evaluate' with the same arguments
-    (ioa-synth estimate build --split test --out DIR ...), before any call: nothing is sent
-    or written.
+    """Estimate the calls, tokens and cost of 'build', 'evaluate', 'belief run' or 'collab run'
+    with the same arguments (ioa-synth estimate build --split test --out DIR ...), before any
+    call: nothing is sent or written.
 
     Exit status: 0, or 2 for bad input.
     """
@@ -57,12 +62,22 @@ def estimate(
     # The command's own parser, as a command of the root: a usage error reads as the
     # command's own (the root prints it, with the hint 'ioa-synth build --help').
     target = typer.main.get_command(app).get_command(ctx, command)  # type: ignore[attr-defined]
-    sub = target.make_context(command, list(ctx.args), parent=ctx.parent)
+    rest, name = list(ctx.args), command
+    if command in SUBCOMMAND:
+        wanted = SUBCOMMAND[command]
+        if not rest or rest[0] != wanted:
+            fail(f"estimate {command} estimates '{command} {wanted}': give 'ioa-synth estimate {command} {wanted} ...'")
+        target, rest, name = target.get_command(ctx, wanted), rest[1:], f"{command} {wanted}"
+    sub = target.make_context(name, rest, parent=ctx.parent)
     try:
         if command == "build":
             est = _build(sub.params, price_table, rates, tokenizer)
-        else:
+        elif command == "evaluate":
             est = _evaluate(sub.params, price_table, tokenizer)
+        elif command == "belief":
+            est = _belief(sub.params, price_table, tokenizer)
+        else:
+            est = _collab(sub.params, price_table, tokenizer)
     except (ConfigError, TokenizerError, ValueError) as exc:
         fail(str(exc))
     _note_unused_prices(price_table, est)
@@ -74,7 +89,7 @@ def estimate(
 
     console = wide_console()
     batch = est["assumptions"].get("batch")
-    console.print(estimate_table(est, f"estimate: ioa-synth {command}" + (" --batch" if batch else "")))
+    console.print(estimate_table(est, f"estimate: ioa-synth {name}" + (" --batch" if batch else "")))
     for line in assumption_lines(est):
         console.print(line, soft_wrap=True, markup=False, highlight=False)
 
@@ -119,3 +134,29 @@ def _evaluate(params: dict[str, Any], prices: dict, tokenizer: str | None) -> di
                              p["questions_from"], p["workers"], p["batch"], p["batch_dir"], sample=p.get("sample"),
                              seed=p.get("seed", 0))
     return estimate_evaluate(p, prices, tokenizer, cases=inputs.todo, config=inputs.config)
+
+
+def _belief(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
+    """The estimate of ``belief run`` with its parsed ``params``, after the command's own
+    checks (:func:`~ioa_synth.cli.belief_inputs.run_inputs`: what ``belief run`` refuses, this refuses)."""
+    from ioa_synth.belief.estimate import estimate_belief
+    from ioa_synth.cli.belief_inputs import run_inputs
+
+    p = params
+    inputs = run_inputs(p["items"], p["out"], p["agents"], p["attackers"], p["rounds"], p["memory"], p["seed"],
+                        p["prematch"], p["config"], p["workers"], p["limit"], p["batch"], p["batch_dir"])
+    return estimate_belief(inputs.job, p["out"], inputs.config, p["local_model"], prices, tokenizer,
+                           batch=inputs.batch is not None)
+
+
+def _collab(params: dict[str, Any], prices: dict, tokenizer: str | None) -> dict[str, Any]:
+    """The estimate of ``collab run`` with its parsed ``params``, after the command's own
+    checks (:func:`~ioa_synth.cli.collab_inputs.run_inputs`: what ``collab run`` refuses, this refuses)."""
+    from ioa_synth.cli.collab_inputs import run_inputs
+    from ioa_synth.collab.estimate import estimate_collab
+
+    p = params
+    inputs = run_inputs(p["bench"], p["tasks"], p["out"], p["configs"], p["detector"], p["config"], p["workers"],
+                        p["limit"], p["seed"], p["memory_limit"], p["max_extra_rounds"], p["batch"], p["batch_dir"])
+    return estimate_collab(inputs.job, p["out"], inputs.config, p["local_model"], prices, tokenizer,
+                           batch=inputs.batch is not None)

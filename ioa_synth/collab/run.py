@@ -10,7 +10,10 @@ A call's key is ``(<task_id>__<config>, step, "<component>|<kind>:<agent>", 0)``
 (steps: :mod:`ioa_synth.collab.team`), so a killed run repeats only the calls that were
 in flight. A changed component (model, temperature, ...) with stored calls, changed
 protocol settings or changed tasks are refused once results are stored; adding a
-configuration or a detector is not a change.
+configuration or a detector is not a change. With ``--batch`` / ``--batch-dir`` the calls
+go out in waves (:mod:`ioa_synth.runs.waves`): every unit is driven as far as its answers
+go, its calls made in its own thread (:class:`~ioa_synth.runs.fanout.InlinePool`; the
+calls a step makes together park together), and the records are a live run's.
 
 This module (with :mod:`.call_pool`, its pool of call threads) is the only one of
 ``collab/`` that knows the run layer.
@@ -25,7 +28,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 
@@ -48,11 +51,14 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
 from ioa_synth.llm.replies import reply_json, reply_text
 from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import RunContext, open_run
+from ioa_synth.runs.fanout import InlinePool
 from ioa_synth.runs.fingerprint import component_identity, describe_components
 from ioa_synth.runs.recorder import CallKey, CallRecorder
 from ioa_synth.runs.setup_check import SetupCheck, check_folder_first
+from ioa_synth.runs.spend import record_run_estimate
 
 COMMAND = "collab run"
 SETUP_VERSION = 1
@@ -117,7 +123,7 @@ class RecordedCaller:
 
     recorder: CallRecorder
     clients: dict[str, LLMClient]
-    pool: PriorityPool
+    pool: PriorityPool | InlineRanked
     task_id: str
     config: str
     phases: Phases = field(default_factory=Phases)
@@ -152,13 +158,27 @@ class RecordedCaller:
         return [f.result() for f in futures]
 
 
+class InlineRanked(InlinePool):
+    """:class:`~ioa_synth.runs.fanout.InlinePool` taking :class:`PriorityPool`'s arguments
+    (a batch-mode run's calls run now, in their unit's thread: the priority is moot)."""
+
+    def submit(self, priority: Any, fn: Callable[..., Any], *args: Any) -> Any:  # type: ignore[override]
+        return super().submit(fn, *args)
+
+
 def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str | None, console: Console,
-               args: dict[str, Any]) -> dict[str, Any]:
-    """Run every (task, configuration) not yet on disk; return this run's counts.
+               args: dict[str, Any], batch: BatchMode | None = None,
+               estimate: tuple[dict[str, Any], Callable[[Catalog], dict[str, Any] | None]] | None = None
+               ) -> dict[str, Any]:
+    """Run every (task, configuration) not yet on disk; return this run's counts. With
+    ``batch`` the calls go out in waves of batches; ``estimate``, ``(plan, make)``: the
+    estimate this run starts from, recorded for ``status``
+    (:func:`ioa_synth.runs.spend.record_run_estimate`).
 
     Raises:
         FingerprintMismatch / SetupChanged, SetupError, EndpointError, LocalModelError,
-        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`).
+        RunInterrupted (see :func:`ioa_synth.runs.context.open_run`), BatchWaiting (a
+        ``--batch-dir`` wave waits for its output file).
     """
     def describe_job(eps: dict[str, Endpoint]) -> dict[str, Any]:
         for ep in eps.values():  # --seed: another draw of every sampled reply
@@ -177,14 +197,16 @@ def run_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: str |
                       describe=describe_job, check=CHECK_SETUP, settings=job.settings.as_dict(),
                       setup_version=SETUP_VERSION, manifest_extra={"configs": job.configs},
                       sources=sources) as run:
-            stats = _run_units(job, out, run, console)
+            record_run_estimate(catalog, run.run_id, COMMAND, estimate)
+            stats = _run_units(job, out, run, console, batch)
             run.summary.update({k: v for k, v in stats.items() if k != "errors"})
         return stats
     finally:
         catalog.close()
 
 
-def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dict[str, Any]:
+def _run_units(job: RunJob, out: Path, run: RunContext, console: Console,
+               batch: BatchMode | None = None) -> dict[str, Any]:
     stats: dict[str, Any] = {"done": 0, "failed": 0, "skipped": 0, "passed": 0}
     units: list[tuple[Task, str]] = []
     for config in job.configs:
@@ -196,7 +218,12 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
     # the longest units first: the units that start last then have short chains to finish
     pending = deque(sorted(units, key=lambda u: -expected_steps(u[0], u[1], job.settings)))
     # every unit's calls are replayed by key; the recorder counts what a stopped run kept
-    recorder = run.recorder(replay_of=sorted(unit_id(t.task_id, c) for t, c in pending))
+    replay_of = sorted(unit_id(t.task_id, c) for t, c in pending)
+    waves = None
+    if batch is not None:
+        recorder, waves = start_batch(run, batch, replay_of, note=lambda text: progress.note(text))
+    else:
+        recorder = run.recorder(replay_of=replay_of)
     phases = Phases()  # the calls in flight are all "discusser": say which step of the protocol they are
     progress = BuildProgress(console, total=len(pending), label="tasks", statuses=("passed", "failed-check", "failed"),
                              detail=lambda: phases.describe() or "nothing in flight", earlier=stats["skipped"])
@@ -237,7 +264,8 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console) -> dic
             endgame.set()
             calls.reorder()  # the calls already queued: by their units' steps left too
 
-    with progress, PriorityPool(job.workers, "collab-call") as calls:
-        run.map(pending, one, done, workers=slots, unit="task", name="collab-task", on_submit=submitted)
+    with progress, (PriorityPool(job.workers, "collab-call") if waves is None else InlineRanked()) as calls:
+        map_in_waves(run, waves, pending, one, done, workers=slots, unit="task", name="collab-task",
+                     on_submit=submitted)
     stats["errors"] = errors[:20]
     return stats

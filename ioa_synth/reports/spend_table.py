@@ -56,8 +56,9 @@ def spend_table(est: dict[str, Any], spent: dict[str, Any], title: str) -> Table
 
 
 def assumption_lines(est: dict[str, Any]) -> list[str]:
-    """What the estimate assumed, one line each: tokenizers, rates and their sources,
-    completion tokens and where they come from."""
+    """What the estimate assumed, one line each: tokenizers, rates and their sources (a
+    collab run's figures: rounds, trigger shares, questions), completion tokens and where
+    they come from."""
     a = est["assumptions"]
     lines = []
     for name, t in a.get("tokenizers", {}).items():
@@ -66,6 +67,14 @@ def assumption_lines(est: dict[str, Any]) -> list[str]:
     for stage, rates in a.get("pass_rates", {}).items():
         src = a.get("pass_rate_source", {}).get(stage, {})
         lines.append(f"{stage}: " + ", ".join(f"{k} {v:.2f} ({src.get(k, '')})" for k, v in rates.items()))
+    sources = a.get("figures_source", {})
+    for name, v in a.get("figures", {}).items():  # collab run: what the protocol walk assumed
+        for of, x in (v.items() if isinstance(v, dict) else [("", v)]):
+            src = sources.get(name, {}).get(of, "") if isinstance(v, dict) else sources.get(name, "")
+            lines.append(f"{name}{' ' + of if of else ''}: {x:,.2f} ({src})")
+    if a.get("labelling") == "prematch":  # belief run --prematch: the answers the judge still sees
+        lines.append(f"belief labels: {a.get('judged_share', 1.0):.2f} of the private answers reach the judge "
+                     f"({a.get('judged_source', '')})")
     for kind, v in a.get("completion_tokens_per_call", {}).items():
         lines.append(f"{kind}: {v:,.0f} completion tokens per call ({a.get('completion_source', {}).get(kind, '')})")
     return lines

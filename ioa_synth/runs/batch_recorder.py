@@ -9,6 +9,7 @@ from typing import Any, Callable, TypeVar
 from ioa_synth.core.errors import LLMCallError, StopRun
 from ioa_synth.core.templates import Prompt
 from ioa_synth.llm.batch_api import CallParked
+from ioa_synth.llm.replies import reply_json
 from ioa_synth.llm.request import CallRecord
 from ioa_synth.runs.batch import BatchCalls
 from ioa_synth.runs.journal import Entry
@@ -46,9 +47,10 @@ class BatchRecorder(CallRecorder):
 
     def call(self, client: Any, key: CallKey, prompt: Prompt, schema: dict[str, Any] | None, name: str,
              parse: Callable[[Any], T], derive: Derive | None = None,
-             temperature: float | None = None, tags: Tags | None = None) -> tuple[T, bool]:
+             temperature: float | None = None, tags: Tags | None = None,
+             decode: Callable[[str], Any] = reply_json) -> tuple[T, bool]:
         try:
-            return super().call(client, key, prompt, schema, name, parse, derive, temperature, tags)
+            return super().call(client, key, prompt, schema, name, parse, derive, temperature, tags, decode)
         except StopRun:
             raise
         except LLMCallError:

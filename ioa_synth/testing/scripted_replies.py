@@ -13,7 +13,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ioa_synth.testing.scripted_case import GATE_ACTIONS, gate_breaking, valid_stage1, valid_stage2  # noqa: F401
 
@@ -172,4 +172,22 @@ class ScriptedStudy:
         else:
             reply = self.answer(name, body, action)
         reply.delay = self.latency
+        return reply
+
+
+class CountedUsage:
+    """A responder's replies with their usage counted by ``counter`` (a
+    :class:`~ioa_synth.llm.tokens.TokenCounter`: the prompt's messages and the reply's
+    content), as a server bills them: for tests of ``estimate`` against what a run spends."""
+
+    def __init__(self, responder: Callable[[dict[str, Any], dict[str, str]], Reply], counter: Any) -> None:
+        self.responder, self.counter = responder, counter
+
+    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        reply = self.responder(body, headers)
+        if reply.status == 200:
+            content = reply.body["choices"][0]["message"]["content"]
+            prompt, completion = self.counter.messages(body["messages"]), self.counter.text(content)
+            reply.body["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                   "total_tokens": prompt + completion}
         return reply

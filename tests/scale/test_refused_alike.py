@@ -1,5 +1,6 @@
-"""``estimate build|evaluate`` refuses exactly what the command refuses, with the command's own
-line (one code path: ``build_inputs`` / ``evaluate_inputs``), and the batch options are checked
+"""``estimate build|evaluate|belief run|collab run`` refuses exactly what the command refuses,
+with the command's own line (one code path: ``build_inputs`` / ``evaluate_inputs`` / belief's
+and collab's ``run_inputs``), and the batch options are checked
 before anything is contacted or created: ``--batch`` with ``--batch-dir``, ``--batch-dir``
 without a ``model`` per component."""
 
@@ -19,6 +20,9 @@ SAMPLE = ROOT / "samples" / "evaluate" / "test"
 SEEDS = ROOT / "seeds" / "demo.jsonl"
 BUILD_MODELS = {"generator": {"model": "m"}, "judge": {"model": "m"}}
 EVAL_MODELS = {c: {"model": "m"} for c in ("prober", "simulator", "validity_filter")}
+BELIEF_ITEMS = ROOT / "samples" / "belief" / "items.jsonl"
+BELIEF_MODELS = {c: {"model": "m"} for c in ("agent", "belief_judge", "stance_judge")}
+HP = ROOT / "samples" / "collab" / "hidden_profile_sample.json"
 
 
 @pytest.fixture
@@ -59,7 +63,8 @@ def folders(tmp_path_factory) -> dict[str, Path]:
 
     tmp = tmp_path_factory.mktemp("refused")
     made = {"D": tmp / "D", "hub": tmp / "hub", "U": tmp / "U", "bm": tmp / "bm.json", "em": tmp / "em.json",
-            "neg": tmp / "neg.json", "x": tmp / "x", "bd": tmp / "bd"}
+            "neg": tmp / "neg.json", "x": tmp / "x", "bd": tmp / "bd", "blm": tmp / "blm.json",
+            "cm": tmp / "cm.json", "det": tmp / "det.json"}
     run = CliRunner().invoke
     assert run(app, ["build", "import", str(SAMPLE), "--split", "test", "--out", str(made["D"])]).exit_code == 0
     assert run(app, ["export", "--out", str(made["D"]), "--to", str(made["hub"]), "--splits", "test"]).exit_code == 0
@@ -67,6 +72,9 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     (made["U"] / "notes.txt").write_text("mine\n")
     made["bm"].write_text(json.dumps(BUILD_MODELS))
     made["em"].write_text(json.dumps(EVAL_MODELS))
+    made["blm"].write_text(json.dumps(BELIEF_MODELS))
+    made["cm"].write_text(json.dumps({"discusser": {"model": "m"}}))
+    made["det"].write_text(json.dumps({"prober": {"model": "m"}}))
     made["neg"].write_text(json.dumps({"generator": {"request_options": {"max_tokens": -5}},
                                        "prober": {"request_options": {"max_tokens": -5}}}))
     return made
@@ -104,19 +112,45 @@ REFUSED = {
         ["--data", "{SAMPLE}", "--out", "{x}", "--config", "{em}", "--batch", "--batch-dir", "{bd}"],
         ["--data", "{SAMPLE}", "--out", "{x}", "--batch-dir", "{bd}"],
     ],
+    "belief run": [
+        ["--item", "{BELIEF_ITEMS}", "--out", "{x}"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}", "--workers", "0"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}", "--attackers", "0,10"],   # as many attackers as agents
+        ["--items", "{BELIEF_ITEMS}", "--out", "{U}"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{hub}"],
+        ["--items", "{x}/nosuch.jsonl", "--out", "{x}"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}", "--config", "{neg}"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}", "--config", "{blm}", "--batch", "--batch-dir", "{bd}"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}", "--batch-dir", "{bd}"],
+    ],
+    "collab run": [
+        ["--bench", "hidden-profile", "--task", "{HP}", "--out", "{x}", "--configs", "discussion"],
+        ["--bench", "nosuch", "--tasks", "{HP}", "--out", "{x}", "--configs", "discussion"],
+        ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{x}", "--configs", "single"],
+        ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{x}", "--configs", "mcq:d"],   # no --detector d
+        ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{U}", "--configs", "discussion"],
+        ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{hub}", "--configs", "discussion"],
+        ["--bench", "hidden-profile", "--tasks", "{x}/nosuch.json", "--out", "{x}", "--configs", "discussion"],
+        ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{x}", "--configs", "discussion", "--config", "{cm}",
+         "--batch", "--batch-dir", "{bd}"],
+        ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{x}", "--configs", "mcq:d", "--detector", "d={det}",
+         "--batch-dir", "{bd}"],                                           # no model for the discusser
+    ],
 }
 CASES = [(command, i) for command, argv in REFUSED.items() for i in range(len(argv))]
+IDS = [f"{c.replace(' ', '-')}-{i}" for c, i in CASES]
 
 
-@pytest.mark.parametrize("command, i", CASES, ids=[f"{c}-{i}" for c, i in CASES])
+@pytest.mark.parametrize("command, i", CASES, ids=IDS)
 def test_estimate_refuses_what_the_command_refuses_with_its_line(cli, hits, folders, command, i):
-    names = {**{k: str(v) for k, v in folders.items()}, "SEEDS": str(SEEDS), "SAMPLE": str(SAMPLE)}
+    names = {**{k: str(v) for k, v in folders.items()}, "SEEDS": str(SEEDS), "SAMPLE": str(SAMPLE),
+             "BELIEF_ITEMS": str(BELIEF_ITEMS), "HP": str(HP)}
     argv = [a.format(**names) for a in REFUSED[command][i]]
     before = {k: _tree(folders[k]) for k in ("D", "U", "hub")}
-    own = cli(command, *argv)
+    own = cli(*command.split(), *argv)
     assert own.exit_code == 2, own.output
     one_line_error(own)
-    estimated = cli("estimate", command, *argv, "--tokenizer", "chars")
+    estimated = cli("estimate", *command.split(), *argv, "--tokenizer", "chars")
     assert (estimated.exit_code, estimated.stderr) == (own.exit_code, own.stderr)
     assert "{COMMAND}" not in estimated.stderr  # a usage error's hint is the command's: 'ioa-synth build --help'
     assert not folders["x"].exists() and not folders["bd"].exists()
@@ -124,7 +158,7 @@ def test_estimate_refuses_what_the_command_refuses_with_its_line(cli, hits, fold
     assert hits == []  # no endpoint contacted
 
 
-def test_build_and_evaluate_are_the_commands_with_both_batch_flags():
+def test_the_commands_with_both_batch_flags_are_those_tested_here():
     """A new command with --batch and --batch-dir gets its case in the test below."""
     import typer
 
@@ -136,7 +170,7 @@ def test_build_and_evaluate_are_the_commands_with_both_batch_flags():
 
     both = {" ".join(path) for path, cmd in leaves(typer.main.get_command(app))
             if {"--batch", "--batch-dir"} <= {o for p in cmd.params for o in p.opts}}
-    assert both == {"build", "evaluate"}
+    assert both == set(REFUSED)
 
 
 @pytest.mark.parametrize("command, argv, models", [
