@@ -44,6 +44,7 @@ from ioa_synth.core.atomic import write_bytes_atomic
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
@@ -203,6 +204,7 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
     new = [f for f in found if f.case_id not in imported]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     with Catalog(out_dir, tables=[BUILD_TABLES]) as cat:
+        claim_folder(out_dir, "build", "build import", catalog=cat, args={"records": str(records), "split": split})
         cat.ensure_table(TABLE, COLUMNS)
         run_id = start_run(cat, "build import", {"records": str(records), "split": split}, None)
         for f in new:

@@ -130,8 +130,7 @@ def build_dir_callback(path: Path) -> Path:
     kinds = _kinds()
     found = kinds.detect_folder(path, open_catalog=False)
     if found is not None and found.kind != "build":
-        source = " (run.json)" if found.by == "run.json" else ""
-        fail(f"--out {path} is {found.title}{source}, not a build directory; {kinds.hint(found.kind)}")
+        fail(f"--out {path} is {found.title}, not a build directory; {kinds.hint(found.kind)}")
     return path
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.runs.catalog import Catalog, dumps
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES, cells
 from ioa_synth.seeds.ids import IdentityGroups
 from ioa_synth.seeds.store import ensure_tables, load_papers
@@ -204,6 +205,7 @@ def run_assign(out_dir: str | Path, per_cell: dict[str, int], reserve: int = 0, 
     """
     catalog = Catalog(out_dir)
     try:
+        claim_folder(out_dir, "build", "seeds assign", catalog=catalog)  # a build directory's manifest
         ensure_tables(catalog)
         papers = load_papers(catalog)
         if not papers:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.seeds.arxiv_source import DOMAIN_CATEGORIES, ArxivSource
 from ioa_synth.seeds.ids import identities
 from ioa_synth.seeds.openalex_source import OpenAlexSource, read_doi_file
@@ -155,6 +156,7 @@ def run_fetch(out_dir: str | Path, source: str, domain: str, *, max_records: int
     catalog = Catalog(out_dir)
     ensure_tables(catalog)
     try:
+        claim_folder(out_dir, "build", "seeds fetch", catalog=catalog)  # a build directory's manifest
         _loop(src, log, qstate, result, domain, max_records, _endpoint(source, settings), catalog, on_batch)
     except RetryLater as exc:
         result.stopped = "retry_later"

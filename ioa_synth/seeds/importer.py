@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.core.jsonl import iter_jsonl
 from ioa_synth.seeds.store import add_papers, ensure_tables, validate
 
@@ -46,6 +47,7 @@ def run_import(path: str | Path, out_dir: str | Path) -> dict[str, Counter]:
     stats = {"records": Counter(), "new": Counter(), "merged": Counter()}
     catalog = Catalog(out_dir)
     try:
+        claim_folder(out_dir, "build", "seeds import", catalog=catalog)  # a build directory's manifest
         ensure_tables(catalog)
         for domain in dict.fromkeys(r["domain"] for r in records):
             batch = [r for r in records if r["domain"] == domain]
