@@ -142,3 +142,20 @@ def test_belief_and_collab_folders_of_the_release_are_reported(cli, tmp_path, co
     folder = release_folder(command[0], tmp_path)
     res = cli(*command, folder)
     assert res.exit_code == 0, res.output
+
+
+def test_a_new_build_directory_has_a_manifest_that_is_no_case(cli, tmp_path):
+    """``build import`` gives a new build directory its manifest; read as a folder of cases
+    (``evaluate --data``, ``build import``) the directory's cases are read, not its run.json."""
+    from ioa_synth.evaluate.inputs import load_cases
+
+    sample = FIXTURES.parents[2] / "samples" / "evaluate" / "test"
+    built = tmp_path / "b"
+    assert cli("build", "import", sample, "--split", "test", "--out", built).exit_code == 0
+    manifest = read_manifest(built, "build")
+    assert (manifest.command, manifest.args["split"], "migrated_from" in manifest.model_extra) == \
+        ("build import", "test", False)
+    n = len(list(sample.rglob("*.json")))
+    assert len(load_cases(built)) == n
+    res = cli("build", "import", built, "--split", "test", "--out", tmp_path / "again")
+    assert res.exit_code == 0, res.output

@@ -45,6 +45,7 @@ from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import claim_folder
+from ioa_synth.runs.manifest import MANIFEST_FILE
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
@@ -119,7 +120,8 @@ def record_files(records: Path, split: str) -> list[Path]:
         named = split_of_folder(records.name)
         if named is not None and named != split:
             raise RecordImportError(f"{records}: the records of split {named} (the folder says so); give --split {named}")
-    files = sorted(p for p in records.rglob("*.json") if not hidden(p, records))
+    files = sorted(p for p in records.rglob("*.json")  # a build directory's manifest is no record
+                   if not hidden(p, records) and p != records / MANIFEST_FILE)
     if not files:
         raise RecordImportError(f"{records}: no record file (<domain>/<task_type>_NNN.json) here{jsonl_hint(records)}")
     return files
