@@ -159,3 +159,18 @@ def test_a_new_build_directory_has_a_manifest_that_is_no_case(cli, tmp_path):
     assert len(load_cases(built)) == n
     res = cli("build", "import", built, "--split", "test", "--out", tmp_path / "again")
     assert res.exit_code == 0, res.output
+
+
+def test_a_run_json_that_does_not_read_is_refused_by_a_writer_in_one_line(cli, tmp_path):
+    """A folder's manifest is never written over one that cannot be read: the command that
+    would give it one stops with one line naming the file, before anything is written."""
+    sample = FIXTURES.parents[2] / "samples" / "evaluate" / "test"
+    out = tmp_path / "b"
+    out.mkdir()
+    (out / MANIFEST_FILE).write_text('{"kind": "build", ')
+    res = cli("build", "import", sample, "--split", "test", "--out", out)
+    assert res.exit_code == 2
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(out / MANIFEST_FILE) in lines[0]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_FILE]
+    assert (out / MANIFEST_FILE).read_text() == '{"kind": "build", '

@@ -205,8 +205,9 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
                                f"imported (import into another --out)")
     new = [f for f in found if f.case_id not in imported]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    # the folder's manifest first: an unreadable run.json is refused before anything is written
+    claim_folder(out_dir, "build", "build import", args={"records": str(records), "split": split})
     with Catalog(out_dir, tables=[BUILD_TABLES]) as cat:
-        claim_folder(out_dir, "build", "build import", catalog=cat, args={"records": str(records), "split": split})
         cat.ensure_table(TABLE, COLUMNS)
         run_id = start_run(cat, "build import", {"records": str(records), "split": split}, None)
         for f in new:

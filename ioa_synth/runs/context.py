@@ -43,7 +43,8 @@ from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import fingerprint, identity_description
 from ioa_synth.runs.folder_kinds import check_folder_kind, claim_folder
-from ioa_synth.runs.manifest import Manifest, finish_manifest, new_manifest, now_iso, unfinished_start, write_manifest
+from ioa_synth.runs.manifest import (MANIFEST_FILE, Manifest, finish_manifest, new_manifest, now_iso, read_manifest,
+                                     unfinished_start, write_manifest)
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.runs.setup_check import check_before_start
@@ -214,13 +215,16 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     (:func:`check_before_start`), then on the opened endpoints.
 
     Raises:
-        FolderKindMismatch: (``kind``) the folder is of another kind.
+        FolderKindMismatch: (``kind``, ``in_kind``) the folder is of another kind.
+        ManifestError: (``in_kind``) the folder's ``run.json`` cannot be read.
         FingerprintMismatch (or a subclass raised by ``check``): a changed setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
         SetupError, RunInterrupted: from the body, after the run row is finished.
     """
     if kind is not None or in_kind is not None:
         check_folder_kind(catalog.out_dir, kind or in_kind, catalog=catalog)  # type: ignore[arg-type]
+    if in_kind is not None and (catalog.out_dir / MANIFEST_FILE).exists():
+        read_manifest(catalog.out_dir, in_kind)  # one it cannot read is refused before anything starts
     if check is not None:  # a refused setup starts no server and contacts no endpoint
         check_before_start(catalog, components, config, local_model, describe=describe, check=check, sources=sources)
     log_dir = catalog.out_dir / "logs"

@@ -203,9 +203,9 @@ def run_assign(out_dir: str | Path, per_cell: dict[str, int], reserve: int = 0, 
     :class:`StaleSplitFiles` (nothing written) when seed files of an earlier assignment
     would be deleted without ``replace``.
     """
+    claim_folder(out_dir, "build", "seeds assign")  # a build directory's manifest, before anything is written
     catalog = Catalog(out_dir)
     try:
-        claim_folder(out_dir, "build", "seeds assign", catalog=catalog)  # a build directory's manifest
         ensure_tables(catalog)
         papers = load_papers(catalog)
         if not papers:

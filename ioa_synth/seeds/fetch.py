@@ -153,10 +153,10 @@ def run_fetch(out_dir: str | Path, source: str, domain: str, *, max_records: int
     if max_records is not None and qstate.get("kept", 0) >= max_records:
         result.stopped, result.message = "max", f"already holds {max_records} records for this query"
         return result
+    claim_folder(out_dir, "build", "seeds fetch")  # a build directory's manifest, before anything is written
     catalog = Catalog(out_dir)
     ensure_tables(catalog)
     try:
-        claim_folder(out_dir, "build", "seeds fetch", catalog=catalog)  # a build directory's manifest
         _loop(src, log, qstate, result, domain, max_records, _endpoint(source, settings), catalog, on_batch)
     except RetryLater as exc:
         result.stopped = "retry_later"

@@ -45,9 +45,9 @@ def run_import(path: str | Path, out_dir: str | Path) -> dict[str, Counter]:
     """
     records = read_records(path)
     stats = {"records": Counter(), "new": Counter(), "merged": Counter()}
+    claim_folder(out_dir, "build", "seeds import")  # a build directory's manifest, before anything is written
     catalog = Catalog(out_dir)
     try:
-        claim_folder(out_dir, "build", "seeds import", catalog=catalog)  # a build directory's manifest
         ensure_tables(catalog)
         for domain in dict.fromkeys(r["domain"] for r in records):
             batch = [r for r in records if r["domain"] == domain]
