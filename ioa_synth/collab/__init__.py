@@ -20,4 +20,5 @@ register_templates("collab", Path(__file__).resolve().parent / "templates",  # i
 
 #: The study's results folder (``collab run --out``, manifest ``run.json``).
 register_folder_kind("collab", "an 'ioa-synth collab run' results folder", commands=("collab run",),
-                     settings=CollabSettings, layout=FolderLayout(commands=("collab run",)), hint="read it with 'ioa-synth collab report'")
+                     settings=CollabSettings, layout=FolderLayout(commands=("collab run",)),
+                     hint="read it with 'ioa-synth collab report'")

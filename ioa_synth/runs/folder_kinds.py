@@ -7,11 +7,12 @@ re-exported here). Every kind's folder carries a manifest, whose ``kind`` is the
 kind. Two exceptions go through a kind's :class:`~ioa_synth.runs.kind_registry.FolderLayout`:
 
 - a folder written before its kind carried a manifest (a build directory, a meeting session
-  or a reward catalog of release 0.x): it is *migrated*, read as the manifest
+  or a reward catalog written by the release before typed manifests): it is *migrated*, read as the manifest
   :func:`folder_manifest` makes for it (``migrated_from: "no run.json"``), which the next
   command that writes the folder stores (:func:`migrate_folder`, atomically); a reader
   (``status``) writes nothing;
-- a kind registered with ``manifest=False`` (an export's dataset folder, published as it is).
+- a kind registered with ``manifest=False``: its folders are handed to other tools as they
+  are (an export's dataset folder, ``train sft``'s warm-start folder).
 
 The runs layer names no kind itself.
 """
@@ -35,8 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass(frozen=True)
 class Detected:
     """A folder's kind, what told it (``"run.json"``, or ``"layout"`` for a folder without
-    one: :class:`~ioa_synth.runs.kind_registry.FolderLayout`) and its title: the registered one, or for a kind not registered in this process (its capability
-    not imported) that of the command named in its ``run.json`` (``"an 'ioa-synth belief
+    one: :class:`~ioa_synth.runs.kind_registry.FolderLayout`) and its title: the registered
+    one, or for a kind not registered in this process (its capability not imported) that of
+    the command named in its ``run.json`` (``"an 'ioa-synth belief
     run' results folder"``, the form every results folder's title takes)."""
 
     kind: str

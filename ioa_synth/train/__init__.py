@@ -11,7 +11,8 @@ from ioa_synth.train.sft_summary import is_sft_folder
 
 #: The reward's catalog folder (``train score --out``, ``RewardScorer(out=...)``).
 register_folder_kind("reward", "a reward catalog folder (the --out of 'train score')", commands=("train reward",),
-                     settings=RewardSettings, layout=FolderLayout(commands=("train reward",)), hint="read its calls with 'ioa-synth sql'")
+                     settings=RewardSettings, layout=FolderLayout(commands=("train reward",)),
+                     hint="read its calls with 'ioa-synth sql'")
 #: The warm-start data folder (``train sft --out``): told by its ``sft.jsonl``.
 register_folder_kind("sft", "a 'train sft' warm-start folder (sft.jsonl)", layout=FolderLayout(marker=is_sft_folder),
                      manifest=False,

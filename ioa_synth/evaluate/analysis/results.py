@@ -9,7 +9,8 @@ Layout (the results format agreed for issues 7/8)::
 A record is the one :class:`~ioa_synth.evaluate.record_model.EvalRecord` that evaluate
 writes; ``run.json`` is the folder's manifest with evaluate's typed settings
 (:class:`RunInfo`, read by :func:`ioa_synth.runs.manifest.read_manifest`); in ``summary.json``
-only the fields the analyses use are typed, other fields are kept (``extra="allow"``) so additions to the evaluate output never break the reader. Any problem raises
+only the fields the analyses use are typed, other fields are kept (``extra="allow"``) so
+additions to the evaluate output never break the reader. Any problem raises
 :class:`ResultsError` whose one-line message names the offending file.
 """
 
