@@ -1,7 +1,8 @@
 """The manifest of a results folder, ``RESULTS/run.json``: what ran there, with which
 settings and components, and when; one typed model, written by
-:func:`ioa_synth.runs.context.open_run` (``kind=...``) and read by :func:`read_manifest`,
-the one reader of that file.
+:func:`ioa_synth.runs.context.open_run` (``kind=...``; ``in_kind=...`` only when the folder
+has none), by :func:`ensure_manifest` for a command without a run (``seeds import``,
+``meeting import``), and read by :func:`read_manifest`, the one reader of that file.
 
 On disk (keys in this order; a capability may add its own, e.g. belief's
 ``probe_temperature``)::
@@ -16,7 +17,8 @@ On disk (keys in this order; a capability may add its own, e.g. belief's
      "versions": {"toolkit": "0.x", "setup": 2},
      "started_at": "2025-01-01T00:00:00Z", "finished_at": null,
      "prompts": {"build/stage1_generator.jinja2": {"file": "/abs/DIR/build/stage1_generator.jinja2",
-                                                   "sha256": "64 hex"}}}   # only with --prompts
+                                                   "sha256": "64 hex"}},   # only with --prompts
+     "migrated_from": "no run.json"}       # only for a folder written without a manifest
 
 ``started_at`` is when the job started: a run resuming an unfinished job of the same
 fingerprint (after Ctrl-C, a kill, or each ``--batch-dir`` wave) keeps it and adds
