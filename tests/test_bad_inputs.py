@@ -65,9 +65,10 @@ def test_folder_names_that_are_not_utf8(tmp_path, seeds_file):
 def test_evaluate_refuses_a_folder_of_imported_seeds(cli, tmp_path):
     out = tmp_path / "pool"
     assert cli("seeds", "import", ROOT / "seeds" / "snapshot.jsonl", "--out", out).exit_code == 0
+    manifest = (out / "run.json").read_bytes()  # the build directory's own (kind build)
     res = cli("evaluate", "--data", SAMPLE, "--out", out)
     _exit2(res, str(out), "build")
-    assert not (out / "run.json").exists()
+    assert (out / "run.json").read_bytes() == manifest and b'"kind": "build"' in manifest  # evaluate wrote none
     res = cli("status", "--out", out)  # the folder is still a build directory, with nothing built yet
     assert res.exit_code == 0 and "(no case judged yet)" in res.stdout and "(no calls yet)" in res.stdout
 

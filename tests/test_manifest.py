@@ -52,10 +52,14 @@ def _folder(path, run):
 def test_released_manifests_read_with_their_kind_and_keep_every_key(tmp_path):
     ev = read_manifest(_folder(tmp_path / "ev", RELEASED_EVALUATE), "evaluate")
     assert (ev.kind, ev.command, ev.args["mode"], ev.fingerprint) == ("evaluate", "evaluate", "mcq", "0123456789abcdef")
-    assert ev.versions.toolkit is None and ev.settings == {}
-    assert ev.model_dump(mode="json", exclude_unset=True) == {"kind": "evaluate", **RELEASED_EVALUATE}
+    # its settings, kept in args then, are typed (evaluate's registered model)
+    assert ev.versions.toolkit is None and (ev.settings.mode, ev.settings.rollouts) == ("mcq", 1)
+    settings = {"mode": "mcq", "access": "public", "rollouts": 1, "permute_seed": None}
+    assert ev.model_dump(mode="json", exclude_unset=True) == {"kind": "evaluate", **RELEASED_EVALUATE,
+                                                              "settings": settings}
     bel = read_manifest(_folder(tmp_path / "bel", RELEASED_BELIEF))
-    assert (bel.kind, bel.settings["rounds"], bel.components["agent"]["model"]) == ("belief", 1, "scripted")
+    assert (bel.kind, bel.settings.rounds, bel.components["agent"]["model"]) == ("belief", 1, "scripted")
+    assert bel.settings.labelling is None and "labelling" not in bel.to_json()["settings"]  # no default added
     assert bel.to_json()["probe_temperature"] == 0.0  # a key of the capability's own is kept
     assert folder_kind(tmp_path / "ev") == "evaluate" and folder_kind(tmp_path / "bel") == "belief"
 
@@ -98,11 +102,14 @@ def test_asking_for_a_kind_names_what_the_folder_is(tmp_path):
         read_manifest(odd, "evaluate")
 
 
-def test_folder_kinds_by_manifest_marker_and_catalog(tmp_path):
+def test_folder_kinds_by_manifest_or_the_layout_of_a_folder_without_one(tmp_path):
+    """A folder's kind is its manifest's; one written without a manifest (by the release
+    before, e.g. a session or a catalog) is told by its kind's layout, and never written."""
     session = tmp_path / "session"
     (session / "private").mkdir(parents=True)
     (session / "session.json").write_text("{}")
-    assert detect_folder(session).kind == "meeting" and detect_folder(session).by == "marker"
+    assert detect_folder(session).kind == "meeting" and detect_folder(session).by == "layout"
+    assert not (session / MANIFEST_FILE).exists()
     with Catalog(tmp_path / "calls") as cat:  # a belief command's catalog, no run.json
         cat.insert("runs", {"run_id": "r1", "command": "belief screen"})
     assert folder_kind(tmp_path / "calls") == "belief"
@@ -129,7 +136,8 @@ def test_open_run_with_a_kind_writes_the_manifest_and_refuses_another_kind(tmp_p
             started = read_manifest(out, "evaluate")
             assert started.finished_at is None and started == run.manifest
         done = read_manifest(out, "evaluate")
-        assert done.finished_at and (done.versions.setup, done.settings, done.args) == (7, {"mode": "mcq"}, {"limit": 1})
+        assert done.finished_at and (done.versions.setup, done.settings.mode, done.args) == (7, "mcq", {"limit": 1})
+        assert done.to_json()["settings"] == {"mode": "mcq"}  # stored as given, typed when read
         assert done.components["prober"]["model"] == "m" and done.to_json()["note"] == "x"
         assert done.fingerprint and done.fingerprint_parts == run.description
         with pytest.raises(RuntimeError):

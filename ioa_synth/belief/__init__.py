@@ -20,10 +20,12 @@ register_templates("belief", Path(__file__).resolve().parent / "templates",  # i
                             "utterance.jinja2": "agent", "probe.jinja2": "agent", "belief_judge.jinja2": "belief_judge",
                             "stance_judge.jinja2": "stance_judge", "item_writer.jinja2": "item_writer",
                             "screen.jinja2": "screener"})
-from ioa_synth.runs.folder_kinds import register_folder_kind
+from ioa_synth.belief.run_settings import BeliefSettings
+from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 
+BELIEF_COMMANDS = ("belief run", "belief reask", "belief agreement", "belief screen", "belief items import")
 #: The study's results folder (``belief run --out``, manifest ``run.json``), also the catalog
 #: folders of the commands that write or screen items.
 register_folder_kind("belief", "an 'ioa-synth belief run' results folder",
-                     commands=("belief run", "belief reask", "belief agreement", "belief screen", "belief items import"),
+                     commands=BELIEF_COMMANDS, settings=BeliefSettings, layout=FolderLayout(commands=BELIEF_COMMANDS),
                      hint="read it with 'ioa-synth belief report'")

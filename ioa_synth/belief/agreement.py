@@ -65,7 +65,7 @@ def run_agreement(out: Path, config: ToolkitConfig, sample: int, seed: int, loca
 
     second: dict[int, str] = {}
     with Catalog(out, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief agreement", ["belief_judge"], config, local_model, args,
-                                           describe=describe, check=check) as run:
+                                           describe=describe, check=check, in_kind="belief") as run:
         recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c, _ in picked}))
         progress = BuildProgress(Console(stderr=True), total=len(picked), label="relabel", statuses=("labelled",))
         run.attach(progress)

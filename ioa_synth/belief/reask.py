@@ -45,7 +45,7 @@ def run_rounds(out: Path) -> int:
     Raises:
         ReportError: not a belief results folder, or no conversation finished yet.
     """
-    rounds = belief_manifest(out).settings.get("rounds")
+    rounds = belief_manifest(out).settings.rounds
     if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1:
         return rounds
     return max(t["round"] for conv in read_conversations(out) for t in conv["turns"])
@@ -112,7 +112,7 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
     convs = read_conversations(out)
     if sample is not None:
         convs = stratified_sample(convs, lambda c: (c["item"]["source"], c["k"]), sample, seed, "conversations")
-    memory = int(belief_manifest(out).settings.get("memory", 5))
+    memory = int(belief_manifest(out).settings.memory or 5)
     describe, check = template_setup("belief run", "belief reask")
 
     counts = {"asked": 0, "conversations": 0}
@@ -126,7 +126,7 @@ def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, 
                     check_rebuilt(catalog, conv, agent, step, memory)
                     todo.append((conv, agent, step))
         with open_run(catalog, "belief reask", ["agent", "belief_judge"], config, local_model, args,
-                      describe=describe, check=check) as run:
+                      describe=describe, check=check, in_kind="belief") as run:
             recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c in convs}))
             progress = BuildProgress(Console(stderr=True), total=len(todo), label="reask", statuses=("asked",))
             run.attach(progress)

@@ -43,7 +43,7 @@ def run_labelling(out: Path) -> str:
     """How the run in ``out`` labelled private answers (run.json ``settings.labelling``:
     ``judge`` or ``prematch``; a run.json written before the mode was recorded used the
     string pre-match, :data:`~ioa_synth.belief.conversation.LEGACY_LABELLING`)."""
-    mode = belief_manifest(out).settings.get("labelling")
+    mode = belief_manifest(out).settings.labelling
     return mode if mode in LABELLING else LEGACY_LABELLING
 
 
@@ -95,7 +95,7 @@ def expected_conversations(manifest: Manifest, convs: list[dict[str, Any]]) -> d
             if source and k.isdigit() and isinstance(n, int):
                 expected[(source, int(k))] = n
     else:
-        ks = [k for k in manifest.settings.get("attackers") or [] if isinstance(k, int)]
+        ks = [k for k in manifest.settings.attackers or [] if isinstance(k, int)]
         expected = {(source, k): len(ids) for source, ids in items.items() for k in ks}
     for key, n in finished.items():
         expected[key] = max(expected.get(key, 0), n)

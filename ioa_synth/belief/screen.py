@@ -77,7 +77,7 @@ def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitC
 
     labels: dict[str, list[str | None]] = defaultdict(lambda: [None] * th.samples)
     with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,
-                                            local_model, args, describe=describe, check=check) as run:
+                                            local_model, args, describe=describe, check=check, in_kind="belief") as run:
         recorder = run.recorder(replay_of=[i.item_id for i in items])
         todo = deque((item, i) for item in items for i in range(th.samples))
         progress = BuildProgress(Console(stderr=True), total=len(todo), label="samples", statuses=("labelled",))

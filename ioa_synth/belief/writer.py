@@ -67,7 +67,7 @@ def _call_writer(todo: list[Draft], work: Path, config: ToolkitConfig, local_mod
     describe, check = template_setup("belief items import")
 
     with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief items import", ["item_writer"], config, local_model,
-                                            args, describe=describe, check=check) as run:
+                                            args, describe=describe, check=check, in_kind="belief") as run:
         recorder = run.recorder(replay_of=[d.item_id for d in todo])
         client = run.clients["item_writer"]
 

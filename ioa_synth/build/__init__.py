@@ -6,9 +6,12 @@ Importing the package registers the build's templates and their instructions (:m
 and the build directory as a folder kind."""
 
 from ioa_synth.build import prompts as _prompts  # noqa: F401 - registers the build's templates
-from ioa_synth.runs.folder_kinds import register_folder_kind
+from ioa_synth.build.run_settings import BuildSettings
+from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 
-#: A build directory: its catalog holds build cases, seed tuples, imported or assigned seed
-#: papers, or runs of commands no other folder kind claims.
-register_folder_kind("build", "an 'ioa-synth build' directory", tables=("cases", "seeds", "papers", "seed_pool"),
-                     other_commands=True)
+#: A build directory: its manifest is written by the first command that writes it (``build``
+#: rewrites it with its settings). One written before build directories carried a manifest is
+#: told by its catalog (build cases, seed tuples, imported or assigned seed papers, or runs
+#: of commands no other folder kind claims) and migrated.
+register_folder_kind("build", "an 'ioa-synth build' directory", commands=("build",), settings=BuildSettings,
+                     layout=FolderLayout(tables=("cases", "seeds", "papers", "seed_pool"), other_commands=True))

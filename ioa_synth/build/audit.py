@@ -82,7 +82,7 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
         on_start()
         errors: list[str] = []
         with open_run(catalog, "audit", [ROLE], config, local_model, args, describe=build_setup_description,
-                      check=None, record=False) as run:
+                      check=None, record=False, in_kind="build") as run:
             model = run.endpoints[ROLE].model
             jobs = pending_jobs(catalog, cases, model)
             run.summary |= {"model": model, "cases": len(cases), "scored": 0, "skipped": len(STAGES) * len(cases) - len(jobs),

@@ -44,6 +44,8 @@ from ioa_synth.core.atomic import write_bytes_atomic
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
+from ioa_synth.runs.folder_kinds import claim_folder
+from ioa_synth.runs.manifest import MANIFEST_FILE
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.text.utf8 import decode_utf8
@@ -118,7 +120,8 @@ def record_files(records: Path, split: str) -> list[Path]:
         named = split_of_folder(records.name)
         if named is not None and named != split:
             raise RecordImportError(f"{records}: the records of split {named} (the folder says so); give --split {named}")
-    files = sorted(p for p in records.rglob("*.json") if not hidden(p, records))
+    files = sorted(p for p in records.rglob("*.json")  # a build directory's manifest is no record
+                   if not hidden(p, records) and p != records / MANIFEST_FILE)
     if not files:
         raise RecordImportError(f"{records}: no record file (<domain>/<task_type>_NNN.json) here{jsonl_hint(records)}")
     return files
@@ -202,6 +205,8 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
                                f"imported (import into another --out)")
     new = [f for f in found if f.case_id not in imported]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    # the folder's manifest first: an unreadable run.json is refused before anything is written
+    claim_folder(out_dir, "build", "build import", args={"records": str(records), "split": split})
     with Catalog(out_dir, tables=[BUILD_TABLES]) as cat:
         cat.ensure_table(TABLE, COLUMNS)
         run_id = start_run(cat, "build import", {"records": str(records), "split": split}, None)

@@ -157,7 +157,7 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
             return {"cases": [], "skipped": skipped, "tokens": 0}
         on_start()
         with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args,
-                      describe=build_setup_description, check=check_build_setup) as run:
+                      describe=build_setup_description, check=check_build_setup, in_kind="build") as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
                                 on_tokens=run.tokens.add)

@@ -89,7 +89,8 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     catalog = Catalog(out_dir, tables=[BUILD_TABLES])
     try:
         on_start()
-        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args,
+        with open_run(catalog, "build", ["generator", "judge"], config, local_model, args, kind="build",
+                      settings={"split": split, "type_mix": type_mix, "dedup": dedup},
                       describe=build_setup_description, check=check_build_setup) as run:
             deferred, finished = DeferredEstimate(catalog, run.run_id, estimate), False
             if batch is not None:  # its calls go out in files: no request to wait for

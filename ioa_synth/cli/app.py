@@ -59,6 +59,12 @@ class OneLineErrors(TyperGroup):
         except (CatalogLocked, CatalogUnusable) as exc:
             typer.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except ValueError as exc:  # a folder's run.json that cannot be read, met by any command: one line
+            manifest = sys.modules.get("ioa_synth.runs.manifest")  # loaded when one was raised
+            if manifest is None or not isinstance(exc, manifest.ManifestError):
+                raise
+            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            sys.exit(2)
         except RuntimeError as exc:  # a full disk while writing, in any command: one line, exit 1
             from ioa_synth.llm.errors import StorageFull
 

@@ -108,7 +108,7 @@ def _run_facts(out: Path) -> tuple[str | None, dict[str, str], int | None]:
     except ManifestError:
         return None, {}, None
     models = {name: str(c["model"]) for name, c in manifest.components.items() if isinstance(c, dict) and c.get("model")}
-    cap = manifest.settings.get("max_extra_rounds")
+    cap = manifest.settings.max_extra_rounds
     return manifest.args.get("bench"), models, cap if isinstance(cap, int) else None
 
 

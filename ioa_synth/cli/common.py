@@ -98,10 +98,11 @@ def refuse_other_kind(path: Path, wanted: str, option: str = "--out", hint: str 
 
 def folder_kind(path: Path) -> str | None:
     """What ``path`` holds, by the kinds the capabilities registered
-    (:func:`ioa_synth.runs.folder_kinds.folder_kind`): ``"evaluate"`` or ``"belief"`` (a
-    results folder's ``run.json``), ``"meeting"`` (a session folder), ``"build"`` (a
-    catalog holding build cases, seed tuples, seed papers or runs of unclaimed commands),
-    or ``None`` (missing, empty or not recognised). Never writes.
+    (:func:`ioa_synth.runs.folder_kinds.folder_kind`): its manifest's kind (``"evaluate"``,
+    ``"belief"``, ``"build"``, ``"meeting"``, ...); for a folder of an earlier release without
+    one, the kind whose layout it has (a session's ``session.json``, a catalog holding build
+    cases, seed tuples, seed papers or runs of unclaimed commands); or ``None`` (missing,
+    empty or not recognised). Never writes.
 
     Raises:
         ioa_synth.runs.catalog.CatalogLocked: the catalog is open in another process.
@@ -110,8 +111,8 @@ def folder_kind(path: Path) -> str | None:
 
 
 def folder_kind_of(path: Path) -> str | None:
-    """What ``path`` holds by its ``run.json`` or marker files alone (no catalog opened: a
-    run may hold it), or ``None``."""
+    """What ``path`` holds by its ``run.json`` (or, without one, marker files) alone (no
+    catalog opened: a run may hold it), or ``None``."""
     return _kinds().folder_kind(path, open_catalog=False)
 
 
@@ -130,8 +131,7 @@ def build_dir_callback(path: Path) -> Path:
     kinds = _kinds()
     found = kinds.detect_folder(path, open_catalog=False)
     if found is not None and found.kind != "build":
-        source = " (run.json)" if found.by == "run.json" else ""
-        fail(f"--out {path} is {found.title}{source}, not a build directory; {kinds.hint(found.kind)}")
+        fail(f"--out {path} is {found.title}, not a build directory; {kinds.hint(found.kind)}")
     return path
 
 

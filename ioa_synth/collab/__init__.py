@@ -12,11 +12,13 @@
 from pathlib import Path
 
 from ioa_synth.core.templates import register_templates
-from ioa_synth.runs.folder_kinds import register_folder_kind
+from ioa_synth.collab.run_settings import CollabSettings
+from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 
 register_templates("collab", Path(__file__).resolve().parent / "templates",  # its prompts: collab/<file>.jinja2
                    renders={f.name: "discusser" for f in (Path(__file__).resolve().parent / "templates").glob("*.jinja2")})
 
 #: The study's results folder (``collab run --out``, manifest ``run.json``).
 register_folder_kind("collab", "an 'ioa-synth collab run' results folder", commands=("collab run",),
+                     settings=CollabSettings, layout=FolderLayout(commands=("collab run",)),
                      hint="read it with 'ioa-synth collab report'")

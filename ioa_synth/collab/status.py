@@ -20,7 +20,7 @@ def _task_count(manifest: Manifest) -> int | None:
 
     args = manifest.args
     try:
-        tasks = load_tasks(Path(args["tasks"]), args.get("bench") or manifest.settings["bench"])
+        tasks = load_tasks(Path(args["tasks"]), args.get("bench") or manifest.settings.bench)
     except Exception:  # noqa: BLE001 - any reason the file no longer reads: the total is unknown
         return None
     limit = args.get("limit")

@@ -15,7 +15,9 @@ register_templates("evaluate", Path(__file__).resolve().parent / "templates",  #
                             "prober_direct.jinja2": "prober", "prober_ambiguity_select.jinja2": "prober",
                             "prober_ambiguity_mcq.jinja2": "prober", "simulator.jinja2": "simulator",
                             "validity_filter.jinja2": "validity_filter", "validity_filter_items.jinja2": "validity_filter"})
-from ioa_synth.runs.folder_kinds import register_folder_kind
+from ioa_synth.evaluate.run_settings import EvaluateSettings
+from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 
 register_folder_kind("evaluate", "an 'ioa-synth evaluate' results folder", commands=("evaluate",),
+                     settings=EvaluateSettings, layout=FolderLayout(commands=("evaluate",)),
                      hint="read it with 'ioa-synth report' or 'ioa-synth compare'")

@@ -24,6 +24,7 @@ from ioa_synth.protocol.schemas import scenario_text
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
+from ioa_synth.runs.manifest import MANIFEST_FILE
 
 
 class InputError(ValueError):
@@ -203,7 +204,8 @@ def load_cases(data_dir: Path) -> list[EvalCase]:
     if kind not in (None, "build"):
         raise InputError(f"--data {data_dir} is {kind_title(kind)}, not a folder of cases (<domain>/<task_type>_NNN.json)"
                          f"{jsonl_hint(data_dir)}")
-    paths = sorted((p for p in data_dir.rglob("*.json") if not hidden(p, data_dir)),
+    paths = sorted((p for p in data_dir.rglob("*.json")  # a build directory's manifest is no case
+                    if not hidden(p, data_dir) and p != data_dir / MANIFEST_FILE),
                    key=lambda p: p.relative_to(data_dir).as_posix())
     if not paths:
         raise InputError(f"--data {data_dir} holds no *.json case{jsonl_hint(data_dir)}")

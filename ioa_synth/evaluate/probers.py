@@ -208,7 +208,7 @@ def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Q
         run = read_manifest(folder, "evaluate")
     except ManifestError:
         raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)") from None
-    mode = run.args.get("mode", "mcq")
+    mode = run.settings.mode
     if mode not in REUSABLE_MODES:
         raise QuestionsFromError(f"{where}: a --mode {mode} results folder; questions can be reused only from "
                                  f"--mode {' or '.join(REUSABLE_MODES)} results")

@@ -74,7 +74,8 @@ def results_status(out_dir: Path) -> dict[str, Any]:
         else:
             failed.append({"case_id": case_id, "error": record.error})
     report: dict[str, Any] = {
-        "kind": "evaluate", "folder": str(out_dir), "command": manifest.command, "settings": manifest.settings,
+        "kind": "evaluate", "folder": str(out_dir), "command": manifest.command,
+        "settings": manifest.settings.as_json(),
         "components": {name: (c or {}).get("model") or (f"questions from {c['questions_from']}" if
                                                          (c or {}).get("questions_from") else None)
                        for name, c in manifest.components.items()},

@@ -14,7 +14,8 @@ from ioa_synth.core.templates import register_templates
 
 register_templates("meetings", Path(__file__).resolve().parent / "templates",  # its prompts: meetings/<file>.jinja2
                    renders={"merge_judge.jinja2": "merge_judge"})
-from ioa_synth.runs.folder_kinds import register_folder_kind
+from ioa_synth.meetings.run_settings import MeetingSettings
+from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 
 
 def _is_session(path: Path) -> bool:
@@ -22,5 +23,8 @@ def _is_session(path: Path) -> bool:
     return (path / "session.json").is_file() and (path / "private").is_dir()
 
 
-register_folder_kind("meeting", "a live-meeting session folder", marker=_is_session,
+#: A session folder: its manifest is written by ``meeting import``; one imported before
+#: sessions carried a manifest is told by ``session.json`` and ``private/`` (and migrated).
+register_folder_kind("meeting", "a live-meeting session folder", commands=("meeting import",),
+                     settings=MeetingSettings, layout=FolderLayout(marker=_is_session),
                      hint="read it with 'ioa-synth meeting report'")

@@ -68,7 +68,7 @@ def pooled_recall(session: Session, validated: dict[str, list[dict[str, Any]]], 
             return {"components": {n: ep.identity() for n, ep in eps.items()}, "templates": {TEMPLATE: template_sha256(TEMPLATE)}}
 
         with open_run(catalog, "meeting report", ["merge_judge"], config, local_model, {"rule": rule},
-                      describe=describe, check=None) as run:
+                      describe=describe, check=None, in_kind="meeting") as run:
             recorder = run.recorder(replay_of=[key.unit])
             groups, _ = recorder.call(run.clients["merge_judge"], key, prompt, request_schema(MergeReply), "merge_judge",
                                       lambda d: parse_groups(d, len(items)), tags={"component": "merge_judge", "rule": rule})

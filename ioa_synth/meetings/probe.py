@@ -87,7 +87,7 @@ def probe_session(session: Session, detectors: list[Detector], seed: int | None,
         for det in detectors:
             args = {"detector": det.name, "config": det.config_path, "local_model": local_model}
             with detector_endpoint(det.name), open_run(catalog, "meeting probe", ["prober"], det.config, local_model,
-                                                      args, describe=_describe, check=None) as run:
+                                                      args, describe=_describe, check=None, in_kind="meeting") as run:
                 recorder = run.recorder(replay_of=[det.name])
                 calls = CaseCalls(recorder, det.name, tags={"detector": det.name})
                 probe = McqProber().ask_context(context, run.clients["prober"], calls)

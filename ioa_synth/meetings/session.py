@@ -30,6 +30,7 @@ from typing import Any, Iterator
 from ioa_synth.meetings.pseudonyms import Participant, pseudonymise, resolve_aliases, speakers
 from ioa_synth.meetings.transcripts import Cue
 from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.runs.manifest import ensure_manifest
 
 __all__ = ["Participant", "Session", "SessionError", "pseudonymise"]
 
@@ -85,6 +86,8 @@ class Session:
         write_json_atomic(folder / "session.json", {
             "session_id": uuid.uuid4().hex[:12], "format": fmt, "source": replace(source),
             "participants": [{"id": p.id, "pseudonym": p.pseudonym} for p in participants], "turns": pturns})
+        # the folder's manifest; no argument is kept (the transcript's file name may name people)
+        ensure_manifest(folder, "meeting", "meeting import", settings={"format": fmt}, argv=[])
         return Session(folder)
 
     # ---- files -------------------------------------------------------------------------

@@ -42,8 +42,9 @@ from ioa_synth.runs.interrupt import GRACE_SECONDS, InterruptGuard, RunInterrupt
 from ioa_synth.runs.recorder import CallRecorder, load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import fingerprint, identity_description
-from ioa_synth.runs.folder_kinds import check_folder_kind
-from ioa_synth.runs.manifest import Manifest, finish_manifest, new_manifest, now_iso, unfinished_start, write_manifest
+from ioa_synth.runs.folder_kinds import check_folder_kind, claim_folder
+from ioa_synth.runs.manifest import (MANIFEST_FILE, Manifest, finish_manifest, new_manifest, now_iso, read_manifest,
+                                     unfinished_start, write_manifest)
 from ioa_synth.runs.run_rows import finish_run, start_run
 from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.runs.setup_check import check_before_start
@@ -178,7 +179,7 @@ def _ignore(unit: Any, result: Any) -> None:
 def open_run(catalog: Catalog, command: str, components: list[str], config: ToolkitConfig,
              local_model: str | None = None, args: dict[str, Any] | None = None, *,
              describe: Describe = identity_description, check: Check | None = None,
-             interruptible: bool = True, record: bool = True, kind: str | None = None,
+             interruptible: bool = True, record: bool = True, kind: str | None = None, in_kind: str | None = None,
              settings: dict[str, Any] | None = None, setup_version: int | str | None = None,
              manifest_extra: dict[str, Any] | None = None,
              sources: dict[str, EndpointSource] | None = None) -> Iterator[RunContext]:
@@ -201,6 +202,11 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     capability's protocol settings; ``setup_version``: the version of its setup
     description; ``manifest_extra``: keys of its own, :func:`ioa_synth.runs.manifest.new_manifest`),
     and written again with ``finished_at`` when the body ends without an exception.
+    With ``in_kind`` instead (a command working in a folder of that kind whose manifest
+    another command owns: ``regenerate`` in a build directory, ``belief reask``, ``meeting
+    probe``) a folder of another kind is refused the same way, and the folder is given a
+    manifest only when it has none (a folder written without one is migrated:
+    :func:`ioa_synth.runs.folder_kinds.claim_folder`).
 
     ``summary["tokens"]`` is the token counter's total when the counter counted a call or
     the body set no ``tokens`` (a body may set the key early to fix its place in the summary).
@@ -209,13 +215,16 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
     (:func:`check_before_start`), then on the opened endpoints.
 
     Raises:
-        FolderKindMismatch: (``kind``) the folder is of another kind.
+        FolderKindMismatch: (``kind``, ``in_kind``) the folder is of another kind.
+        ManifestError: (``in_kind``) the folder's ``run.json`` cannot be read.
         FingerprintMismatch (or a subclass raised by ``check``): a changed setup.
         EndpointError / LocalModelError: an endpoint cannot be used.
         SetupError, RunInterrupted: from the body, after the run row is finished.
     """
-    if kind is not None:
-        check_folder_kind(catalog.out_dir, kind, catalog=catalog)
+    if kind is not None or in_kind is not None:
+        check_folder_kind(catalog.out_dir, kind or in_kind, catalog=catalog)  # type: ignore[arg-type]
+    if in_kind is not None and (catalog.out_dir / MANIFEST_FILE).exists():
+        read_manifest(catalog.out_dir, in_kind)  # one it cannot read is refused before anything starts
     if check is not None:  # a refused setup starts no server and contacts no endpoint
         check_before_start(catalog, components, config, local_model, describe=describe, check=check, sources=sources)
     log_dir = catalog.out_dir / "logs"
@@ -239,6 +248,8 @@ def open_run(catalog: Catalog, command: str, components: list[str], config: Tool
                 if earlier:  # the job started then: a resume (each --batch-dir wave is one) keeps its start
                     ctx.manifest = ctx.manifest.model_copy(update={"started_at": earlier})
                 write_manifest(catalog.out_dir, ctx.manifest)
+            elif in_kind is not None:
+                claim_folder(catalog.out_dir, in_kind, command, catalog=catalog, args=ctx.args)
             with guard:
                 for client in clients.values():
                     client.stop = guard.stop

@@ -1,18 +1,20 @@
-"""What kind of folder a path is, told by the kinds the capabilities register: output
-folders of different commands never mix, and a command given a folder of another kind
-says what it was given in one line.
+"""What kind of folder a path is, read from its manifest (``run.json``,
+:mod:`ioa_synth.runs.manifest`): output folders of different commands never mix, and a
+command given a folder of another kind says what it was given in one line.
 
-A capability registers each kind of folder it writes, at import (its package's
-``__init__``)::
+The kinds are those the capabilities register (:mod:`ioa_synth.runs.kind_registry`,
+re-exported here). Every kind's folder carries a manifest, whose ``kind`` is the folder's
+kind. Two exceptions go through a kind's :class:`~ioa_synth.runs.kind_registry.FolderLayout`:
 
-    register_folder_kind("evaluate", "an 'ioa-synth evaluate' results folder", commands=("evaluate",),
-                         hint="read it with 'ioa-synth report' or 'ioa-synth compare'")
+- a folder written before its kind carried a manifest (a build directory, a meeting session
+  or a reward catalog written by the release before typed manifests): it is *migrated*, read as the manifest
+  :func:`folder_manifest` makes for it (``migrated_from: "no run.json"``), which the next
+  command that writes the folder stores (:func:`migrate_folder`, atomically); a reader
+  (``status``) writes nothing;
+- a kind registered with ``manifest=False``: its folders are handed to other tools as they
+  are (an export's dataset folder, ``train sft``'s warm-start folder).
 
-and is recognised by, in this order: the folder's manifest (``run.json``, written by a run
-opened with ``kind=...``; :mod:`ioa_synth.runs.manifest`), a ``marker`` (files only, e.g.
-a meeting session's ``session.json``), then the folder's catalog: the commands of its
-``runs`` (``commands``), rows in the kind's ``tables``, or (``other_commands``) runs of a
-command no kind claims. The runs layer names no kind itself.
+The runs layer names no kind itself.
 """
 
 from __future__ import annotations
@@ -20,90 +22,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+
+from ioa_synth.runs.kind_registry import (FolderKind, FolderLayout, Settings, hint, kind_of_command,  # noqa: F401
+                                          register_folder_kind, registered, settings_model, short_title, title)
+from ioa_synth.runs.manifest import (MANIFEST_FILE, NO_MANIFEST, Manifest, ManifestError, ensure_manifest,
+                                     folder_manifest_of, read_manifest, write_manifest)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ioa_synth.runs.catalog import Catalog
-    from ioa_synth.runs.manifest import Manifest
-
-
-@dataclass(frozen=True)
-class FolderKind:
-    """A registered kind of folder.
-
-    Attributes:
-        kind: its name (``"evaluate"``); a manifest's ``kind``.
-        title: what it is, with its article, in messages (``"an 'ioa-synth evaluate'
-            results folder"``).
-        commands: the commands whose runs make it (the first writes its ``run.json``; a
-            manifest without ``kind`` of one of these is of this kind).
-        tables: catalog tables whose rows make a folder of this kind.
-        marker: ``marker(path) -> bool``, files that make one (no catalog opened).
-        other_commands: runs of commands that no kind claims make one too.
-        hint: what to do with such a folder where another kind is wanted (``"read it
-            with ..."``).
-    """
-
-    kind: str
-    title: str
-    commands: tuple[str, ...] = ()
-    tables: tuple[str, ...] = ()
-    marker: Callable[[Path], bool] | None = None
-    other_commands: bool = False
-    hint: str = "use a folder of its own"
-
-
-_KINDS: dict[str, FolderKind] = {}
-
-
-def register_folder_kind(kind: str, title: str, *, commands: tuple[str, ...] = (), tables: tuple[str, ...] = (),
-                         marker: Callable[[Path], bool] | None = None, other_commands: bool = False,
-                         hint: str = "use a folder of its own") -> FolderKind:
-    """Register (or replace) the folder kind ``kind``; see :class:`FolderKind`."""
-    entry = FolderKind(kind, title, tuple(commands), tuple(tables), marker, other_commands, hint)
-    _KINDS[kind] = entry
-    return entry
-
-
-def registered() -> dict[str, FolderKind]:
-    """The registered kinds by name, in registration order."""
-    return dict(_KINDS)
-
-
-def kind_of_command(command: str) -> str:
-    """The kind whose runs ``command`` makes; for an unclaimed command its first word
-    (``"belief run"`` -> ``"belief"``)."""
-    for entry in _KINDS.values():
-        if command in entry.commands:
-            return entry.kind
-    return command.split(" ", 1)[0] if command else command
-
-
-def title(kind: str) -> str:
-    """The registered title of ``kind``; for an unregistered kind ``"a '<kind>' results folder"``."""
-    entry = _KINDS.get(kind)
-    return entry.title if entry else f"a '{kind}' results folder"
-
-
-def short_title(kind: str) -> str:
-    """``"a '<command>' results folder"`` after the command that writes ``kind``'s manifest
-    (``"a 'belief run' results folder"``, ``"an 'evaluate' results folder"``)."""
-    entry = _KINDS.get(kind)
-    name = entry.commands[0] if entry and entry.commands else kind
-    return f"{'an' if name[:1] in 'aeiou' else 'a'} '{name}' results folder"
-
-
-def hint(kind: str) -> str:
-    """What to do with a folder of ``kind`` where another kind is wanted."""
-    entry = _KINDS.get(kind)
-    return entry.hint if entry else "use a folder of its own"
 
 
 @dataclass(frozen=True)
 class Detected:
-    """A folder's kind, what told it (``"run.json"``, ``"marker"`` or ``"catalog"``) and its
-    title: the registered one, or for a kind not registered in this process (its capability
-    not imported) that of the command named in its ``run.json`` (``"an 'ioa-synth belief
+    """A folder's kind, what told it (``"run.json"``, or ``"layout"`` for a folder without
+    one: :class:`~ioa_synth.runs.kind_registry.FolderLayout`) and its title: the registered
+    one, or for a kind not registered in this process (its capability not imported) that of
+    the command named in its ``run.json`` (``"an 'ioa-synth belief
     run' results folder"``, the form every results folder's title takes)."""
 
     kind: str
@@ -124,9 +59,7 @@ class _View:
         self.path, self._catalog, self._open = path, catalog, open_catalog
 
     @cached_property
-    def manifest(self) -> "Manifest | None":
-        from ioa_synth.runs.manifest import ManifestError, read_manifest
-
+    def manifest(self) -> Manifest | None:
         try:
             return read_manifest(self.path)
         except ManifestError:
@@ -146,15 +79,66 @@ class _View:
 
 def _facts(cat: "Catalog") -> _CatalogFacts:
     tables = {name for (name,) in cat.execute("SELECT table_name FROM information_schema.tables")}
-    wanted = {t for entry in _KINDS.values() for t in entry.tables if t in tables}
+    wanted = {t for entry in _layouts() for t in entry.layout.tables if t in tables}
     rows = {t: cat.execute(f"SELECT count(*) FROM {t}")[0][0] for t in sorted(wanted)}
     commands = {c for (c,) in cat.execute("SELECT DISTINCT command FROM runs")} if "runs" in tables else set()
     return _CatalogFacts(commands, rows)
 
 
+def _layouts() -> list[FolderKind]:
+    return [entry for entry in registered().values() if entry.layout is not None]
+
+
+def _by_layout(view: "_View") -> FolderKind | None:
+    """The kind whose layout ``view``'s folder has (markers first, then its catalog: the
+    commands of its runs, rows in a kind's tables, runs of commands no kind claims)."""
+    entries = _layouts()
+    for entry in entries:
+        if entry.layout.marker is not None and entry.layout.marker(view.path):
+            return entry
+    facts = view.catalog
+
+    def unclaimed(entry: FolderKind) -> set[str]:  # commands of its runs that no other kind claims
+        others = {c for other in registered().values() if other.kind != entry.kind
+                  for c in (*other.commands, *(other.layout.commands if other.layout else ()))}
+        return facts.commands - others
+
+    for test in (lambda e: bool(facts.commands & set(e.layout.commands)),
+                 lambda e: any(facts.rows.get(t) for t in e.layout.tables),
+                 lambda e: e.layout.other_commands and bool(unclaimed(e))):
+        for entry in entries:
+            if test(entry):
+                return entry
+    return None
+
+
+def _first_command(view: "_View", entry: FolderKind) -> str:
+    own = sorted(view.catalog.commands & set(entry.layout.commands if entry.layout else ()))
+    return own[0] if own else (entry.commands[0] if entry.commands else entry.kind)
+
+
+def _detect(path: Path, catalog: "Catalog | None", open_catalog: bool) -> tuple[Detected, Manifest | None] | None:
+    if not path.is_dir():
+        return None
+    view = _View(path, catalog, open_catalog)
+    if view.manifest is not None:
+        kind = view.manifest.kind
+        shown = title(kind) if kind in registered() else f"an 'ioa-synth {view.manifest.command}' results folder"
+        return Detected(kind, "run.json", shown), view.manifest
+    if (path / MANIFEST_FILE).exists():  # a run.json that does not read: no kind, never migrated over
+        return None
+    entry = _by_layout(view)
+    if entry is None:
+        return None
+    migrated = folder_manifest_of(entry.kind, _first_command(view, entry), migrated_from=NO_MANIFEST) \
+        if entry.manifest else None
+    return Detected(entry.kind, "layout", entry.title), migrated
+
+
 def detect_folder(path: str | Path, *, catalog: "Catalog | None" = None, open_catalog: bool = True) -> Detected | None:
-    """The kind of the folder ``path`` (see the module docstring for the order), or ``None``
-    (missing, empty or not recognised). Never writes.
+    """The kind of the folder ``path``: its manifest's, else (a folder written without one)
+    the kind whose layout it has (see the module docstring), or ``None`` (missing, empty, an
+    unreadable ``run.json`` or not recognised). Never writes.
 
     Args:
         catalog: the folder's catalog when the caller holds it open (it is read, not closed).
@@ -164,26 +148,28 @@ def detect_folder(path: str | Path, *, catalog: "Catalog | None" = None, open_ca
     Raises:
         ioa_synth.runs.catalog.CatalogLocked: the catalog is open in another process.
     """
-    path = Path(path)
-    if not path.is_dir():
+    found = _detect(Path(path), catalog, open_catalog)
+    return found[0] if found else None
+
+
+def folder_manifest(path: str | Path, *, catalog: "Catalog | None" = None,
+                    open_catalog: bool = True) -> Manifest | None:
+    """The manifest of the folder ``path``: its ``run.json``, or for a folder written without
+    one (a kind's layout) the migrated manifest :func:`migrate_folder` would store; ``None``
+    when the folder has no kind or its kind carries no manifest. Never writes."""
+    found = _detect(Path(path), catalog, open_catalog)
+    return found[1] if found else None
+
+
+def migrate_folder(path: str | Path, kind: str, *, catalog: "Catalog | None" = None) -> Manifest | None:
+    """Store the migrated manifest of a folder of ``kind`` written without one (atomically,
+    before a command writes anything else into it); return it, or ``None`` when the folder
+    needs none (it has a manifest, is of another kind, or is not there)."""
+    found = _detect(Path(path), catalog, True)
+    if found is None or found[0].by != "layout" or found[0].kind != kind or found[1] is None:
         return None
-    view = _View(path, catalog, open_catalog)
-    if view.manifest is not None:
-        kind = view.manifest.kind
-        shown = title(kind) if kind in _KINDS else f"an 'ioa-synth {view.manifest.command}' results folder"
-        return Detected(kind, "run.json", shown)
-    for entry in _KINDS.values():
-        if entry.marker is not None and entry.marker(path):
-            return Detected(entry.kind, "marker", entry.title)
-    facts = view.catalog
-    claimed = {c for entry in _KINDS.values() for c in entry.commands}
-    for test in (lambda e: bool(facts.commands & set(e.commands)),
-                 lambda e: any(facts.rows.get(t) for t in e.tables),
-                 lambda e: e.other_commands and bool(facts.commands - claimed)):
-        for entry in _KINDS.values():
-            if test(entry):
-                return Detected(entry.kind, "catalog", entry.title)
-    return None
+    write_manifest(Path(path), found[1])
+    return found[1]
 
 
 def folder_kind(path: str | Path, *, catalog: "Catalog | None" = None, open_catalog: bool = True) -> str | None:
@@ -206,3 +192,17 @@ def check_folder_kind(path: str | Path, wanted: str, *, catalog: "Catalog | None
     if found is not None and found.kind != wanted:
         raise FolderKindMismatch(f"{what or path} is {found.title}, not {title(wanted)}; "
                                  f"{hint or 'use a folder of its own'}")
+
+
+def claim_folder(path: str | Path, kind: str, command: str, *, catalog: "Catalog | None" = None,
+                 args: dict | None = None, settings: dict | None = None, argv: list[str] | None = None) -> Manifest:
+    """Before ``command`` writes into ``path`` (a folder of ``kind``, new or not): migrate a
+    folder written without a manifest (:func:`migrate_folder`), else give a new folder its
+    manifest (:func:`ioa_synth.runs.manifest.ensure_manifest`); an existing manifest is kept.
+    Returns the folder's manifest.
+
+    Raises:
+        ManifestError: ``run.json`` is unreadable or of another kind.
+    """
+    return migrate_folder(path, kind, catalog=catalog) or ensure_manifest(path, kind, command, args=args,
+                                                                           settings=settings, argv=argv)

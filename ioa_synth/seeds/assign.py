@@ -32,6 +32,7 @@ from typing import Any
 
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.runs.catalog import Catalog, dumps
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES, cells
 from ioa_synth.seeds.ids import IdentityGroups
 from ioa_synth.seeds.store import ensure_tables, load_papers
@@ -202,6 +203,7 @@ def run_assign(out_dir: str | Path, per_cell: dict[str, int], reserve: int = 0, 
     :class:`StaleSplitFiles` (nothing written) when seed files of an earlier assignment
     would be deleted without ``replace``.
     """
+    claim_folder(out_dir, "build", "seeds assign")  # a build directory's manifest, before anything is written
     catalog = Catalog(out_dir)
     try:
         ensure_tables(catalog)

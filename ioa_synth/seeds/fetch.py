@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.seeds.arxiv_source import DOMAIN_CATEGORIES, ArxivSource
 from ioa_synth.seeds.ids import identities
 from ioa_synth.seeds.openalex_source import OpenAlexSource, read_doi_file
@@ -152,6 +153,7 @@ def run_fetch(out_dir: str | Path, source: str, domain: str, *, max_records: int
     if max_records is not None and qstate.get("kept", 0) >= max_records:
         result.stopped, result.message = "max", f"already holds {max_records} records for this query"
         return result
+    claim_folder(out_dir, "build", "seeds fetch")  # a build directory's manifest, before anything is written
     catalog = Catalog(out_dir)
     ensure_tables(catalog)
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.core.jsonl import iter_jsonl
 from ioa_synth.seeds.store import add_papers, ensure_tables, validate
 
@@ -44,6 +45,7 @@ def run_import(path: str | Path, out_dir: str | Path) -> dict[str, Counter]:
     """
     records = read_records(path)
     stats = {"records": Counter(), "new": Counter(), "merged": Counter()}
+    claim_folder(out_dir, "build", "seeds import")  # a build directory's manifest, before anything is written
     catalog = Catalog(out_dir)
     try:
         ensure_tables(catalog)

@@ -53,7 +53,7 @@ def _components(res: Results) -> tuple[dict[str, Any], str]:
     then that folder's (its run.json; none when it cannot be read)."""
     components = dict(res.run.components)
     prober = components.get("prober") or {}
-    source = prober.get("questions_from") or (res.run.args.model_extra or {}).get("questions_from")
+    source = prober.get("questions_from") or res.run.args.get("questions_from")
     if not source or prober.get("model"):
         return components, "generated"
     try:
@@ -74,20 +74,19 @@ def run_settings(res: Results) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, name in COMPONENTS:
         out[name] = str((components.get(key) or {}).get("model") or "?")
-    args = res.run.args
-    extra = args.model_extra or {}
-    out |= {"mode": args.mode, "access": args.access, "prompts": prompts_setting(res), "questions": questions,
-            "rollouts": str(args.rollouts)}
+    settings, args = res.run.settings, res.run.args
+    out |= {"mode": settings.mode, "access": settings.access, "prompts": prompts_setting(res), "questions": questions,
+            "rollouts": str(settings.rollouts)}
     for key, name in COMPONENTS:
         comp = components.get(key) or {}
         out[f"{name} temperature"] = str(comp.get("temperature", "?"))
         options = comp.get("request_options")
         out[f"{name} options"] = json.dumps(options, sort_keys=True) if options else "none"
-    out["permute seed"] = "none" if args.permute_seed is None else str(args.permute_seed)
-    out["data"] = str(args.data or "?")
-    sample = extra.get("sample")
-    out["sample"] = "all" if sample is None else f"{sample} (seed {extra.get('seed', '?')})"
-    out["limit"] = "none" if args.limit is None else str(args.limit)
+    out["permute seed"] = "none" if settings.permute_seed is None else str(settings.permute_seed)
+    out["data"] = str(args.get("data") or "?")
+    sample = args.get("sample")
+    out["sample"] = "all" if sample is None else f"{sample} (seed {args.get('seed', '?')})"
+    out["limit"] = "none" if args.get("limit") is None else str(args["limit"])
     return out
 
 

@@ -36,8 +36,8 @@ def lexical_baselines(folders: dict[str, list[Path]]) -> PaperTable:
     results = read_all(folders["evaluate"])
     names = []
     for res in results:
-        base = BASELINE.get(res.run.args.mode, res.run.args.mode)
-        names.append(base if [r.run.args.mode for r in results].count(res.run.args.mode) == 1
+        base = BASELINE.get(res.run.settings.mode, res.run.settings.mode)
+        names.append(base if [r.run.settings.mode for r in results].count(res.run.settings.mode) == 1
                      else f"{base} ({res.path.name})")
     rows = []
     for res, row in zip(results, score_rows(results, names)):
@@ -60,7 +60,7 @@ def simulator_stability(folders: dict[str, list[Path]]) -> PaperTable:
     results = read_all(folders["evaluate"])
     rows = []
     for res in results:
-        k = res.run.args.rollouts
+        k = res.run.settings.rollouts
         if k < 2:
             raise TableError(f"{res.path} ran one rollout (no stability to measure); ioa-13 needs runs made with "
                              "'ioa-synth evaluate ... --rollouts K' (K > 1, the paper's 5)")

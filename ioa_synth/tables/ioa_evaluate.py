@@ -128,7 +128,7 @@ def access_ablation(folders: dict[str, list[Path]]) -> PaperTable:
     results = read_all(folders["evaluate"])
     by_access: dict[str, Results] = {}
     for res in results:
-        access = res.run.args.access
+        access = res.run.settings.access
         if access in by_access:
             raise TableError(f"{res.path} and {by_access[access].path} both ran --access {access}; "
                              "ioa-16 needs one evaluate folder per access setting")
@@ -195,7 +195,8 @@ def order_sensitivity(folders: dict[str, list[Path]]) -> PaperTable:
                              f"'ioa-synth evaluate ... --permute-seed S --questions-from {first.path}'")
         c = result["consistency"]
         answers, dk, ak = c["answers_unchanged"], c["divergent_kept"], c["attributed_kept"]
-        rows.append([f"permute seed {res.run.args.permute_seed}", str(c["matched"]), percent(c["outcome_unchanged"]),
+        seed = res.run.settings.permute_seed
+        rows.append([f"permute seed {seed}", str(c["matched"]), percent(c["outcome_unchanged"]),
                      percent(answers.get("M1")), percent(answers.get("M2")), counted(dk["kept"], dk["before"]),
                      counted(ak["kept"], ak["before"]), counted(ak["same_ma"], ak["before"])])
     return PaperTable("ioa-14", "Table 14: order sensitivity, outcomes kept after permuting question and option order",

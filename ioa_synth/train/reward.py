@@ -98,7 +98,8 @@ class RewardScorer:
                     "workers": workers, "local_model": local_model, **self.settings.as_dict()}
             self.run = self._stack.enter_context(open_run(
                 self.catalog, COMMAND, list(COMPONENTS), cfg, local_model, args, describe=self._describe,
-                check=check_folder, interruptible=False, setup_version=REWARD_SETUP_VERSION))
+                check=check_folder, interruptible=False, setup_version=REWARD_SETUP_VERSION, kind="reward",
+                settings=self.settings.as_dict()))
             self.catalog.ensure_table(REWARDS_TABLE, REWARDS_COLUMNS)
             stored = [c for (c,) in self.catalog.execute("SELECT DISTINCT case_id FROM llm_calls WHERE error IS NULL")]
             self.recorder = self.run.recorder(replay_of=stored)

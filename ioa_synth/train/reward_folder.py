@@ -10,6 +10,7 @@ from typing import Any
 from ioa_synth.evaluate.run import component_of
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.folder_kinds import detect_folder
+from ioa_synth.runs.manifest import MANIFEST_FILE
 from ioa_synth.runs.run_rows import FingerprintMismatch
 from ioa_synth.runs.setup_check import SetupCheck
 
@@ -38,9 +39,12 @@ CHECK_COMPONENTS = SetupCheck(commands=(COMMAND,), component_of=component_of)
 
 
 def refuse_results_folder(out: Path) -> None:
-    """Refuse a results folder or a session folder (told by its files; no catalog opened)."""
+    """Refuse a results folder or a session folder (told by its manifest or files; no catalog
+    opened): any folder but a reward catalog folder."""
     found = detect_folder(out, open_catalog=False)
-    if found is not None or (out / "run.json").exists() or (out / "records").is_dir():
+    if found is not None and found.kind == "reward":
+        return
+    if found is not None or (out / MANIFEST_FILE).exists() or (out / "records").is_dir():
         what = found.title if found is not None else "a results folder"
         raise RewardSetupError(f"{out} is {what}; give the reward a catalog folder of its own")
 

@@ -61,7 +61,7 @@ def teacher_run(results: Path) -> Manifest:
     except ManifestError as exc:
         raise ExportError(f"--results {exc}") from None  # names run.json or the folder, and the kind it wants
     args = run.args
-    mode = args.get("mode", TEACHER_MODE)
+    mode = run.settings.mode
     if mode != TEACHER_MODE:
         raise ExportError(f"--results {results} is a --mode {mode} run; SFT data comes from a --mode mcq "
                           "teacher run (its replies are question sets)")

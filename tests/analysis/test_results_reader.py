@@ -21,7 +21,7 @@ def test_reads_records_metrics_and_run_args(run_a):
     assert (rec.metrics.a, rec.metrics.c, rec.metrics.k) == (4, 1, 5)
     assert rec.metrics.f1 == pytest.approx(2 * 0.8 * 1.0 / 1.8)
     assert [q.number for q in rec.questions] == [1, 2, 3, 4, 5]
-    assert res.run.args.mode == "mcq" and res.run.args.permute_seed is None
+    assert res.run.settings.mode == "mcq" and res.run.settings.permute_seed is None  # typed settings
     assert res.summary.complete is True and res.failed == []
 
 

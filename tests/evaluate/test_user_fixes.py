@@ -108,8 +108,9 @@ def test_build_and_evaluate_folders_are_not_mixed(cli, trio, endpoint, seeds_fil
     assert cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", build_dir, "--workers", "1").exit_code == 0
     t = trio(studies())
     calls_before = build_dir.joinpath("catalog.duckdb").stat().st_mtime_ns
+    manifest = (build_dir / "run.json").read_bytes()  # the build directory's own (kind build)
     one_line_error(evaluate(cli, two_cases, build_dir), f"--out {build_dir} is an 'ioa-synth build' directory")
-    assert t.counts() == (0, 0, 0) and not (build_dir / "run.json").exists()
+    assert t.counts() == (0, 0, 0) and (build_dir / "run.json").read_bytes() == manifest  # no evaluate manifest
     assert build_dir.joinpath("catalog.duckdb").stat().st_mtime_ns == calls_before
     results = tmp_path / "results"
     assert evaluate(cli, two_cases, results).exit_code == 0

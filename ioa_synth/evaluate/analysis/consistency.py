@@ -21,9 +21,10 @@ def rerun_kind(a: Results, b: Results) -> tuple[str | None, str]:
 
     Same data means equal ``fingerprint_parts.inputs`` when both runs record them, else
     equal ``args.data``; mode and access must also be equal."""
-    ra, rb = a.run.args, b.run.args
+    ra, rb = a.run.settings, b.run.settings
     ia, ib = a.run.fingerprint_parts.get("inputs"), b.run.fingerprint_parts.get("inputs")
-    same_data = ia == ib if ia and ib else (ra.data is not None and ra.data == rb.data)
+    da, db = a.run.args.get("data"), b.run.args.get("data")
+    same_data = ia == ib if ia and ib else (da is not None and da == db)
     if not same_data:
         return None, "the two runs read different data"
     if (ra.mode, ra.access) != (rb.mode, rb.access):

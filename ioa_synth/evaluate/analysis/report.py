@@ -49,7 +49,7 @@ def build_report(results: Results, by: str, type_of: Callable[[str, str], str | 
         groups = [{"group": t} | v for t, v in tables.type_recall(scored, type_of).items()]
     else:
         groups = tables.group_means(scored, by)
-    k = results.run.args.rollouts
+    k = results.run.settings.rollouts
     stability = {"rollouts": k, "participants": rollout_agreement(scored)} if k > 1 else None
     return {"results": results.describe(), "by": by, "overall": tables.means(scored), "groups": groups,
             "c_breakdown": tables.c_breakdown(scored), "stability": stability}

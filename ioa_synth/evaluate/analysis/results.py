@@ -7,8 +7,10 @@ Layout (the results format agreed for issues 7/8)::
     RESULTS/records/<domain>/<case>.json  # one per scored or failed case
 
 A record is the one :class:`~ioa_synth.evaluate.record_model.EvalRecord` that evaluate
-writes; in ``run.json`` and ``summary.json`` only the fields the analyses use are typed, other
-fields are kept (``extra="allow"``) so additions to the evaluate output never break the reader. Any problem raises
+writes; ``run.json`` is the folder's manifest with evaluate's typed settings
+(:class:`RunInfo`, read by :func:`ioa_synth.runs.manifest.read_manifest`); in ``summary.json``
+only the fields the analyses use are typed, other fields are kept (``extra="allow"``) so
+additions to the evaluate output never break the reader. Any problem raises
 :class:`ResultsError` whose one-line message names the offending file.
 """
 
@@ -24,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ioa_synth.evaluate.record_model import (C_REASONS, Answer, CReason, EvalRecord, Metrics,  # noqa: F401
                                              MisalignmentPoint, RecordQuestion, validation_problem)
 from ioa_synth.evaluate.records import RunJsonError, read_json_file
-from ioa_synth.runs.manifest import ManifestError, read_manifest
+from ioa_synth.evaluate.run_settings import EvaluateSettings
+from ioa_synth.runs.manifest import Manifest, ManifestError, read_manifest
 
 #: The record's parts under the names the analyses use (one model: :mod:`ioa_synth.evaluate.record_model`).
 Record = EvalRecord
@@ -39,25 +42,10 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class RunArgs(_Open):
-    """The evaluate arguments the analyses look at (``run.json`` → ``args``)."""
-
-    data: str | None = None
-    mode: str = "mcq"
-    access: str = "public"
-    rollouts: int = 1
-    permute_seed: int | None = None
-    limit: int | None = None
-
-
-class RunInfo(_Open):
-    """``run.json``: the command, its arguments and the setup fingerprint."""
-
-    command: str
-    args: RunArgs
-    components: dict[str, Any] = {}
-    fingerprint: str | None = None
-    fingerprint_parts: dict[str, Any] = {}
+#: ``run.json``: the manifest, with evaluate's settings typed (``settings.mode``, ``.access``,
+#: ``.rollouts``, ``.permute_seed``; an older manifest's come from its ``args``) and the
+#: command line's ``args`` (``data``, ``limit``, ``sample``, ``seed``, ``questions_from``) as given.
+RunInfo = Manifest[EvaluateSettings]
 
 
 class Summary(_Open):
@@ -88,9 +76,9 @@ class Results:
 
     def describe(self) -> dict[str, Any]:
         """Identity of the run for reports: path, fingerprint, mode, access, rollouts, permute seed, counts."""
-        a = self.run.args
-        return {"path": str(self.path), "fingerprint": self.run.fingerprint, "data": a.data, "mode": a.mode,
-                "access": a.access, "rollouts": a.rollouts, "permute_seed": a.permute_seed,
+        s = self.run.settings
+        return {"path": str(self.path), "fingerprint": self.run.fingerprint, "data": self.run.args.get("data"),
+                "mode": s.mode, "access": s.access, "rollouts": s.rollouts, "permute_seed": s.permute_seed,
                 "scored": len(self.scored), "failed": len(self.failed),
                 "complete": None if self.summary is None else self.summary.complete}
 
@@ -124,7 +112,7 @@ def load_results(path: str | Path) -> Results:
         manifest = read_manifest(root, "evaluate")
     except ManifestError as exc:
         raise ResultsError(str(exc)) from None
-    run = _validate(RunInfo, root / "run.json", manifest.model_dump(mode="json", exclude_unset=True))
+    run: RunInfo = manifest  # typed by read_manifest: evaluate's registered settings model
     summary = _validate(Summary, root / "summary.json") if (root / "summary.json").exists() else None
     files = sorted((root / "records").rglob("*.json")) if (root / "records").is_dir() else []
     if not files:
