@@ -48,3 +48,24 @@ def test_a_meeting_session_counts_forms_as_status_does(cli, tmp_path):
 
     status = json.loads(cli("status", "--out", session, "--json").stdout)["progress"]
     assert sum(g["total"] for g in status["groups"]) == row["total"]
+
+
+def test_an_evaluate_run_whose_cases_all_failed_shows_none_done(tmp_path):
+    """A failed case has a record too; the index counts cases scored (as the run's summary
+    does), so a run whose one case failed reads 0 / 1, not 1 / 1."""
+    import json
+    import shutil
+
+    from ioa_synth.view.read.folders import open_library, summary
+
+    folder = tmp_path / "eval"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "folders_r0" / "evaluate", folder)
+    data = json.loads((folder / "summary.json").read_text())
+    data["cases"] = {"requested": 1, "scored": 0, "failed": 1}
+    (folder / "summary.json").write_text(json.dumps(data))
+    lib = open_library([folder])
+    try:
+        row = summary(lib.folders[0], lib.catalog)
+    finally:
+        lib.close()
+    assert (row["done"], row["total"]) == (0, 1)

@@ -167,9 +167,10 @@ def _progress(folder: Folder, manifest: Manifest | None, cat: Catalog | None) ->
         (done, total), = cat.execute("SELECT count(*) FILTER (WHERE status <> 'pending'), count(*) FROM cases")
         return done, total
     if kind == "evaluate":
-        summary = _json(path / "summary.json")
-        total = (summary or {}).get("cases", {}).get("requested")
-        return _count(path, "records/**/*.json"), total
+        # cases scored, as the run's summary counts them (a failed case has a record too, and is not done)
+        cases = (_json(path / "summary.json") or {}).get("cases", {})
+        done = cases.get("scored") if isinstance(cases.get("scored"), int) else _count(path, "records/**/*.json")
+        return done, cases.get("requested")
     if kind == "belief":
         expected = (manifest.model_extra or {}).get("expected_conversations") if manifest else None
         return _count(path, "conversations/*.json"), sum(expected.values()) if isinstance(expected, dict) else None
