@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
+from ioa_synth.build.record_files import record_file
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
 
@@ -136,10 +137,11 @@ def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
     return parsed, Stage2Output.model_validate({"turns": turns})
 
 
-def load_accepted(row: dict[str, Any]) -> AcceptedCase:
+def load_accepted(row: dict[str, Any], catalog: Catalog) -> AcceptedCase:
     """Parse the record of an accepted ``cases`` row (keys ``case_id, split, domain,
-    task_type, path``). Raises :class:`BuildDirError` for a missing or malformed record."""
-    path = Path(row["path"] or "")
+    task_type``) of the build directory ``catalog`` describes (:func:`record_file`).
+    Raises :class:`BuildDirError` for a missing or malformed record."""
+    path = record_file(catalog, row["case_id"])
     try:
         record = json.loads(path.read_text(encoding="utf-8-sig"))
         if is_imported(record):
@@ -165,4 +167,4 @@ def accepted_cases(catalog: Catalog, split: str) -> list[AcceptedCase]:
     rows = catalog.query_dicts(
         "SELECT case_id, split, domain, task_type, path FROM cases WHERE split = ? AND status = 'accepted' "
         "ORDER BY case_index, domain, task_type", [split])
-    return [load_accepted(r) for r in rows]
+    return [load_accepted(r, catalog) for r in rows]

@@ -31,6 +31,7 @@ from typing import Any, Iterable
 from datasketch import MinHash, MinHashLSH
 
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.build.record_files import record_file
 
 #: Default Jaccard threshold of a near-duplicate pair.
 DEFAULT_THRESHOLD = 0.7
@@ -191,7 +192,7 @@ def accepted_records(catalog: Catalog) -> list[tuple[str, str, dict[str, Any]]]:
     for case_id, split, path in catalog.execute(
             "SELECT case_id, split, path FROM cases WHERE status = 'accepted' ORDER BY split, case_id"):
         try:
-            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            record = json.loads(record_file(catalog, case_id).read_text(encoding="utf-8"))
             record["profiles"], record["dialogue"]["turns"]
         except (OSError, TypeError, ValueError, KeyError):
             continue

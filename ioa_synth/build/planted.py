@@ -21,6 +21,7 @@ from ioa_synth.protocol.cells import MA_TYPES
 from ioa_synth.protocol.plan import points_for
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS, load_type_mix, mix_rows, plant_types, plants
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.build.record_files import record_file
 from ioa_synth.seeds.tuples import SeedTuple
 
 if TYPE_CHECKING:
@@ -185,7 +186,8 @@ def _accepted_types(catalog: Catalog) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for cid, path in catalog.execute("SELECT case_id, path FROM cases WHERE status = 'accepted'"):
         try:
-            points = json.loads(Path(path).read_text(encoding="utf-8"))["profiles"]["misalignment_points"]
+            record = json.loads(record_file(catalog, cid).read_text(encoding="utf-8"))
+            points = record["profiles"]["misalignment_points"]
             out[cid] = [str(p["type"]) for p in points]
         except (OSError, TypeError, ValueError, KeyError):
             continue

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from ioa_synth.build.builddir import open_catalog, record_stages
 from ioa_synth.build.importer import imported_source
+from ioa_synth.build.record_files import record_file
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.build.stages import PROFILES, STAGES, stage_spec
@@ -109,19 +110,22 @@ def furthest_case(out_dir: Path) -> str:
     return rows[0][0]
 
 
-def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[str, Any]:
+def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Path | None = None) -> dict[str, Any]:
     """The attempt of ``case_id`` to show, as JSON-ready data: ``{case_id, split, domain,
     task_type, status, discard_reason, error, record_path, seed, stage1, stage2}`` where a
     stage is ``None`` or ``{attempt, attempts, output, problems, gate_failures, verdicts}``;
     ``stage2`` also has ``profiles_attempt``, the stage-1 attempt the dialogue was written from
     (its gates are re-checked against those profiles; without ``attempt`` that is the stage-1
-    attempt shown).
+    attempt shown). ``home``: the build directory when ``out_dir`` is a snapshot copy of its
+    catalog (the records are read from ``home``).
 
     Raises:
         BuildDirError: ``out_dir`` is not a build directory.
         ShowError: unknown case id, or ``attempt`` exists for neither stage.
     """
     cat = open_catalog(out_dir, read_only=True)
+    if home is not None:  # a snapshot copy of the build directory ``home``
+        cat.home = Path(home)
     try:
         rows = cat.query_dicts("SELECT c.*, s.seed_json FROM cases c LEFT JOIN seeds s "
                                "ON s.seed_id = c.seed_id AND s.split = c.split WHERE c.case_id = ?", [case_id])
@@ -152,7 +156,8 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None) -> dict[s
             stage2["profiles_attempt"] = source
         return {"case_id": case_id, "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
                 "status": row["status"], "discard_reason": row["discard_reason"], "error": row["error"],
-                "record_path": row["path"], "seed": json.loads(row["seed_json"]) if row["seed_json"] else None,
+                "record_path": str(record_file(cat, case_id)) if row["status"] == "accepted" else None,
+                "seed": json.loads(row["seed_json"]) if row["seed_json"] else None,
                 "stage1": stage1, "stage2": stage2}
     finally:
         cat.close()
@@ -163,13 +168,14 @@ def _imported_view(cat: Catalog, row: dict[str, Any], source: dict[str, Any], at
     attempt 0, no generation), with the scores ``audit`` gave it; ``imported`` names the source."""
     if attempt not in (None, 0):
         raise ShowError(f"{row['case_id']} was imported, not generated: it has no attempt {attempt}")
-    record = json.loads(Path(row["path"]).read_text(encoding="utf-8"))
+    path = record_file(cat, row["case_id"])
+    record = json.loads(path.read_text(encoding="utf-8"))
     profiles, dialogue = record_stages(record)
     stages = [{"attempt": 0, "attempts": [], "output": out.model_dump(), "problems": [], "gate_failures": [],
                "verdicts": _verdicts(_scores(cat, row["case_id"], stage, 0))}
               for stage, out in ((1, profiles), (2, dialogue))]
     return {"case_id": row["case_id"], "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
-            "status": row["status"], "discard_reason": None, "error": None, "record_path": row["path"],
+            "status": row["status"], "discard_reason": None, "error": None, "record_path": str(path),
             "seed": record.get("seed") if isinstance(record.get("seed"), dict) else None,
             "imported": {k: str(v) for k, v in source.items()}, "stage1": stages[0], "stage2": stages[1]}
 

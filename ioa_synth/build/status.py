@@ -25,6 +25,7 @@ from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.build.importer import imported_counts
 from ioa_synth.build.passrates import judge_health, pass_rates
 from ioa_synth.build.planted import type_mix_report
+from ioa_synth.build.record_files import record_file
 from ioa_synth.reports.mixtable import type_mix_table
 from ioa_synth.reports.output import fmt
 from ioa_synth.reports.spend_table import spend_table
@@ -111,10 +112,12 @@ def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     per_split: dict[str, Counter] = {}
     unreadable: Counter = Counter()
-    for split, path in catalog.execute("SELECT split, path FROM cases WHERE status = 'accepted' ORDER BY case_id"):
+    accepted = catalog.execute("SELECT split, case_id FROM cases WHERE status = 'accepted' ORDER BY case_id")
+    for split, case_id in accepted:
         counts = per_split.setdefault(split, Counter())
         try:
-            points = json.loads(Path(path).read_text(encoding="utf-8"))["profiles"]["misalignment_points"]
+            record = json.loads(record_file(catalog, case_id).read_text(encoding="utf-8"))
+            points = record["profiles"]["misalignment_points"]
             counts.update(str(p.get("type") or UNTYPED_KEY) for p in points)
         except (OSError, TypeError, ValueError, KeyError, AttributeError):
             unreadable[split] += 1

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.record_files import record_file
 from ioa_synth.build.dedup import DEFAULT_THRESHOLD
 from ioa_synth.export import FILE_LIST
 from ioa_synth.export.records import SPLIT_NAMES, export_record
@@ -35,7 +36,8 @@ def split_records(catalog, split: str) -> list[dict[str, Any]]:
             "SELECT case_id, domain, task_type, path FROM cases WHERE split = ? AND status = 'accepted' "
             "ORDER BY case_id", [split]):
         try:
-            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            path = record_file(catalog, case_id)
+            record = json.loads(path.read_text(encoding="utf-8"))
             out.append(export_record(case_id, domain, task_type, record))
         except (OSError, TypeError, ValueError, KeyError) as exc:
             raise ExportError(f"{case_id}: cannot read its record {path} ({type(exc).__name__}: {exc})") from exc

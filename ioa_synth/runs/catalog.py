@@ -65,6 +65,9 @@ class Catalog:
     def __init__(self, out_dir: str | Path, read_only: bool = False, external_access: bool | None = None,
                  tables: Sequence[TableSet] = ()) -> None:
         self.out_dir = Path(out_dir)
+        #: the folder this catalog describes, whose files (records) it names: ``out_dir``, or
+        #: for a snapshot copy (:mod:`ioa_synth.runs.snapshot`) the folder it was copied from
+        self.home = self.out_dir
         path = self.out_dir / CATALOG_FILE
         check_utf8(path)
         if read_only and not path.exists():

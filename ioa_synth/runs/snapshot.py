@@ -153,7 +153,9 @@ class Snapshots:
             after = _stamp(folder)
             if after == stamp or attempt == TRIES - 1:
                 try:
-                    return _Copy(stamp, target, _open(target, tables, prepare))
+                    copy = _open(target, tables, prepare)
+                    copy.home = folder  # its records are the folder's, not the copy's
+                    return _Copy(stamp, target, copy)
                 except Exception as exc:  # noqa: BLE001 - a torn copy fails in DuckDB's or the journal's own ways
                     problem = " ".join(str(exc).split())[:200]
             shutil.rmtree(target, ignore_errors=True)

@@ -189,7 +189,7 @@ def case_page(cat: Catalog, snapshot: Path, case_id: str) -> dict[str, Any] | No
     from ioa_synth.build.show import ShowError, case_view
 
     try:
-        view = case_view(snapshot, case_id)
+        view = case_view(snapshot, case_id, home=cat.home)
     except ShowError:
         rows = cat.query_dicts("SELECT * FROM cases WHERE case_id = ?", [case_id])
         if not rows:
@@ -205,7 +205,7 @@ def case_page(cat: Catalog, snapshot: Path, case_id: str) -> dict[str, Any] | No
         stages[n] = []
         for a in attempts:
             if a != latest["attempt"] and a not in views:
-                views[a] = case_view(snapshot, case_id, attempt=a)
+                views[a] = case_view(snapshot, case_id, attempt=a, home=cat.home)
             shown = latest if a == latest["attempt"] else views[a][f"stage{n}"]
             for v in shown["verdicts"]:
                 v["rows"] = rubric_rows(n, v) if v["scores"] else []
