@@ -25,7 +25,6 @@ import math
 import re
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
 from datasketch import MinHash, MinHashLSH
