@@ -383,3 +383,22 @@ def test_understandings_that_name_different_quantities_are_different_readings():
                                        member_b_understanding="the cohort of patients from ward nine, two weeks")
     assert any("the two understandings are (nearly) the same" in f
                for f in stage1_gate_failures(Stage1Output.model_validate(p)))
+
+
+def test_a_surface_form_pasted_onto_an_utterance_fails_and_one_said_in_a_sentence_passes():
+    # Recorded from the embedded Qwen 1.5B demo (accepted before this gate): the stage-2 cue
+    # [say "..."] appended to a line, opening a sentence in lower case or closing the utterance
+    # without a full stop.
+    p = Stage1Output.model_validate(SEPSIS)
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][1]["utterance"] = "Yes, that could enhance our lead-time numbers. Let's explore this idea. time zero"
+    assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
+        "turn 2: a surface form is pasted onto the utterance (opening a sentence in lower case, or ending the "
+        "utterance without a full stop) instead of said inside a sentence; work the phrase into what the speaker says"]
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][2]["utterance"] = "Any tips on counting?  a positive alert and the yield are combined into one score."
+    assert "turn 3: a surface form is pasted" in " ".join(stage2_gate_failures(Stage2Output.model_validate(d), p))
+    # said inside sentences, capitalised at a sentence's start or ending before its full stop: no failure
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][1]["utterance"] = "Time zero is already in the table. We can anchor the lead time on time zero."
+    assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f]

@@ -262,7 +262,7 @@ def test_scaffold_stage2_prompt_names_outline_points_by_surface_form_only():
                for mode in ("scaffold", "protocol")}
     outline = {mode: text.split("Outline")[1].split("Rules:")[0] for mode, text in prompts.items()}
     assert not re.search(r"\bMA\d", outline["scaffold"])
-    assert f'[say "{first}"]' in outline["scaffold"]
+    assert f'[say "{first}" inside a sentence]' in outline["scaffold"]
     assert f'[MA1: say "{first}"]' in outline["protocol"]
     # the rest of the prompt is the same in both modes
     assert prompts["scaffold"].replace(outline["scaffold"], "") == prompts["protocol"].replace(outline["protocol"], "")

@@ -60,7 +60,8 @@ def dialogue_generator_context(seed: SeedTuple, profiles: Stage1Output | None, p
 
 def _outline_by_surface_form(profiles: dict[str, Any]) -> list[dict[str, Any]]:
     """The outline turns of dumped ``profiles`` as the scaffold stage-2 prompt shows them:
-    a turn's points as ``[say "the held-out set"]`` after its description, and no ``ma_ids``,
+    a turn's points as ``[say "the held-out set" inside a sentence]`` after its description (the
+    model appended a bare ``say "..."`` cue to its lines) and no ``ma_ids``,
     so the prompt's outline carries no point id. The template's own marker,
     ``[MA1: say "..."]``, stays for protocol mode; the 1.5B demo model copied the id from it
     into utterances ("as MA1 says"), which the vocabulary gate rejects (scaffold plan
@@ -68,7 +69,7 @@ def _outline_by_surface_form(profiles: dict[str, Any]) -> list[dict[str, Any]]:
     phrase = {p["id"]: p["surface_form"] for p in profiles["misalignment_points"]}
     out = []
     for turn in profiles["conversation_outline"]:
-        said = "; ".join(f'say "{phrase[i]}"' for i in turn["ma_ids"] if i in phrase)
+        said = "; ".join(f'say "{phrase[i]}" inside a sentence' for i in turn["ma_ids"] if i in phrase)
         out.append(turn | {"description": f"{turn['description']} [{said}]" if said else turn["description"],
                            "ma_ids": []})
     return out

@@ -34,6 +34,7 @@ also drop scikit-learn's English stop-word list. Every threshold lives in
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
@@ -163,10 +164,36 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
         if not any(len(want & u) >= need for u in utter):
             failures.append(f"{ma_id}: its surface form {surface_form!r} appears in no utterance; "
                             "a speaker must say it")
+    failures += _pasted_surface_forms(dialogue, profiles)
     failures += _repeats(dialogue, gates)
     failures += _private_leaks(dialogue, ref, gates)
     failures += _outline_echoes(dialogue, ref, gates)
     return failures
+
+
+def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list[str]:
+    """Turns whose utterance has a surface form pasted on rather than said in a sentence: the
+    phrase, as written in the profiles, opens a sentence in lower case ("Let's explore this idea.
+    our feature extraction pipeline") or closes the utterance with no sentence end after it
+    ("... Our model predicts ESG ratings accurately"). The 1.5B demo model appended the stage-2
+    prompt's ``[say "..."]`` cue to its lines this way, which the coverage check alone counts
+    as said; a writer who works the phrase into a sentence capitalises and punctuates it."""
+    pasted: list[str] = []
+    for t in dialogue.turns:
+        text = t.utterance
+        for p in profiles.misalignment_points:
+            phrase = p.surface_form.strip()
+            for m in re.finditer(re.escape(phrase), text, re.IGNORECASE) if phrase else ():
+                before = text[:m.start()].rstrip()
+                opens_lower = (not before or before[-1] in ".!?") and text[m.start()].islower()
+                if opens_lower or not text[m.end():].strip():
+                    pasted.append(f"turn {t.turn_idx}")
+                    break
+    if not pasted:
+        return []
+    return [f"{', '.join(dict.fromkeys(pasted))}: a surface form is pasted onto the utterance (opening a sentence in "
+            "lower case, or ending the utterance without a full stop) instead of said inside a sentence; work "
+            "the phrase into what the speaker says"]
 
 
 def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
