@@ -117,6 +117,19 @@ def test_csv_export_has_one_row_per_item_with_empty_scores(cli, out):
     assert all(level in guide for _, d in RUBRIC.all_dimensions() for level in d.levels.values())
 
 
+def test_a_re_export_replaces_its_own_forms_but_never_a_filled_in_one(cli, out):
+    export(cli, out, "csv")
+    export(cli, out, "csv", "--rng-seed", "8")  # its own forms, unchanged since: replaced
+    items = folder(out) / "items.csv"
+    filled = items.read_text() + "extra,row,an,annotator,added\n"
+    items.write_text(filled)
+    res = cli("annotate", "export", "--out", out, "--split", "test", "--per-cell", "1", "--calibration", "2",
+              "--rng-seed", "9", "--format", "csv")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith("error: ") and "items.csv was changed since it was exported" in res.stderr
+    assert items.read_text() == filled
+
+
 def synthetic_case(case_id: str, domain: str, task_type: str) -> AcceptedCase:
     return AcceptedCase(case_id, "test", domain, task_type, Path(f"{case_id}.json"), {},
                         Stage1Output.model_validate(valid_stage1()), Stage2Output.model_validate(valid_stage2()), 1, 1)

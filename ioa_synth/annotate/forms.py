@@ -10,6 +10,7 @@ understandings) and the dialogue turns (utterance and inner thought), never the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -20,7 +21,7 @@ import polars as pl
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.build.builddir import AcceptedCase
 from ioa_synth.protocol.rubric import Dimension, load_rubric
-from ioa_synth.annotate.sample import DIALOGUE_ITEM, Manifest, SampledCase, annotation_dir
+from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, SampledCase, annotation_dir
 
 DIALOGUE_OBJECT = "dialogue"  # name of the Paragraphs object the dialogue ratings point to
 
@@ -149,8 +150,14 @@ def guidelines() -> str:
 def export(out_dir: Path, manifest: Manifest, records: dict[str, AcceptedCase], fmt: str) -> list[Path]:
     """Write the forms of ``manifest`` under ``DIR/annotation/<split>/`` and return the paths:
     ``label-studio``: ``tasks.json``, ``calibration_tasks.json``, ``labeling_config.xml``;
-    ``csv``: ``items.csv``, ``calibration_items.csv``, ``guidelines.md``."""
+    ``csv``: ``items.csv``, ``calibration_items.csv``, ``guidelines.md``.
+
+    Raises:
+        AnnotationError: a form already there was changed since an export wrote it (or, written
+            by a release that kept no digests, differs from what this export writes); nothing
+            is written then."""
     folder = annotation_dir(out_dir, manifest.split)
+    texts: dict[str, str] = {}
     ma_ids = sorted({m for c in manifest.cases for m in c.ma_ids}, key=lambda m: (len(m), m))
     names = {"sample": ("tasks.json", "items.csv"), "calibration": ("calibration_tasks.json", "calibration_items.csv")}
     paths: list[Path] = []
@@ -158,17 +165,43 @@ def export(out_dir: Path, manifest: Manifest, records: dict[str, AcceptedCase], 
         chosen = manifest.of_set(item_set)
         if fmt == "label-studio":
             tasks = [ls_task(records[s.case_id], s, ma_ids) for s in chosen]
-            paths.append(write_text_atomic(folder / json_name, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n"))
+            texts[json_name] = json.dumps(tasks, indent=2, ensure_ascii=False) + "\n"
         else:
             rows = [r for s in chosen for r in csv_rows(records[s.case_id], s)]
             frame = pl.DataFrame(rows, schema=_csv_schema())
-            paths.append(write_text_atomic(folder / csv_name, frame.write_csv()))
+            texts[csv_name] = frame.write_csv()
     if fmt == "label-studio":
         required = min(len(c.ma_ids) for c in manifest.cases)
-        paths.append(write_text_atomic(folder / "labeling_config.xml", labeling_config(ma_ids, required)))
+        texts["labeling_config.xml"] = labeling_config(ma_ids, required)
     else:
-        paths.append(write_text_atomic(folder / "guidelines.md", guidelines()))
+        texts["guidelines.md"] = guidelines()
+    written = _written(folder)
+    for name, text in texts.items():  # a form filled in since this command wrote it is the annotators' work
+        path = folder / name
+        if path.is_file() and _sha(path.read_bytes()) not in (written.get(name), _sha(text.encode("utf-8"))):
+            raise AnnotationError(f"{path} was changed since it was exported (annotators' work?); move it away "
+                                  "first, nothing was written")
+    paths = [write_text_atomic(folder / name, text) for name, text in texts.items()]
+    write_text_atomic(folder / WRITTEN, json.dumps(written | {n: _sha(t.encode("utf-8")) for n, t in texts.items()},
+                                                   indent=1, sort_keys=True) + "\n")
     return paths
+
+
+#: The digests of the forms as ``annotate export`` last wrote them, so that a re-run replaces
+#: its own forms but never one an annotator has filled in.
+WRITTEN = "exported_forms.json"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _written(folder: Path) -> dict[str, str]:
+    try:
+        data = json.loads((folder / WRITTEN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def _csv_schema() -> dict[str, Any]:

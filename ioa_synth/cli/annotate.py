@@ -44,7 +44,10 @@ def export_cmd(
     except (BuildDirError, AnnotationError) as exc:
         fail(str(exc))
     records = {c.case_id: c for c in accepted}
-    paths = export(out, manifest, records, fmt) + [write_manifest(out, manifest)]
+    try:
+        paths = export(out, manifest, records, fmt) + [write_manifest(out, manifest)]
+    except AnnotationError as exc:
+        fail(str(exc))
     err = wide_console(stderr=True)
     short = manifest.short_cells
     if short:
