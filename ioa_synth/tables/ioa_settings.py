@@ -170,10 +170,10 @@ def judge_criteria(folders: dict[str, list[Path]]) -> PaperTable:
                          percent(stage_rates.get("first_attempt")), percent(stage_rates.get("after_regeneration"))])
     notes = [f"Rubric {rubric.version} (ioa_synth/protocol/rubric.json; level wording is this toolkit's own): an "
              "item passes its stage when it meets θ on every criterion (θ1: every MA point; θ2: the dialogue); a "
-             "stage failing θ is regenerated once with the judge's feedback, then discarded (PROTOCOL §3-§5)."]
+             "stage failing θ is regenerated once with the judge's feedback, then discarded (IoA paper, App. B)."]
     if build is not None:
         if split is None:
-            notes.append(f"{build}: no build-judge verdict (an imported build has none): its cells are '–'.")
+            notes.append(f"{build}: no build-judge verdict yet (an imported build has none; a build has one once a stage is judged): its cells are '–'.")
         else:
             notes.append(f"{build}, {split} split, build judge only: n = items judged at the first attempt (MA "
                          "points, dialogues; cases in an 'all' row); means on the criterion's scale at each case's "

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ioa_synth.tables.registry import Needs, TableSpec, register
 
-_UNKNOWN = "its rows and columns are not in the project's protocol notes (PROTOCOL.md) yet"
+_UNKNOWN = ("not implemented: the toolkit's notes on the paper do not hold this table's rows and columns, so "
+            "its layout could not be checked against the paper")
 
 #: id -> (title, paper reference, needs, command, what is missing)
 _IOA: dict[str, tuple[str, str, tuple[Needs, ...], str, str]] = {
