@@ -147,7 +147,7 @@ def test_show_without_case_id_picks_the_case_that_got_furthest(cli, built, tmp_p
     res = cli("show", "--out", out, "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["case_id"] == accepted
-    assert f"showing {accepted}, the case that got furthest" in res.stderr
+    assert f"showing {accepted}, an accepted case" in res.stderr
     # with no accepted case, the one whose dialogue went furthest (two stage-2 attempts)
     con = duckdb.connect(str(out / "catalog.duckdb"))
     con.execute("UPDATE cases SET status = 'discarded' WHERE case_id = ?", [accepted])

@@ -28,11 +28,14 @@ def show(
     from ioa_synth.build.show_render import render_case
     from ioa_synth.reports.output import wide_console
 
+    picked = case_id is None
     try:
         if case_id is None:
             case_id = furthest_case(out)
-            typer.echo(f"showing {case_id}, the case that got furthest (name a CASE_ID to see another)", err=True)
         view = case_view(out, case_id.strip().removesuffix(".json"), attempt)
+        if picked:
+            which = "an accepted case" if view["status"] == "accepted" else "the case that got furthest"
+            typer.echo(f"showing {case_id}, {which} (name a CASE_ID to see another)", err=True)
     except (BuildDirError, ShowError) as exc:
         fail(str(exc))
     if as_json:

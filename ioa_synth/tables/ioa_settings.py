@@ -173,7 +173,8 @@ def judge_criteria(folders: dict[str, list[Path]]) -> PaperTable:
              "stage failing θ is regenerated once with the judge's feedback, then discarded (IoA paper, App. B)."]
     if build is not None:
         if split is None:
-            notes.append(f"{build}: no build-judge verdict yet (an imported build has none; a build has one once a stage is judged): its cells are '–'.")
+            notes.append(f"{build}: no build-judge verdict yet (an imported build has none; a build has one once "
+                         "a stage is judged): its cells are '–'.")
         else:
             notes.append(f"{build}, {split} split, build judge only: n = items judged at the first attempt (MA "
                          "points, dialogues; cases in an 'all' row); means on the criterion's scale at each case's "
