@@ -45,6 +45,7 @@ from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import claim_folder
+from ioa_synth.runs.interrupt import DeferredInterrupt
 from ioa_synth.runs.manifest import MANIFEST_FILE
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.run_rows import finish_run, start_run
@@ -183,7 +184,9 @@ def _existing(out_dir: Path, ids: list[str]) -> tuple[dict[str, str], dict[str, 
 
 def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
     """Import the records ``records`` names into the build directory ``out_dir`` as split
-    ``split``; return ``{"imported": [case ids], "unchanged": [case ids], "run_id"}``.
+    ``split``; return ``{"imported": [case ids], "unchanged": [case ids], "run_id",
+    "interrupted"}`` (``interrupted``: a Ctrl-C came while the import was being written,
+    which it completed).
 
     Raises:
         RecordImportError: see the module docstring (nothing written).
@@ -207,7 +210,8 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     # the folder's manifest first: an unreadable run.json is refused before anything is written
     claim_folder(out_dir, "build", "build import", args={"records": str(records), "split": split})
-    with Catalog(out_dir, tables=[BUILD_TABLES]) as cat:
+    # records and their rows are written whole: a Ctrl-C now waits the second this takes
+    with DeferredInterrupt() as held, Catalog(out_dir, tables=[BUILD_TABLES]) as cat:
         cat.ensure_table(TABLE, COLUMNS)
         run_id = start_run(cat, "build import", {"records": str(records), "split": split}, None)
         for f in new:
@@ -226,7 +230,7 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
         summary = {"imported": len(new), "unchanged": len(found) - len(new)}
         finish_run(cat, run_id, summary)
     return {"imported": [f.case_id for f in new], "unchanged": [f.case_id for f in found if f.case_id in imported],
-            "run_id": run_id}
+            "run_id": run_id, "interrupted": held.interrupted}
 
 
 def imported_counts(catalog: Catalog) -> dict[str, int]:

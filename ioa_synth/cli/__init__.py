@@ -8,6 +8,11 @@ Every error, a usage error included, is one ``error: ...`` line on stderr; exit 
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import threading
+
 import typer
 
 from ioa_synth.cli.app import SUBCOMMANDS, _plain_usage, app
@@ -53,9 +58,31 @@ def _register() -> None:
     SUBCOMMANDS[("build", "import")] = typer.main.get_command(import_app)
 
 
-_register()
+def _quit_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C while the commands load: nothing has been read or written yet."""
+    sys.stderr.write("error: interrupted\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+# a Ctrl-C in the half second the command modules take to load ends the process with one line
+# (Python's default would print a traceback from whichever import it hit)
+_LOADING = threading.current_thread() is threading.main_thread() and \
+    signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _LOADING:
+    signal.signal(signal.SIGINT, _quit_while_loading)
+try:
+    _register()
+finally:
+    if _LOADING:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point. A Ctrl-C that no command caught (one while typer builds the
+    command line) is one ``error: interrupted`` line and exit 130."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(130)

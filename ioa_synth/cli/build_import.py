@@ -32,6 +32,10 @@ def build_import(
         result = import_records(records, split, out)
     except RecordImportError as exc:
         fail(str(exc))
+    except KeyboardInterrupt:  # while the records were read and checked: nothing written yet
+        fail("interrupted: nothing was imported", code=130)
+    if result["interrupted"]:
+        typer.echo("Ctrl-C came while the import was being written; it was completed", err=True)
     kept = f"; {plural(len(result['unchanged']), 'case')} imported before, unchanged" if result["unchanged"] else ""
     typer.echo(f"{out}: {plural(len(result['imported']), 'case')} imported into split {split} "
                f"(accepted, provenance 'imported', no judge scores){kept}; next: ioa-synth check --out {out}, "

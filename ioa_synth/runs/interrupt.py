@@ -118,3 +118,28 @@ class InterruptGuard:
             signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
             signal.signal(signal.SIGTERM, self._previous_term if self._previous_term is not None else signal.SIG_DFL)
             self._installed = False
+
+
+class DeferredInterrupt:
+    """Context manager holding Ctrl-C (SIGINT) back while a short write that must not be cut
+    in half runs (record files, then their catalog rows): a Ctrl-C inside it is remembered
+    (``interrupted``) and the write finishes; Python's default SIGINT would otherwise stop
+    it anywhere, DuckDB mid-query included ("Query interrupted"). Main thread only;
+    elsewhere it does nothing."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.interrupted = True
+
+    def __enter__(self) -> "DeferredInterrupt":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
