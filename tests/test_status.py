@@ -138,7 +138,7 @@ def test_tokens_no_call_reported_are_unknown_not_zero(cli, endpoint, seeds_file,
 
 def test_a_case_still_running_counts_only_once_its_stage_is_decided(cli, endpoint, seeds_file, tmp_path):
     """A pending case whose stage has not passed yet is left out of that stage's rates (a stage
-    in progress is not a failed one); one whose stage passed counts."""
+    in progress is not a failed one) and of its final-attempt items; one whose stage passed counts."""
     import duckdb
 
     endpoint({"stage1_judge": ["low", "low"]})
@@ -149,4 +149,9 @@ def test_a_case_still_running_counts_only_once_its_stage_is_decided(cli, endpoin
     con.close()
     s1 = status_json(cli, out)["pass_rates"]["test"]["stage1"]
     assert (s1["cases"], s1["first_attempt"], s1["after_regeneration"]) == (1, 1.0, 1.0)
-    assert s1["dimensions"]["subtlety"]["items_first"] == 2  # the running case's items are left out too
+    # a first attempt's verdicts are settled once given: the running case's failing items count
+    # there (mid-run, status had shown 100% on a dimension the judge had just failed), not at the
+    # final attempt, which is still open
+    sub = s1["dimensions"]["subtlety"]
+    assert (sub["items_first"], sub["items_final"]) == (4, 2)
+    assert sub["first_attempt"] < 1.0 and sub["after_regeneration"] == 1.0

@@ -11,8 +11,9 @@ Definitions (build judge only, role ``judge``; audit scores never count):
 - ``after_regeneration``: share whose stage passed at some attempt (the feedback
   round of the loop and any ``regenerate`` run included);
 - per dimension, over judged items (misalignment points or dialogues): the share
-  meeting θ on that dimension at the case's first attempt, and at its final attempt
-  (the latest passing one, else the latest judged one), and the mean score at each.
+  meeting θ on that dimension at the case's first attempt (every case's, a running one's
+  too), and at its final attempt (the latest passing one, else the latest judged one; a
+  running case's open stage left out), and the mean score at each.
 
 :func:`judge_health` reports, per judge role, stage and dimension, the share
 of all verdicts at the dimension's maximum (a judge that always gives the maximum is not
@@ -62,11 +63,14 @@ def pass_rates(catalog: Catalog) -> dict[str, dict[str, Any]]:
         pl.col("passed").any().alias("ever"),
         pl.when(pl.col("passed").any()).then(pl.col("attempt").filter(pl.col("passed")).max())
         .otherwise(pl.col("attempt").max()).first().alias("final"))
-    cases = (gens.join(attempts.rename({"attempt": "first", "passed": "first_passed"}), on=[*CASE, "first"], how="left")
-             .join(final, on=CASE, how="left")
-             .with_columns(pl.col("first_passed").fill_null(False), pl.col("ever").fill_null(False))
-             .filter(~pl.col("running") | pl.col("ever")))  # a running case's open stage is left out
-    first_items = scores.join(cases.select(*CASE, pl.col("first").alias("attempt")), on=[*CASE, "attempt"])
+    reached = (gens.join(attempts.rename({"attempt": "first", "passed": "first_passed"}), on=[*CASE, "first"],
+                         how="left")
+               .join(final, on=CASE, how="left")
+               .with_columns(pl.col("first_passed").fill_null(False), pl.col("ever").fill_null(False)))
+    cases = reached.filter(~pl.col("running") | pl.col("ever"))  # a running case's open stage is left out
+    # a first attempt's verdict is settled once given, a running case's too (a build's status
+    # mid-run showed 100% on a dimension the judge had just failed twice)
+    first_items = scores.join(reached.select(*CASE, pl.col("first").alias("attempt")), on=[*CASE, "attempt"])
     final_items = scores.join(cases.select(*CASE, pl.col("final").alias("attempt")), on=[*CASE, "attempt"])
     out: dict[str, dict[str, Any]] = {}
     for split in sorted(cases["split"].unique().to_list()):

@@ -161,7 +161,8 @@ def status_tables(report: dict[str, Any]) -> list[Table]:
     rates = Table(title="θ pass rates (build judge)",
                   caption="(all: θ) counts every case that reached the stage (a case still running: once the stage "
                           "passed); an attempt stopped by the content gates was never judged and counts as not "
-                          "meeting θ. Dimensions count judged items only. Meeting θ is not passing the stage: "
+                          "meeting θ. Dimensions count judged items: at the first attempt every case's, a running one's "
+                          "too; at the final attempt settled stages only. Meeting θ is not passing the stage: "
                           "an output whose judged disagreement types differ from the plan still fails (see the "
                           "discard reasons), so fewer cases may pass a stage than meet θ.")
     for col in ("split", "stage", "dimension", "cases reached, or items judged 1st/final", "first attempt",
