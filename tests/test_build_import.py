@@ -229,3 +229,14 @@ def test_an_export_folder_is_named_as_such_and_its_hidden_files_are_never_record
     (records / ".editor-backup.json").write_text("{}", encoding="utf-8")
     res = cli("build", "import", records, "--split", "test", "--out", tmp_path / "b2")
     assert res.exit_code == 0, res.stderr
+
+
+def test_a_record_missing_a_field_is_named_without_python_class_names(cli, tmp_path):
+    bad = tmp_path / "rec" / "ml_research" / "planning_000.json"
+    bad.parent.mkdir(parents=True)
+    source = json.loads(next(SAMPLE.rglob("*.json")).read_text())
+    del source["profiles"]["misalignment_points"]
+    bad.write_text(json.dumps(source))
+    res = cli("build", "import", bad.parent.parent, "--split", "test", "--out", tmp_path / "out")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "KeyError" not in res.stderr and "Error:" not in res.stderr.removeprefix("error: "), res.stderr

@@ -46,6 +46,7 @@ from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.runs.interrupt import DeferredInterrupt
+from ioa_synth.core.errors import reason_of
 from ioa_synth.runs.manifest import MANIFEST_FILE
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.run_rows import finish_run, start_run
@@ -155,7 +156,7 @@ def read_record(path: Path, split: str) -> Found:
         where = ".".join(str(p) for p in first["loc"])
         raise RecordImportError(f"{path}: not an IoA-Suite record: profiles/dialogue field {where}: {first['msg']}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordImportError(f"{path}: not an IoA-Suite record ({type(exc).__name__}: {exc})") from None
+        raise RecordImportError(f"{path}: not an IoA-Suite record ({reason_of(exc)})") from None
     case_id = f"{split}/{domain}/{name}"
     own = record.get("case_id")
     if isinstance(own, str) and own.split("/", 1)[0] in SPLITS and own.split("/", 1)[0] != split:

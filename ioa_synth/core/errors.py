@@ -23,3 +23,15 @@ class StorageFull(StopRun):
         super().__init__(f"cannot write {path}: {reason}; free space on that disk (or move the folder to "
                          "another one) and run the same command again to resume (what was stored is kept)")
         self.path = path
+
+
+def reason_of(exc: BaseException) -> str:
+    """``exc`` as the reason in an error line, without Python's class names: a missing key
+    is ``missing field 'x'``, a file error its ``strerror`` (``No such file or directory``),
+    anything else its own text."""
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}" if exc.args else "a field is missing"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

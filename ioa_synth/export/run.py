@@ -18,6 +18,7 @@ from typing import Any
 
 from ioa_synth.build.builddir import open_catalog
 from ioa_synth.build.record_files import record_file
+from ioa_synth.core.errors import reason_of
 from ioa_synth.build.dedup import DEFAULT_THRESHOLD
 from ioa_synth.export import FILE_LIST
 from ioa_synth.export.records import SPLIT_NAMES, export_record
@@ -40,7 +41,7 @@ def split_records(catalog, split: str) -> list[dict[str, Any]]:
             record = json.loads(path.read_text(encoding="utf-8"))
             out.append(export_record(case_id, domain, task_type, record))
         except (OSError, TypeError, ValueError, KeyError) as exc:
-            raise ExportError(f"{case_id}: cannot read its record {path} ({type(exc).__name__}: {exc})") from exc
+            raise ExportError(f"{case_id}: cannot read its record {path} ({reason_of(exc)})") from exc
     return out
 
 
