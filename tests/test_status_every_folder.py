@@ -73,6 +73,7 @@ def test_status_reads_a_build_while_its_process_writes_it(cli, seeds_file, tmp_p
             assert res.exit_code == 0, res.output
             report = json.loads(res.stdout)
             shown = cli("status", "--out", out)
+            case = cli("show", "--out", out, "--json")  # show reads the running build's snapshot too
             assert proc.poll() is None, "the build finished while status read it"
         finally:
             _, err = proc.communicate(timeout=300)
@@ -82,6 +83,8 @@ def test_status_reads_a_build_while_its_process_writes_it(cli, seeds_file, tmp_p
     calls = sum(r["calls"] for r in report["tokens"])
     assert calls >= 11
     assert shown.exit_code == 0 and "a run is writing this folder" in shown.stdout and "Cases per cell" in shown.stdout
+    assert case.exit_code == 0, case.output
+    assert json.loads(case.stdout)["case_id"].startswith("test/")
     assert not list(tmp_path.glob("**/ioa-status-*"))
     final = json.loads(cli("status", "--out", out, "--json").stdout)
     assert final["catalog"] == "read" and final["totals"]["accepted"] + final["totals"]["discarded"] == 6

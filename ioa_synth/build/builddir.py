@@ -39,9 +39,14 @@ class BuildDirError(ValueError):
 
 def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
     """The catalog of an existing build directory; raises :class:`BuildDirError` if there is none."""
+    require_catalog(out_dir)
+    return Catalog(out_dir, read_only=read_only, tables=[BUILD_TABLES])
+
+
+def require_catalog(out_dir: Path) -> None:
+    """Raise :class:`BuildDirError` unless ``out_dir`` holds a catalog (without opening it)."""
     if not (Path(out_dir) / CATALOG_FILE).is_file():
         raise BuildDirError(f"{out_dir}: no {CATALOG_FILE} here (not a build directory; run 'ioa-synth build')")
-    return Catalog(out_dir, read_only=read_only, tables=[BUILD_TABLES])
 
 
 class StageAttempts:

@@ -23,16 +23,22 @@ def show(
 ) -> None:
     """Show a case (by default the one that got furthest): scenario, profiles, MAs, outline, dialogue with inner thoughts, judge scores and feedback,
     gate failures and the discard reason."""
-    from ioa_synth.build.builddir import BuildDirError
+    from ioa_synth.build.builddir import BuildDirError, require_catalog
     from ioa_synth.build.show import ShowError, case_view, furthest_case
     from ioa_synth.build.show_render import render_case
+    from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.reports.output import wide_console
+    from ioa_synth.runs.snapshot import reading
 
     picked = case_id is None
     try:
-        if case_id is None:
-            case_id = furthest_case(out)
-        view = case_view(out, case_id.strip().removesuffix(".json"), attempt)
+        require_catalog(out)
+        # a build still running holds its catalog: read a snapshot of it (as status does)
+        with reading(out, [BUILD_TABLES]) as (cat, _snapshot):
+            where = cat.out_dir
+            if case_id is None:
+                case_id = furthest_case(where)
+            view = case_view(where, case_id.strip().removesuffix(".json"), attempt, home=out)
         if picked:
             which = "an accepted case" if view["status"] == "accepted" else "the case that got furthest"
             typer.echo(f"showing {case_id}, {which} (name a CASE_ID to see another)", err=True)
