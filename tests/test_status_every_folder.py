@@ -74,6 +74,7 @@ def test_status_reads_a_build_while_its_process_writes_it(cli, seeds_file, tmp_p
             report = json.loads(res.stdout)
             shown = cli("status", "--out", out)
             case = cli("show", "--out", out, "--json")  # show reads the running build's snapshot too
+            counted = cli("sql", out, "SELECT count(*) AS n FROM cases", "--json")  # and sql
             assert proc.poll() is None, "the build finished while status read it"
         finally:
             _, err = proc.communicate(timeout=300)
@@ -84,6 +85,7 @@ def test_status_reads_a_build_while_its_process_writes_it(cli, seeds_file, tmp_p
     assert calls >= 11
     assert shown.exit_code == 0 and "a run is writing this folder" in shown.stdout and "Cases per cell" in shown.stdout
     assert case.exit_code == 0, case.output
+    assert counted.exit_code == 0 and json.loads(counted.stdout) == [{"n": 6}], counted.output
     assert json.loads(case.stdout)["case_id"].startswith("test/")
     assert not list(tmp_path.glob("**/ioa-status-*"))
     final = json.loads(cli("status", "--out", out, "--json").stdout)
