@@ -32,7 +32,7 @@ from ioa_synth.llm.component_setup import ComponentSetup, component_setup, price
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
+from ioa_synth.runs.spend import CallKind, Measured, fold, measure_setups, sampled
 
 #: Conversations whose prompts are rendered and counted at most (evenly spread over the plan).
 COUNTED_CONVERSATIONS = 12
@@ -61,9 +61,7 @@ def estimate_belief(job: RunJob, out: Path, config: ToolkitConfig, local_model: 
     if opened:
         catalog = Catalog(out, read_only=True)
     try:
-        measured = measure(catalog, lambda c, t: setups[c].counter.text(t) if c in setups else len(t) // 4,
-                           lambda c, m: setups[c].counter.messages(m) if c in setups else 0,
-                           roles=lambda role: role.split(":", 1)[0])
+        measured = measure_setups(catalog, setups, roles=lambda role: role.split(":", 1)[0])
         shares = {kind: _shown_share(catalog, setups["agent"], kind, field) for _, kind, _, field in KINDS if field}
         judged = _judged_share(measured) if s.labelling == "prematch" else 1.0
     finally:

@@ -39,7 +39,7 @@ from ioa_synth.llm.component_setup import ComponentSetup, component_setup, price
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.spend import CallKind, fold, measure, sampled
+from ioa_synth.runs.spend import CallKind, fold, measure_setups, sampled
 
 #: Runs whose prompts are rendered and counted at most (evenly spread over the plan).
 COUNTED_RUNS = 24
@@ -69,8 +69,7 @@ def estimate_collab(job: RunJob, out: Path, config: ToolkitConfig, local_model: 
     if opened:
         catalog = Catalog(out, read_only=True)
     try:
-        measured = measure(catalog, lambda c, t: setups[c].counter.text(t) if c in setups else len(t) // 4,
-                           lambda c, m: setups[c].counter.messages(m) if c in setups else 0, roles=component_of)
+        measured = measure_setups(catalog, setups, roles=component_of)
     finally:
         if opened and catalog is not None:
             catalog.close()

@@ -29,7 +29,7 @@ from ioa_synth.llm.component_setup import component_setup, prices_for
 from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.llm.prices import Price
 from ioa_synth.runs.catalog import Catalog
-from ioa_synth.runs.spend import CallKind, fold, measure, sampled
+from ioa_synth.runs.spend import CallKind, fold, measure_setups, sampled
 
 #: Share of the prober's completion tokens that a simulator or filter prompt showing its
 #: questions carries (the JSON keys go, the "Question n:" framing comes): stated.
@@ -61,8 +61,7 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
     if opened:
         catalog = Catalog(out, read_only=True)
     try:
-        measured = measure(catalog, lambda c, t: setups[c].counter.text(t) if c in setups else len(t) // 4,
-                           lambda c, m: setups[c].counter.messages(m) if c in setups else 0, roles=component_of)
+        measured = measure_setups(catalog, setups, roles=component_of)
         filtered = _filtered_share(catalog)
     finally:
         if opened and catalog is not None:

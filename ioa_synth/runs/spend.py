@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ioa_synth.llm.prices import Price
 from ioa_synth.runs.catalog import Catalog, dumps
@@ -59,6 +59,15 @@ class Measured:
     prompt: dict[tuple[int, str], float] = field(default_factory=dict)
     retries: dict[tuple[int, str], float] = field(default_factory=dict)
     calls: dict[tuple[int, str], int] = field(default_factory=dict)
+
+
+def measure_setups(catalog: Catalog | None, setups: Mapping[str, Any],
+                   roles: Callable[[str], str] = lambda role: role) -> Measured:
+    """:func:`measure` with each component's own token counter (``setups[component].counter``,
+    its ``text`` and ``messages``); a component without a setup is counted at four characters
+    a token (text) and not at all (messages)."""
+    return measure(catalog, lambda c, t: setups[c].counter.text(t) if c in setups else len(t) // 4,
+                   lambda c, m: setups[c].counter.messages(m) if c in setups else 0, roles=roles)
 
 
 def measure(catalog: Catalog | None, count_text: Callable[[str, str], int], count_messages: Callable[[str, list], int],
