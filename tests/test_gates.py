@@ -393,12 +393,31 @@ def test_a_surface_form_pasted_onto_an_utterance_fails_and_one_said_in_a_sentenc
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][1]["utterance"] = "Yes, that could enhance our lead-time numbers. Let's explore this idea. time zero"
     assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
-        "turn 2: a surface form is pasted onto the utterance (opening a sentence in lower case, or ending the "
-        "utterance without a full stop) instead of said inside a sentence; work the phrase into what the speaker says"]
+        "turn 2: a surface form is pasted onto the utterance (opening a sentence in lower case, glued to the word "
+        "before it, or ending the utterance without a full stop) instead of said inside a sentence; work the phrase "
+        "into what the speaker says"]
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "Any tips on counting?  a positive alert and the yield are combined into one score."
     assert "turn 3: a surface form is pasted" in " ".join(stage2_gate_failures(Stage2Output.model_validate(d), p))
     # said inside sentences, capitalised at a sentence's start or ending before its full stop: no failure
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][1]["utterance"] = "Time zero is already in the table. We can anchor the lead time on time zero."
+    assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f]
+
+
+def test_glued_words_and_a_glued_surface_form_fail():
+    # Recorded from the embedded Qwen 1.5B demo (accepted before these checks): a surface form
+    # with token debris, "the performance metrics mentioned in both.Readings", said glued to the
+    # word before it: "Havethe performance metrics mentioned in both.Readings?"
+    p = Stage1Output.model_validate(SEPSIS)
+    p.misalignment_points[1].surface_form = "a positive alert in both.Readings"
+    assert any("two words glued by a full stop" in f and "both.Readings" in f for f in stage1_gate_failures(p))
+    p = Stage1Output.model_validate(SEPSIS)
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][2]["utterance"] = "Thanks for the numbers, Tomás. Havea positive alert?"
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert any(f.startswith("turn 3: a surface form is pasted") for f in failures), failures
+    # a phrase that happens to start inside another word and run on is no glued phrase
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][2]["utterance"] = "We count a positive alert strictly; preventive alerting is out of scope."
     assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f]

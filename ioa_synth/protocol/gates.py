@@ -175,7 +175,8 @@ def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> lis
     """Turns whose utterance has a surface form pasted on rather than said in a sentence: the
     phrase, as written in the profiles, opens a sentence in lower case ("Let's explore this idea.
     our feature extraction pipeline") or closes the utterance with no sentence end after it
-    ("... Our model predicts ESG ratings accurately"). The 1.5B demo model appended the stage-2
+    ("... Our model predicts ESG ratings accurately") or glued to the word before it ("Havethe
+    performance metrics"). The 1.5B demo model appended the stage-2
     prompt's ``[say "..."]`` cue to its lines this way, which the coverage check alone counts
     as said; a writer who works the phrase into a sentence capitalises and punctuates it."""
     pasted: list[str] = []
@@ -184,16 +185,18 @@ def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> lis
         for p in profiles.misalignment_points:
             phrase = p.surface_form.strip()
             for m in re.finditer(re.escape(phrase), text, re.IGNORECASE) if phrase else ():
-                before = text[:m.start()].rstrip()
+                before, after = text[:m.start()].rstrip(), text[m.end():]
                 opens_lower = (not before or before[-1] in ".!?") and text[m.start()].islower()
-                if opens_lower or not text[m.end():].strip():
+                # glued to the word before it ("Havethe performance metrics?"), ending at a word's end
+                glued = m.start() > 0 and text[m.start() - 1].isalnum() and not (after[:1].isalnum())
+                if opens_lower or glued or not after.strip():
                     pasted.append(f"turn {t.turn_idx}")
                     break
     if not pasted:
         return []
     return [f"{', '.join(dict.fromkeys(pasted))}: a surface form is pasted onto the utterance (opening a sentence in "
-            "lower case, or ending the utterance without a full stop) instead of said inside a sentence; work "
-            "the phrase into what the speaker says"]
+            "lower case, glued to the word before it, or ending the utterance without a full stop) instead of said "
+            "inside a sentence; work the phrase into what the speaker says"]
 
 
 def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:

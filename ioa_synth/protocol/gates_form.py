@@ -198,7 +198,15 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
         (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
+        (lambda where, text: f"{where} ({found.group()!r})" if (found := GLUED_WORDS.search(text)) else None,
+         "two words glued by a full stop in {fields}; that is token debris, not writing: put a space after the stop"),
     ])
+
+
+#: Two words glued by a full stop with no space, the second capitalised ("both.Readings",
+#: written by the 1.5B demo model into a surface form and an utterance): token debris. "e.g.",
+#: "U.S.", "Node.js" and "ASP.NET" do not match (a lower-case word, then a capitalised one).
+GLUED_WORDS = re.compile(r"\b[a-z]{2,}\.[A-Z][a-z]+")
 
 
 def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates: GateThresholds) -> list[str]:
