@@ -110,8 +110,9 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     """Why ``surface`` is not a phrase both members say (``None`` when it is one): a question
     (:func:`is_question`), more than :attr:`GateThresholds.max_surface_words` words, a
     statement (one of :attr:`GateThresholds.statement_words` after the first word), stray
-    punctuation (:attr:`GateThresholds.surface_punctuation`, or an ending of
-    :attr:`GateThresholds.unfinished_text`), or a
+    punctuation (:attr:`GateThresholds.surface_punctuation`, an ending of
+    :attr:`GateThresholds.unfinished_text`, or two words glued by a full stop,
+    :data:`GLUED_WORDS`), or a
     phrase that ends on one of :attr:`GateThresholds.dangling_words` ("the metric used to
     assess the": cut mid-phrase, as the plan's word limit cuts a run-on phrase)."""
     if is_question(surface, gates):
@@ -121,7 +122,8 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     if n > gates.max_surface_words:
         return f"has {n} words; the shared phrase is two to {gates.max_surface_words} words, not a definition"
     plain = surface.strip().removesuffix(".")
-    debris = re.search(gates.surface_punctuation, plain) or re.search(gates.unfinished_text, plain)
+    debris = (re.search(gates.surface_punctuation, plain) or re.search(gates.unfinished_text, plain)
+              or GLUED_WORDS.search(plain))
     if debris:
         return f"has stray punctuation ({debris.group()!r}); give the phrase as plain words"
     if set(toks[1:]) & set(gates.statement_words):
@@ -198,15 +200,15 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
         (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
-        (lambda where, text: f"{where} ({found.group()!r})" if (found := GLUED_WORDS.search(text)) else None,
-         "two words glued by a full stop in {fields}; that is token debris, not writing: put a space after the stop"),
     ])
 
 
 #: Two words glued by a full stop with no space, the second capitalised ("both.Readings",
-#: written by the 1.5B demo model into a surface form and an utterance): token debris. "e.g.",
-#: "U.S.", "Node.js" and "ASP.NET" do not match (a lower-case word, then a capitalised one).
-GLUED_WORDS = re.compile(r"\b[a-z]{2,}\.[A-Z][a-z]+")
+#: written by the 1.5B demo model into a surface form): token debris in a phrase both members
+#: say. "e.g.", "U.S.", "Node.js", "ASP.NET" and code such as "unittest.TestCase" do not match
+#: (a lower-case word, then one capitalised word); checked in surface forms only, since an
+#: utterance of a software meeting may name ``threading.Lock``.
+GLUED_WORDS = re.compile(r"\b[a-z]{2,}\.[A-Z][a-z]+\b")
 
 
 def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates: GateThresholds) -> list[str]:
