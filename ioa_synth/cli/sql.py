@@ -35,26 +35,22 @@ def sql(
     read or written: COPY, ATTACH, INSTALL, LOAD are refused."""
     import duckdb
 
-    from contextlib import ExitStack, nullcontext
+    from contextlib import ExitStack
 
-    from ioa_synth.runs.catalog import Catalog, CatalogLocked
     from ioa_synth.runs.snapshot import reading
 
     if as_csv and as_json:
         fail("--csv and --json exclude each other")
     check_out_folder(out, "DIR")
-    copies = ExitStack()
-    try:
-        cat = Catalog(out, read_only=True, external_access=False)
-        owned: object = cat
+    opened = ExitStack()
+    try:  # read-only without file access; while a run writes the folder, a copy of its catalog (as status)
+        cat, snapshot = opened.enter_context(reading(out))
     except FileNotFoundError:
-        cat = owned = _catalog_set(out)
-    except CatalogLocked:  # a run is writing the folder: query a copy of its catalog, as status reads it
-        cat, _ = copies.enter_context(reading(out))
-        owned = nullcontext()
+        cat, snapshot = opened.enter_context(_catalog_set(out)), False
+    if snapshot:
         typer.echo("note: a run is writing this folder; the query reads a copy of its catalog, seconds behind",
                    err=True)
-    with copies, owned:
+    with opened:
         try:
             columns, rows = cat.read_query(query)  # queries only, on a read-only connection without file access
         except ValueError as exc:

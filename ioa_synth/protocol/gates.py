@@ -174,11 +174,11 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
 def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list[str]:
     """Turns whose utterance has a surface form pasted on rather than said in a sentence: the
     phrase, as written in the profiles, opens a sentence in lower case ("Let's explore this idea.
-    our feature extraction pipeline") or closes the utterance with no sentence end after it
-    ("... Our model predicts ESG ratings accurately") or glued to the word before it ("Havethe
-    performance metrics"). The 1.5B demo model appended the stage-2
-    prompt's ``[say "..."]`` cue to its lines this way, which the coverage check alone counts
-    as said; a writer who works the phrase into a sentence capitalises and punctuates it."""
+    our feature extraction pipeline"), is glued to the word before it ("Havethe performance
+    metrics?"), or closes the utterance with no sentence end after it ("... Our model predicts
+    ESG ratings accurately"). The 1.5B demo model appended the stage-2 prompt's ``[say "..."]``
+    cue to its lines this way, which the coverage check alone counts as said; a writer who
+    works the phrase into a sentence capitalises and punctuates it."""
     pasted: list[str] = []
     for t in dialogue.turns:
         text = t.utterance
