@@ -165,7 +165,14 @@ def test_scaffold_dialogue_turn_that_first_lists_a_point_must_say_its_surface_fo
         if not forms:
             assert text.match("We agree, then.")
             continue
-        said = " and ".join(f.capitalize() if k == 0 else f for k, f in enumerate(forms))
-        assert text.match(f"{said} is settled, Ana."), (i, utterance["pattern"])
+        said = " and ".join(forms)
+        assert text.match(f"I think {said} is settled, Ana."), (i, utterance["pattern"])
+        assert text.match(f"So we keep {said}."), i
         assert not text.match("We agree, then."), i
-        assert not text.match("x" * (utterance["maxLength"] - len(said)) + said)  # within the field's length
+        assert not text.match("x" * (utterance["maxLength"] - len(said)) + said + ".")  # within the field's length
+        # inside a sentence (the pasted-phrase gate): not opening the line or a sentence, not
+        # glued to a word, not ending the line without a full stop
+        assert not text.match(f"{said.capitalize()} is settled, Ana."), i
+        assert not text.match(f"Fine. {said} is settled."), i
+        assert not text.match(f"Let us settle{said}."), i
+        assert not text.match(f"Let us settle {said}"), i

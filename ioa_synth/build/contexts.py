@@ -21,10 +21,12 @@ same text), so the new attempt repeated the failure.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
 from ioa_synth.protocol.plan_modes import plan_context
+from ioa_synth.protocol.plan_passes import DialogueLines
 from ioa_synth.protocol.rubric import StageRubric
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
@@ -73,6 +75,39 @@ def _outline_by_surface_form(profiles: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(turn | {"description": f"{turn['description']} [{said}]" if said else turn["description"],
                            "ma_ids": []})
     return out
+
+
+def dialogue_lines_context(seed: SeedTuple, profiles: Stage1Output | None, previous: str | None,
+                           feedback: str | None, plan_mode: str = "scaffold",
+                           planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Context of the scaffold plan's lines pass (:mod:`ioa_synth.protocol.plan_passes`):
+    the accepted ``profiles`` and ``outline``, the outline turns with the speaker's name and
+    their description with member and point ids written as names and quoted phrases
+    (``[say "..." inside a sentence]`` after a turn that voices a point). The template shows
+    no private state, hidden assumption or reading."""
+    assert profiles is not None
+    shown = profiles.model_dump()
+    names = {m["id"]: m["name"] for m in shown["members"]}
+    phrases = {p["id"]: p["surface_form"] for p in shown["misalignment_points"]}
+    outline = [t | {"speaker_name": names.get(t["speaker"], t["speaker"]), "description": _named(t["description"], names, phrases)}
+               for t in _outline_by_surface_form(shown)]
+    return {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
+            "outline": outline}
+
+
+def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feedback: str | None) -> dict[str, Any]:
+    """Context of the scaffold plan's thoughts pass: the ``profiles`` (private states,
+    hidden assumptions and readings shown), the members' ``names`` (M1's, M2's) and the
+    ``lines`` of the lines pass; no outline."""
+    shown = profiles.model_dump()
+    return {"feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
+            "names": [m["name"] for m in shown["members"]], "lines": [t.model_dump() for t in lines.turns]}
+
+
+def _named(text: str, names: dict[str, str], phrases: dict[str, str]) -> str:
+    """``text`` with member ids (``M1``) as names and point ids (``MA1``) as their quoted phrase."""
+    text = re.sub(r"\bMA\d+\b", lambda m: f'"{phrases[m.group()]}"' if m.group() in phrases else "the point", text)
+    return re.sub(r"\bM\d+\b", lambda m: names.get(m.group(), "the other person"), text)
 
 
 def judge_context(seed: SeedTuple, profiles: Stage1Output, stage_rubric: StageRubric, no_change: str,

@@ -36,6 +36,7 @@ from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
 from ioa_synth.protocol.plan import CasePlan
+from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.runs.catalog import Catalog
@@ -96,12 +97,19 @@ def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
     profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
     s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
                                                                    case.planned_types))
-    s2 = DIALOGUE.render("generator", **DIALOGUE.generator_context(case.seed, profiles, None, None, plan_mode,
-                                                                   case.planned_types))
+    passes = DIALOGUE.passes if DIALOGUE.passes is not None and DIALOGUE.passes.applies(plan_mode) else None
+    if passes is not None:  # the scaffold's stage 2: lines, then thoughts over blank lines
+        s2 = passes.lines_request(case.seed, profiles, None, None)[0]
+        blank = passes.parse_lines(_blank_dialogue(profiles).model_dump())
+        s2t = gen.counter.messages(passes.thoughts_request(profiles, blank, None)[0].messages)
+    else:
+        s2 = DIALOGUE.render("generator", **DIALOGUE.generator_context(case.seed, profiles, None, None, plan_mode,
+                                                                       case.planned_types))
+        s2t = 0
     j1 = judge_prompt(PROFILES, case, profiles, profiles, rubric, PROFILES.reads_types and bool(case.planned_types))
     j2 = judge_prompt(DIALOGUE, case, profiles, _blank_dialogue(profiles), rubric,
                       DIALOGUE.reads_types and bool(case.planned_types))
-    return {"s1g": gen.counter.messages(s1.messages), "s2g": gen.counter.messages(s2.messages),
+    return {"s1g": gen.counter.messages(s1.messages), "s2g": gen.counter.messages(s2.messages), "s2t": s2t,
             "s1j": judge.counter.messages(j1.messages), "s2j": judge.counter.messages(j2.messages)}
 
 
@@ -224,6 +232,7 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
         CallKind("generator", "stage 2 generator", reach2 * retried(2, "generator"), s2g, e2),
         CallKind("generator", "stage 2 regeneration", reach2 * (1 - r2["first_attempt"]) * retried(2, "generator"),
                  s2g + c2, e2),
+        *_thought_kinds(plan_mode, measured, reach2, r2, mean("s2t"), e2, retried(2, THOUGHTS_ROLE), gen),
         CallKind("judge", "stage 2 judge", reach2 * (2 - r2["first_attempt"]) * r2["judged"] * retried(2, "judge"),
                  s2j, c2),
     ]
@@ -241,6 +250,19 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
         "tokenizers": {name: s.describe() for name, s in setups.items()},
     }
     return fold(kinds, prices_for(setups, prices or {}), assumptions)
+
+
+def _thought_kinds(plan_mode: str, measured: Measured, reach2: float, r2: dict[str, float], skeleton: float,
+                   lines: float, retries: float, gen: ComponentSetup) -> list[CallKind]:
+    """The thoughts pass of the scaffold's two-pass stage 2 (none under another plan): one per
+    stage-2 attempt, its prompt the thoughts skeleton plus the lines (about the lines pass's
+    completion, ``lines``), its completion measured or the generator's ``max_tokens``."""
+    if DIALOGUE.passes is None or not DIALOGUE.passes.applies(plan_mode):
+        return []
+    prompt = measured.prompt.get((2, THOUGHTS_ROLE), skeleton + lines)
+    completion = measured.completion.get((2, THOUGHTS_ROLE), float(gen.max_tokens))
+    return [CallKind("generator", "stage 2 inner thoughts", reach2 * (2 - r2["first_attempt"]) * retries,
+                     prompt, completion)]
 
 
 def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: ToolkitConfig, local_model: str | None,

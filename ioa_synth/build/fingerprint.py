@@ -4,7 +4,7 @@ of a build directory (``build``, ``regenerate``; ``audit`` records it).
 Per component (:mod:`ioa_synth.runs.fingerprint` for the generic parts): its identity
 (model, seed, temperature, structured output, request options, the generator's plan
 mode; no base URL), the build templates it renders (the generator its ``*generator*``
-ones, the judges their ``*judge*`` ones), for the judges the rubric (version and sha256,
+ones and, under the scaffold plan, the ``*scaffold*`` ones, the judges their ``*judge*`` ones), for the judges the rubric (version and sha256,
 App. B.2) and for the generator the content-gate thresholds
 (:mod:`ioa_synth.protocol.gates`) and the version of the case plan
 (:mod:`ioa_synth.protocol.plan`). The description of a setup stays byte-identical
@@ -44,6 +44,8 @@ def component_description(component: str, identity: dict[str, Any], templates: M
     if component == "generator":
         desc["gates"] = load_gates().model_dump(mode="json")  # the content gates admit or reject its output
         desc["case_plan"] = plan_version(identity.get("plan"))  # the plan's rules shape what it writes
+        if identity.get("plan") == "scaffold":  # its stage 2 renders the two-pass templates too
+            desc["templates"] |= {k: v for k, v in templates.items() if "scaffold" in k.rsplit("/", 1)[-1]}
     return desc
 
 

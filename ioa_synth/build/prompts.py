@@ -24,11 +24,17 @@ TEMPLATE_FILES: dict[tuple[int, str], str] = {
 }
 
 
+#: Templates of the scaffold plan's two-pass stage 2 (:mod:`ioa_synth.build.passes`).
+SCAFFOLD_TEMPLATE_FILES = ("build/stage2_lines_scaffold.jinja2", "build/stage2_thoughts_scaffold.jinja2")
+
+
 def generator_instructions() -> Iterator[str]:
     """The literal text of the generator templates (what the gates' copy check compares with)."""
     for (_, role), name in TEMPLATE_FILES.items():
         if role == "generator":
             yield from template_prose(name)
+    for name in SCAFFOLD_TEMPLATE_FILES:
+        yield from template_prose(name)
 
 
 def render(stage: int, role: str, **context: Any) -> Prompt:
@@ -43,5 +49,7 @@ def render(stage: int, role: str, **context: Any) -> Prompt:
 
 register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates",
                    renders={"stage1_generator.jinja2": "generator", "stage2_generator.jinja2": "generator",
-                            "stage1_judge.jinja2": "judge, audit_judge", "stage2_judge.jinja2": "judge, audit_judge"})
+                            "stage1_judge.jinja2": "judge, audit_judge", "stage2_judge.jinja2": "judge, audit_judge",
+                            "stage2_lines_scaffold.jinja2": "generator (scaffold plan)",
+                            "stage2_thoughts_scaffold.jinja2": "generator (scaffold plan)"})
 register_instructions("build generator templates", generator_instructions)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from pydantic import BaseModel
 
 from ioa_synth.build.contexts import dialogue_generator_context, judge_context, profiles_generator_context
+from ioa_synth.build.passes import TwoPasses
 from ioa_synth.build.prompts import TEMPLATE_FILES
 from ioa_synth.build.stage2_inputs import Stage2Inputs, stage2_inputs
 from ioa_synth.core.templates import Prompt, render_template
@@ -64,6 +65,8 @@ class StageSpec:
             a type that differs from the plan fails the stage like a score below θ.
         prepare: ``prepare(case, profiles, rubric)`` -> inputs made ahead from the
             profiles (the gates' reference, the judge prompt but for the output), or ``None``.
+        passes: how the stage is written in two generator calls where its plan mode asks
+            for it (stage 2 under the scaffold plan: lines, then inner thoughts), or ``None``.
     """
 
     stage: int
@@ -81,6 +84,7 @@ class StageSpec:
     gate_feedback: Callable[[list[str], Any], list[str]]
     reads_types: bool = False
     prepare: Callable[[Any, Stage1Output, Rubric], Stage2Inputs] | None = None
+    passes: TwoPasses | None = None
 
     @property
     def call_name(self) -> str:
@@ -151,6 +155,7 @@ DIALOGUE = StageSpec(
     profiles_of=lambda out, profiles: profiles,
     gate_feedback=lambda failures, out: failures,
     prepare=stage2_inputs,
+    passes=TwoPasses(),
 )
 
 #: The stages by number, in the order a case goes through them.

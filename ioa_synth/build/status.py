@@ -140,7 +140,7 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
     return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
             "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog),
             "type_mix": type_mix_report(catalog), "imported": imported_counts(catalog),
-            "spend": spend_report(catalog, lambda role: role)}
+            "spend": spend_report(catalog, lambda role: role.split(":", 1)[0])}
 
 
 def _pct(value: float | None) -> str:

@@ -49,8 +49,10 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 
 #: Version of the planning rules below; part of the generator's fingerprint, since the
 #: plan decides what the generator may write. Version 3: the stage-2 prompt's outline names
-#: a turn's points by surface form, without ids (:mod:`ioa_synth.build.contexts`).
-PLAN_VERSION = 3
+#: a turn's points by surface form, without ids (:mod:`ioa_synth.build.contexts`). Version 4:
+#: stage 2 in two passes, lines then inner thoughts (:mod:`ioa_synth.protocol.plan_passes`),
+#: and a planned phrase held inside a sentence of its line (:func:`_say_surface_forms`).
+PLAN_VERSION = 4
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
 #: begins with a determiner, possessive or number ("the held-out set", "our March release",
@@ -225,8 +227,11 @@ def stage2_schema(profiles: Stage1Output, latin: bool = False) -> dict[str, Any]
 def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> None:
     """Hold the utterance of the first outline turn listing each MA to contain that MA's
     surface form (scaffold mode): the demo model left a planned phrase unsaid in about one
-    dialogue of two, which the coverage gate discards. The rest of the utterance stays
-    free, in :data:`LATIN_TEXT` within the field's length."""
+    dialogue of two, which the coverage gate discards. The phrase stands inside a sentence: a
+    word and a space before it (not a sentence's end), a space or ``,;:`` after it, and the
+    utterance ends a sentence (held to one, the model pasted the phrase onto the start or end
+    of its line, which the pasted-phrase gate rejects). The rest of the utterance stays free,
+    in :data:`LATIN_TEXT` within the field's length."""
     phrase = {p.id: p.surface_form for p in profiles.misalignment_points}
     said: set[str] = set()
     for schema, planned in zip(turns, profiles.conversation_outline):
@@ -236,8 +241,17 @@ def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> N
         room = field["maxLength"] - sum(len(f) for f in forms)
         if not forms or room < len(forms) + 1:
             continue
-        gap = free_text(0, room // (len(forms) + 1))
-        schema["properties"]["utterance"] = {**field, "pattern": "^" + gap + gap.join(map(_literal, forms)) + gap + "$"}
+        share = room // (len(forms) + 1) - 2
+        before = free_text(1, share) + _WORD_END + " "  # a word, then a space: inside a sentence
+        between = "[ ,;:]" + free_text(0, share) + _WORD_END + " "
+        end = "([ ,;:]" + free_text(0, share) + ")?[.?!]"  # the utterance ends a sentence
+        schema["properties"]["utterance"] = {**field, "pattern": "^" + before + between.join(map(_literal, forms))
+                                             + end + "$"}
+
+
+#: The character before the space that precedes a surface form said in a sentence: a word's
+#: last letter or digit, or a comma, semicolon or colon (not a sentence's end).
+_WORD_END = "[A-Za-z0-9À-ɏ,;:]"
 
 
 def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
