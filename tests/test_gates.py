@@ -423,3 +423,17 @@ def test_glued_words_and_a_glued_surface_form_fail():
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "We count a positive alert strictly; preventive alerting is out of scope."
     assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f]
+
+
+def test_the_prompts_outline_marker_copied_into_a_line_fails():
+    # recorded from the embedded Qwen 1.5B demo (two-pass scaffold, 2026-12-06): the marker
+    # pasted onto a line, which no other gate caught
+    profiles = Stage1Output.model_validate(valid_stage1())
+    data = valid_stage2()
+    assert stage2_gate_failures(Stage2Output.model_validate(data), profiles) == []
+    data["turns"][1]["utterance"] += " [say 'the aim of the benchmark'] inside a sentence; say 'the format'] inside a sentence"
+    failures = stage2_gate_failures(Stage2Output.model_validate(data), profiles)
+    assert any("turn 2: the prompt's outline marker" in f for f in failures), failures
+    data = valid_stage2()
+    data["turns"][0]["inner_thought"] += ' [say "the held-out set"]'
+    assert any("outline marker" in f for f in stage2_gate_failures(Stage2Output.model_validate(data), profiles))

@@ -71,6 +71,9 @@ def test_scaffold_stage2_is_lines_then_thoughts_each_without_what_it_must_not_co
         turns = record["dialogue"]
     assert [t["inner_thought"] for t in turns] == [t["inner_thought"] for t in valid_stage2()["turns"]]
 
+    shown = cli("show", "--out", out, "--json")  # show joins the two passes' replies
+    assert shown.exit_code == 0 and valid_stage2()["turns"][0]["inner_thought"] in shown.output
+
     before = len(server.requests)  # a re-run replays both passes
     res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out, "--workers", "1",
               "--config", tmp_path / "c.json")

@@ -28,7 +28,8 @@ from ioa_synth.build.importer import imported_source
 from ioa_synth.build.record_files import record_file
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.build.stages import PROFILES, STAGES, stage_spec
+from ioa_synth.build.stages import DIALOGUE, PROFILES, STAGES, stage_spec
+from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 
@@ -38,7 +39,29 @@ class ShowError(ValueError):
 
 
 def _generations(cat: Catalog, case_id: str) -> dict[tuple[int, int], str]:
-    return {(s, a): text for (_, s, role, a), text in load_replay(cat, [case_id]).items() if role == "generator"}
+    """The generator's reply per (stage, attempt); a stage written in two passes (the
+    scaffold's lines and inner thoughts, :mod:`ioa_synth.protocol.plan_passes`) as the
+    joined dialogue, its thoughts empty while the second pass has not answered."""
+    stored = load_replay(cat, [case_id])
+    gens = {(s, a): text for (_, s, role, a), text in stored.items() if role == "generator"}
+    thoughts = {(s, a): text for (_, s, role, a), text in stored.items() if role == THOUGHTS_ROLE}
+    return {key: _joined(text, thoughts.get(key)) if key[0] == DIALOGUE.stage else text
+            for key, text in gens.items()}
+
+
+def _joined(lines_text: str, thoughts_text: str | None) -> str:
+    """The stage-2 reply of the two passes as one dialogue's JSON (``lines_text`` unchanged
+    when it is not a lines-pass reply, or does not parse)."""
+    try:
+        lines = reply_json(lines_text)
+        turns = lines["turns"]
+        if not isinstance(turns, list) or any("inner_thought" in t for t in turns):
+            return lines_text
+        thoughts = reply_json(thoughts_text)["turns"] if thoughts_text is not None else []
+        by_turn = {t.get("turn_idx"): t.get("inner_thought", "") for t in thoughts if isinstance(t, dict)}
+        return json.dumps({"turns": [t | {"inner_thought": by_turn.get(t.get("turn_idx"), "")} for t in turns]})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return lines_text
 
 
 def _scores(cat: Catalog, case_id: str, stage: int, attempt: int) -> list[dict[str, Any]]:

@@ -165,6 +165,7 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
             failures.append(f"{ma_id}: its surface form {surface_form!r} appears in no utterance; "
                             "a speaker must say it")
     failures += _pasted_surface_forms(dialogue, profiles)
+    failures += _prompt_markers(dialogue)
     failures += _repeats(dialogue, gates)
     failures += _private_leaks(dialogue, ref, gates)
     failures += _outline_echoes(dialogue, ref, gates)
@@ -197,6 +198,20 @@ def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> lis
     return [f"{', '.join(dict.fromkeys(pasted))}: a surface form is pasted onto the utterance (opening a sentence in "
             "lower case, glued to the word before it, or ending the utterance without a full stop) instead of said "
             "inside a sentence; work the phrase into what the speaker says"]
+
+
+#: The scaffold stage-2 prompt's own outline marker (``[say "..." inside a sentence]``; the
+#: ``[MA1: ...]`` one is the vocabulary gate's) copied into a line or thought: the 1.5B demo model pasted ``[say 'the aim of the benchmark']
+#: inside a sentence`` onto its lines, which no other gate caught (2026-12-06).
+_MARKER = re.compile(r"\[\s*say\b|\binside a sentence\b", re.IGNORECASE)
+
+
+def _prompt_markers(dialogue: Stage2Output) -> list[str]:
+    marked = [t.turn_idx for t in dialogue.turns if _MARKER.search(t.utterance) or _MARKER.search(t.inner_thought)]
+    if not marked:
+        return []
+    return [f"{_turns(marked)}: the prompt's outline marker ([say ...], inside a sentence) is copied into the text; "
+            "say the phrase in the speaker's own sentence instead"]
 
 
 def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
