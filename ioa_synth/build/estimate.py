@@ -97,7 +97,7 @@ def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
     profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
     s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
                                                                    case.planned_types))
-    passes = DIALOGUE.passes if DIALOGUE.passes is not None and DIALOGUE.passes.applies(plan_mode) else None
+    passes = DIALOGUE.passes_for(plan_mode)
     if passes is not None:  # the scaffold's stage 2: lines, then thoughts over blank lines
         s2 = passes.lines_request(case.seed, profiles, None, None)[0]
         blank = passes.parse_lines(_blank_dialogue(profiles).model_dump())
@@ -257,7 +257,7 @@ def _thought_kinds(plan_mode: str, measured: Measured, reach2: float, r2: dict[s
     """The thoughts pass of the scaffold's two-pass stage 2 (none under another plan): one per
     stage-2 attempt, its prompt the thoughts skeleton plus the lines (about the lines pass's
     completion, ``lines``), its completion measured or the generator's ``max_tokens``."""
-    if DIALOGUE.passes is None or not DIALOGUE.passes.applies(plan_mode):
+    if DIALOGUE.passes_for(plan_mode) is None:
         return []
     prompt = measured.prompt.get((2, THOUGHTS_ROLE), skeleton + lines)
     completion = measured.completion.get((2, THOUGHTS_ROLE), float(gen.max_tokens))

@@ -250,15 +250,16 @@ class Pipeline:
     def _generation_request(self, case: Case, spec: StageSpec, profiles: Stage1Output | None, previous: str | None,
                             feedback: str | None) -> tuple[Prompt, dict[str, Any]]:
         """The generator's prompt and request schema for one attempt of stage ``spec``."""
-        if spec.passes is not None and spec.passes.applies(self.plan_mode) and profiles is not None:
-            return spec.passes.lines_request(case.seed, profiles, previous, feedback)
+        passes = spec.passes_for(self.plan_mode)
+        if passes is not None and profiles is not None:
+            return passes.lines_request(case.seed, profiles, previous, feedback)
         ctx = spec.generator_context(case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
         return spec.render("generator", **ctx), spec.request_schema(self.plan_mode, case, profiles)
 
     def _generate(self, case: Case, spec: StageSpec, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
         prompt, schema = self._ahead.get((case.case_id, spec.stage, attempt), case, spec, profiles, previous, feedback)
-        passes = spec.passes if spec.passes is not None and spec.passes.applies(self.plan_mode) else None
+        passes = spec.passes_for(self.plan_mode)
         if passes is None or profiles is None:
             value, _ = self.calls.call(self.generator, CallKey(case.case_id, spec.stage, "generator", attempt), prompt,
                                        schema, spec.call_name, spec.output.model_validate)

@@ -86,6 +86,10 @@ class StageSpec:
     prepare: Callable[[Any, Stage1Output, Rubric], Stage2Inputs] | None = None
     passes: TwoPasses | None = None
 
+    def passes_for(self, plan_mode: str) -> TwoPasses | None:
+        """The two-pass writing of this stage under ``plan_mode``, or ``None`` (one call)."""
+        return self.passes if self.passes is not None and self.passes.applies(plan_mode) else None
+
     @property
     def call_name(self) -> str:
         """The name of the generator's request schema (``stage1_profiles``, ``stage2_dialogue``)."""
