@@ -77,7 +77,8 @@ def build(
     from ioa_synth.runs.catalog import Catalog
 
     console = wide_console(stderr=True)  # off a terminal: wide enough that no id is cut
-    with Catalog(out, tables=[BUILD_TABLES]) as cat:
+    # read-only: a status, show or sql started as the run closed may hold the file (readers share it)
+    with Catalog(out, read_only=True, tables=[BUILD_TABLES]) as cat:
         table = cell_table(cell_counts(cat, split), title=f"{out} - {split}")
     for column in table.columns:  # on a narrow terminal: wrap names rather than cut them; numbers stay whole
         column.no_wrap, column.overflow = column.justify == "right", "fold"

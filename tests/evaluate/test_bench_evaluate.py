@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -42,6 +43,9 @@ def test_tiny_benchmark_runs(tmp_path, capsys):
         assert len(run["rounds"]) == 2 and run["cpu_ratio"] in [r["cpu_ratio"] for r in run["rounds"]]
     assert 0 < data["runs"]["1"]["gap_median_ms"] < 1000
     shown = capsys.readouterr().out
-    assert "toolkit overhead per call" in shown and "PASS" in shown and "every round's ratio" in shown  # a verdict beside each target
+    # a verdict beside each target (which one a 4-case run on a loaded machine earns is not the test's business)
+    for target in (r"\(a\) toolkit overhead per call", r"\(c\) workers=1: process CPU per call"):
+        assert re.search(target + r".*(PASS|FAIL)", shown), shown
+    assert "every round's ratio" in shown
     assert "not checked (b): no run at 32+ workers" in shown  # targets met says what it did not check
     assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]
