@@ -259,6 +259,23 @@ def test_utterance_stating_a_private_reading_fails_but_the_surface_form_alone_do
     assert failures and "M1.private_state" in failures[0]
 
 
+def test_a_reading_s_wording_that_the_scenario_states_in_public_is_no_leak():
+    """A run of words a reading shares with the plan's public text (here the scenario) says
+    nothing private aloud; the reading's own words still do."""
+    p = SEPSIS | {"meeting_scenario": SEPSIS["meeting_scenario"] + " Nurses chase each blood culture order in the EHR by hand."}
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][1]["utterance"] = "Agreed, and every blood culture order in the EHR gets chased by the nurses."
+    assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(SEPSIS)) == [
+        "turn 2: the utterance states MA1.member_b_understanding aloud ('blood culture order ehr'); "
+        "private readings belong in inner thoughts only"]
+    assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(p)) == []
+    d["turns"][1]["utterance"] = ("Agreed, time zero is the first blood culture order in the EHR audit log, "
+                                  "so lead time falls out of the same table.")
+    assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(p)) == [
+        "turn 2: the utterance states MA1.member_b_understanding aloud ('culture order ehr audit'); "
+        "private readings belong in inner thoughts only"]
+
+
 def test_an_inner_thought_retelling_the_outline_fails_but_one_using_its_surface_form_does_not():
     # Recorded from the embedded Qwen 1.5B demo: the outline's description, retold as a thought.
     p = Stage1Output.model_validate(SEPSIS)

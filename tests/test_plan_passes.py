@@ -55,6 +55,11 @@ def test_scaffold_stage2_is_lines_then_thoughts_each_without_what_it_must_not_co
     for m in profiles.members:  # ... a private state, or a member id
         assert m.private_state not in said and m.name in said
     assert "M1" not in said.split("Reply with")[0] and "MA1" not in said
+    # ... nor the stage-1 descriptions (the demo model writes them as lines, which the pass copied):
+    # a cue per turn instead, the phrase a turn uses with its topic
+    assert all(t.description not in said for t in profiles.conversation_outline)
+    p1 = profiles.misalignment_points[0]
+    assert f'uses the phrase "{p1.surface_form}" (about {p1.topic})' in said
     thought = _prompt(thoughts_req)
     assert all(t.description not in thought for t in profiles.conversation_outline)  # no outline to retell
     assert profiles.misalignment_points[0].member_a_understanding in thought

@@ -81,18 +81,44 @@ def dialogue_lines_context(seed: SeedTuple, profiles: Stage1Output | None, previ
                            feedback: str | None, plan_mode: str = "scaffold",
                            planned_types: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Context of the scaffold plan's lines pass (:mod:`ioa_synth.protocol.plan_passes`):
-    the accepted ``profiles`` and ``outline``, the outline turns with the speaker's name and
-    their description with member and point ids written as names and quoted phrases
-    (``[say "..." inside a sentence]`` after a turn that voices a point). The template shows
-    no private state, hidden assumption or reading."""
+    the accepted ``profiles`` and ``outline``, one entry per outline turn with the speaker's
+    name and a ``cue`` the toolkit writes (:func:`_line_cues`), not the turn's stage-1
+    description. The template shows no private state, hidden assumption or reading.
+
+    Why no description: the 1.5B demo model writes stage-1 descriptions as finished lines of
+    dialogue ("Thank you for bringing up this point. Could you elaborate ..."), the lines pass
+    then copied them, and the thoughts pass retold those copies, which the outline-echo gate
+    rejects (clean-clone demo, scaffold plan version 4). The judge still sees the planned
+    outline (scaffold plan version 5, :data:`ioa_synth.protocol.plan.PLAN_VERSION`)."""
     assert profiles is not None
     shown = profiles.model_dump()
     names = {m["id"]: m["name"] for m in shown["members"]}
-    phrases = {p["id"]: p["surface_form"] for p in shown["misalignment_points"]}
-    outline = [t | {"speaker_name": names.get(t["speaker"], t["speaker"]), "description": _named(t["description"], names, phrases)}
-               for t in _outline_by_surface_form(shown)]
     return {"previous": previous, "feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
-            "outline": outline}
+            "outline": _line_cues(shown, names)}
+
+
+def _line_cues(profiles: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    """``[{turn, speaker, speaker_name, cue}]``: the outline of dumped ``profiles`` as the
+    lines pass sees it. A turn whose ``ma_ids`` name points gets ``uses the phrase "the
+    held-out set" (about <topic>)``; the first turn opens the meeting, the last closes it in
+    agreement, any other answers the previous speaker."""
+    points = {p["id"]: p for p in profiles["misalignment_points"]}
+    outline = profiles["conversation_outline"]
+    out = []
+    for i, turn in enumerate(outline):
+        used = [points[m] for m in turn["ma_ids"] if m in points]
+        name = names.get(turn["speaker"], turn["speaker"])
+        other = next((names[m] for m in names if m != turn["speaker"]), "the other person")
+        if used:
+            cue = "; ".join(f'uses the phrase "{p["surface_form"]}" (about {p["topic"]})' for p in used)
+        elif i == 0:
+            cue = f"opens the meeting with {other}"
+        elif i == len(outline) - 1:
+            cue = f"closes the meeting: agrees with {other} on what happens next"
+        else:
+            cue = f"answers {other} and moves the discussion on"
+        out.append({"turn": turn["turn"], "speaker": turn["speaker"], "speaker_name": name, "cue": cue})
+    return out
 
 
 def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feedback: str | None) -> dict[str, Any]:
@@ -102,12 +128,6 @@ def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feed
     shown = profiles.model_dump()
     return {"feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
             "names": [m["name"] for m in shown["members"]], "lines": [t.model_dump() for t in lines.turns]}
-
-
-def _named(text: str, names: dict[str, str], phrases: dict[str, str]) -> str:
-    """``text`` with member ids (``M1``) as names and point ids (``MA1``) as their quoted phrase."""
-    text = re.sub(r"\bMA\d+\b", lambda m: f'"{phrases[m.group()]}"' if m.group() in phrases else "the point", text)
-    return re.sub(r"\bM\d+\b", lambda m: names.get(m.group(), "the other person"), text)
 
 
 def judge_context(seed: SeedTuple, profiles: Stage1Output, stage_rubric: StageRubric, no_change: str,

@@ -15,7 +15,9 @@ judge says:
   aloud; an utterance repeating an
   earlier one (stage-2 rule: every turn adds content); an MA whose surface
   form (or a close variant) appears in no utterance (the coverage dimension); an utterance sharing
-  a long word n-gram with a member's private understanding or ``private_state`` (stage-2 rule:
+  a long word n-gram with a member's private understanding or ``private_state`` that the
+  plan does not also state in public, in the scenario, a member's role, expertise or
+  background, or a point's topic or surface form (stage-2 rule:
   MA topics surface only through the shared phrase; the implicitness rule); an inner
   thought restating an outline turn's description instead of the speaker's private reading
   (stage-2 rule: inner thoughts state the private interpretation in detail);
@@ -128,14 +130,25 @@ def profile_reference(profiles: Stage1Output, gates: GateThresholds | None = Non
     """The :class:`ProfileReference` of ``profiles`` under ``gates`` (default: the shipped thresholds)."""
     gates = gates or load_gates()
     n = gates.private_ngram_words
-    private = [(f"{p.id}.{key}", ngrams(stems(getattr(p, key)), n)) for p in profiles.misalignment_points
+    public = _public_grams(profiles, n)
+    private = [(f"{p.id}.{key}", ngrams(stems(getattr(p, key)), n) - public) for p in profiles.misalignment_points
                for key in ("member_a_understanding", "member_b_understanding")]
-    private += [(f"{m.id}.private_state", ngrams(stems(m.private_state), n)) for m in profiles.members]
+    private += [(f"{m.id}.private_state", ngrams(stems(m.private_state), n) - public) for m in profiles.members]
     outline = {g for t in profiles.conversation_outline
                for g in ngrams(stems(t.description), gates.thought_outline_words)}
     return ProfileReference({m.id: m.name for m in profiles.members}, _surface_stems(profiles),
                             [(p.id, p.surface_form, *_wanted(p.surface_form, gates))
                              for p in profiles.misalignment_points], private, outline)
+
+
+def _public_grams(profiles: Stage1Output, n: int) -> set[tuple[str, ...]]:
+    """Runs of ``n`` stems that the plan states in public: the scenario, each member's role,
+    expertise and background, each point's topic and surface form. Both people know these,
+    so a reading that shares one (the law demo case's reading and scenario both say
+    "performance of large language models") states nothing private when a line says it."""
+    texts = [profiles.meeting_scenario] + [f for m in profiles.members for f in (m.role, m.expertise, m.background)]
+    texts += [f for p in profiles.misalignment_points for f in (p.topic, p.surface_form)]
+    return {g for t in texts for g in ngrams(stems(t), n)}
 
 
 @once_per_output

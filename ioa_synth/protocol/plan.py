@@ -52,7 +52,9 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: a turn's points by surface form, without ids (:mod:`ioa_synth.build.contexts`). Version 4:
 #: stage 2 in two passes, lines then inner thoughts (:mod:`ioa_synth.protocol.plan_passes`),
 #: and a planned phrase held inside a sentence of its line (:func:`_say_surface_forms`).
-PLAN_VERSION = 4
+#: Version 5: the lines pass sees a cue per turn, not the stage-1 description
+#: (:func:`ioa_synth.build.contexts.dialogue_lines_context`).
+PLAN_VERSION = 5
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
 #: begins with a determiner, possessive or number ("the held-out set", "our March release",
