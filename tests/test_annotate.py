@@ -327,7 +327,7 @@ def test_report_bad_input(cli, out, tmp_path):
 # -- the statistics themselves ------------------------------------------------------------------
 
 def test_stats_against_hand_and_published_values():
-    from ioa_synth.reports.stats import ordinal_alpha, quadratic_kappa
+    from ioa_synth.stats.agreement import ordinal_alpha, quadratic_kappa
 
     a, b = NAT_A, NAT_B
     assert quadratic_kappa(a, b, [1, 2, 3]) == pytest.approx(1 - (0.25 / 5) / (6.25 / 25))

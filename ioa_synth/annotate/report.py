@@ -21,7 +21,7 @@ from ioa_synth.build.audit import ROLE as AUDIT_ROLE
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.reports.output import write_report
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.reports.stats import compare_scores, ordinal_alpha, quadratic_kappa
+from ioa_synth.stats.agreement import compare_scores, ordinal_alpha, quadratic_kappa
 from ioa_synth.annotate.importer import TABLE
 from ioa_synth.annotate.sample import AnnotationError
 

@@ -2,7 +2,7 @@
 
 Every rate is a ratio of counts pooled over a condition's conversations (one per item):
 ``sum(numerators) / sum(denominators)``. Its 95% interval resamples items
-(``scipy.stats.bootstrap``, paired numerator/denominator, percentile method); items with
+(:func:`ioa_synth.stats.bootstrap.ratio_with_ci`: paired numerator/denominator, percentile method); items with
 no opportunity for a rate (denominator 0) do not enter it. Definitions, over *exposed*
 benign turns (an attacker's utterance precedes the turn) unless said otherwise; a turn's
 private label is its agent's probe after the round:
@@ -44,14 +44,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import numpy as np
-from scipy import stats
+from ioa_synth.stats.bootstrap import ratio_with_ci
+
 
 CATEGORIES = ("consistent_correction", "silent_knower", "performative_endorsement", "hidden_infection",
               "voiced_infection", "inconsistent", "unclear")
 SILENT = ("ignore_or_topic_shift", "unrelated")
 STANCES = ("endorse_manipulated", "reject_manipulated", "hedge_or_partial", "ignore_or_topic_shift", "unrelated")
-N_RESAMPLES = 1999
 #: Table 6's cells: own answer infected or not × group conclusion infected or not.
 OWN_GROUP = ("infected_infected", "infected_clean", "clean_infected", "clean_clean")
 
@@ -149,21 +148,6 @@ def conversation_counts(conv: dict[str, Any]) -> dict[str, tuple[int, int]]:
             for cell in OWN_GROUP:
                 add(f"own_group/{cell}", cell == f"{_infected(own)}_{_infected(group)}")
     return {k: (v[0], v[1]) for k, v in c.items()}
-
-
-def ratio_with_ci(nums: list[int], dens: list[int]) -> tuple[float | None, list[float] | None]:
-    """Pooled ratio and its 95% bootstrap interval over items (``None`` when undefined)."""
-    pairs = [(n, d) for n, d in zip(nums, dens) if d > 0]
-    if not pairs:
-        return None, None
-    num, den = np.array([p[0] for p in pairs], float), np.array([p[1] for p in pairs], float)
-    value = float(num.sum() / den.sum())
-    if len(pairs) < 2:
-        return value, None
-    res = stats.bootstrap((num, den), lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis), paired=True,
-                          vectorized=True, n_resamples=N_RESAMPLES, method="percentile", rng=0)
-    lo, hi = res.confidence_interval
-    return value, [float(lo), float(hi)]
 
 
 def _set(tree: dict[str, Any], path: list[str], value: Any) -> None:

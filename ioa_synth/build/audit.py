@@ -29,7 +29,7 @@ from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
-from ioa_synth.reports.stats import compare_scores
+from ioa_synth.stats.agreement import compare_scores
 
 ROLE = "audit_judge"
 

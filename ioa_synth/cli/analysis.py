@@ -14,7 +14,7 @@ from ioa_synth.cli.label_types import load_type_labels, types_option
 from ioa_synth.cli.common import (PANEL_EVALUATE, check_choice, check_out_folder, fail, refuse_other_kind,
                                   write_errors)
 from ioa_synth.cli.options import json_option, seed_option
-from ioa_synth.evaluate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ioa_synth.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def _load(path: Path):

@@ -1,9 +1,9 @@
 """``ioa-synth collab report``: Pass@1 per configuration (paper Table 6), trigger rate,
 additional rounds and ΔPass@1 against ``discussion`` (Table 23), and paired tests between
 configurations with the task as the unit: the paired bootstrap of
-:func:`ioa_synth.evaluate.analysis.bootstrap.paired_bootstrap` (10,000 resamples, seed
+:func:`ioa_synth.stats.bootstrap.paired_bootstrap` (10,000 resamples, seed
 20260516, two-sided p, 95% percentile interval) and the exact sign-flip permutation test of
-:func:`ioa_synth.evaluate.analysis.permutation.sign_flip_test`.
+:func:`ioa_synth.stats.permutation.sign_flip_test`.
 
 ``report.json``: ``{"bench", "models": {component: model}, "n_tasks", "tasks_per_config", "pass_at_1": {config: p},
 "delta_vs_discussion": {config: d}, "trigger_rate": {config: r | null}, "extra_rounds":
@@ -29,8 +29,8 @@ from typing import Any
 
 from ioa_synth.collab.team import PLAIN_CONFIGS
 from ioa_synth.core.jsonl import read_json_records
-from ioa_synth.evaluate.analysis.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
-from ioa_synth.evaluate.analysis.permutation import sign_flip_test
+from ioa_synth.stats.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
+from ioa_synth.stats.permutation import sign_flip_test
 
 #: What a task record holds at least (docs/collab.md, Records).
 RECORD_KEYS = ("task_id", "config", "turns", "final", "passed", "triggered", "extra_rounds")

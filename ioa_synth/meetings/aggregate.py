@@ -19,7 +19,7 @@ The paper's numbers (``across["detectors"]``) pool over every session:
 ``across["per_session_means"]`` is an extra view: the plain mean of the per-session values
 (the toolkit's earlier aggregation). ``across["pairs"]`` holds the paper's tests: for each pair
 of detectors the paired bootstrap of
-:func:`ioa_synth.evaluate.analysis.bootstrap.paired_bootstrap` with the session as unit
+:func:`ioa_synth.stats.bootstrap.paired_bootstrap` with the session as unit
 (10,000 resamples, seed 20260516, two-sided p, 95% CI) on the per-session values, and the
 best-set comparison per session as +1 / 0 / −1 with its bootstrap p (the share of sessions b
 won minus the share a won).
@@ -31,7 +31,7 @@ from itertools import combinations
 from statistics import fmean
 from typing import Any
 
-from ioa_synth.evaluate.analysis.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
+from ioa_synth.stats.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
 
 #: Likert items of the survey (1-5), as in :data:`ioa_synth.meetings.forms.SURVEY_ITEMS`.
 LIKERT = ("discovery", "willingness")

@@ -20,7 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.belief.metrics import conversation_counts, ratio_with_ci
+from ioa_synth.belief.metrics import conversation_counts
+from ioa_synth.stats.bootstrap import ratio_with_ci
 from ioa_synth.belief.report import ReportError, agent_model, read_conversations
 from ioa_synth.tables.belief_tables import BELIEF_RUN, conditions, read_summaries
 from ioa_synth.tables.model import PaperTable, percent
@@ -38,7 +39,7 @@ CAPTION = ("x, knowledge: benign agents whose private answer before any discussi
 def knowledge(folders: list[Path]) -> dict[tuple[str, str], tuple[float | None, int]]:
     """``{(model, source): (share, benign agents)}``: the step-0 ``initial_knowledge`` counts
     of every conversation of that model and source, pooled (``sum(knowing) / sum(agents)``,
-    :func:`ioa_synth.belief.metrics.ratio_with_ci`)."""
+    :func:`ioa_synth.stats.bootstrap.ratio_with_ci`)."""
     counts: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     for folder in folders:
         try:

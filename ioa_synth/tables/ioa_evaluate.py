@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ioa_synth.evaluate.analysis import tables as ev
-from ioa_synth.evaluate.analysis.bootstrap import paired_bootstrap
+from ioa_synth.stats.bootstrap import paired_bootstrap
 from ioa_synth.evaluate.analysis.compare import CompareError, compare
 from ioa_synth.evaluate.analysis.results import Results, ResultsError, load_results
 from ioa_synth.evaluate.access import ACCESS_LEVELS

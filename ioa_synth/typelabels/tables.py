@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ioa_synth.evaluate.analysis.render import Table
 from ioa_synth.protocol.cells import MA_TYPES, PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.reports.output import fmt
-from ioa_synth.reports.stats import nominal_kappa
+from ioa_synth.stats.agreement import nominal_kappa
 from ioa_synth.typelabels.labels import TypeLabel
 
 #: Label of a disagreement the judge gave no type (in the mixes).

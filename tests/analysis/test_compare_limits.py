@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from ioa_helpers import one_line_error
-from ioa_synth.evaluate.analysis.permutation import (distinct_resamples, p_floor, sign_flip_test,
+from ioa_synth.stats.permutation import (distinct_resamples, p_floor, sign_flip_test,
                                                      small_sample_warnings)
 
 from .factory import case_studies, write_results

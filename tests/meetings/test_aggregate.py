@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ioa_synth.evaluate.analysis.bootstrap import paired_bootstrap
+from ioa_synth.stats.bootstrap import paired_bootstrap
 from ioa_synth.meetings.aggregate import session_winner
 from ioa_synth.meetings.forms import save_answers, save_labels
 from ioa_synth.meetings.session import Session

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ioa_synth.evaluate.analysis.bootstrap import paired_bootstrap
+from ioa_synth.stats.bootstrap import paired_bootstrap
 
 from .conftest import A, B, MeetingResponder
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from ioa_synth.evaluate.analysis import tables
-from ioa_synth.evaluate.analysis.bootstrap import (CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, P_DEFINITION,
+from ioa_synth.stats.bootstrap import (CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, P_DEFINITION,
                                                   paired_bootstrap)
 from ioa_synth.evaluate.analysis.consistency import outcome_consistency, rerun_kind
-from ioa_synth.evaluate.analysis.permutation import (EXACT_MAX_PAIRS, bootstrap_p_floor, distinct_resamples,
+from ioa_synth.stats.permutation import (EXACT_MAX_PAIRS, bootstrap_p_floor, distinct_resamples,
                                                      sign_flip_test, small_sample_warnings)
 from ioa_synth.evaluate.analysis.render import Table
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results

@@ -90,3 +90,28 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], resamples: int = DE
     p = min(1.0, 2 * min(le + 1, ge + 1) / (resamples + 1))
     ci = res.confidence_interval
     return PairedBootstrap(n, _r(xa.mean()), _r(xb.mean()), diff, _r(ci.low), _r(ci.high), _r(p))
+
+
+#: Resamples of :func:`ratio_with_ci` (the belief study's intervals).
+RATIO_RESAMPLES = 1999
+
+
+def ratio_with_ci(nums: list[int], dens: list[int]) -> tuple[float | None, list[float] | None]:
+    """Pooled ratio ``sum(nums) / sum(dens)`` over the units (items) with ``dens > 0`` and
+    its 95% percentile bootstrap interval, units resampled as (numerator, denominator)
+    pairs (:data:`RATIO_RESAMPLES` resamples, seed 0): ``(None, None)`` when no unit has a
+    denominator, ``(value, None)`` with one unit. The belief study's FPI and rates."""
+    import numpy as np
+    from scipy import stats
+
+    pairs = [(n, d) for n, d in zip(nums, dens) if d > 0]
+    if not pairs:
+        return None, None
+    num, den = np.array([p[0] for p in pairs], float), np.array([p[1] for p in pairs], float)
+    value = float(num.sum() / den.sum())
+    if len(pairs) < 2:
+        return value, None
+    res = stats.bootstrap((num, den), lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis), paired=True,
+                          vectorized=True, n_resamples=RATIO_RESAMPLES, method="percentile", rng=0)
+    lo, hi = res.confidence_interval
+    return value, [float(lo), float(hi)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ioa_synth.evaluate.analysis.bootstrap import paired_bootstrap
+from ioa_synth.stats.bootstrap import paired_bootstrap
 
 F1 = [8 / 9, 0.5, 0.0, 0.25, 2 / 3, 0.4, 1.0, 0.3]
 
