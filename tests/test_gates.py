@@ -12,6 +12,7 @@ from ioa_synth.testing.scripted_server import valid_stage1, valid_stage2
 from ioa_synth.protocol.gates import (GateThresholds, copies_description, is_placeholder, load_gates, overlap,
                                       stage1_gate_failures, stage2_gate_failures)
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS, Stage1Output, Stage2Output, stage1_problems
+from ioa_synth.protocol.gates_text import stems
 
 
 def _member(mid, name, role, expertise, background, private, assumptions):
@@ -274,6 +275,24 @@ def test_a_reading_s_wording_that_the_scenario_states_in_public_is_no_leak():
     assert stage2_gate_failures(Stage2Output.model_validate(d), Stage1Output.model_validate(p)) == [
         "turn 2: the utterance states MA1.member_b_understanding aloud ('culture order ehr audit'); "
         "private readings belong in inner thoughts only"]
+
+
+def test_an_inner_thought_that_is_a_spoken_line_fails():
+    """The demo model, writing thoughts beside a finished transcript (the scaffold's two
+    passes), gave each turn the next turn's line as its thought (2026-12-06)."""
+    p = Stage1Output.model_validate(SEPSIS)
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    n = len(d["turns"])
+    for i in range(n - 1):
+        d["turns"][i]["inner_thought"] = d["turns"][i + 1]["utterance"]
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    want = [t["turn_idx"] for t in d["turns"][:-1] if len(set(stems(t["inner_thought"]))) >= 4]
+    assert want and failures == [
+        "inner thoughts repeat a spoken line: "
+        + ", ".join(f"turn {i} (repeats the line of turn {i + 1})" for i in want)
+        + "; a thought says what its speaker keeps to themselves at that line"]
+    d["turns"][0]["inner_thought"] = d["turns"][0]["utterance"]  # its own line, said again in the head
+    assert "turn 1 (repeats the line of turn 1)" in stage2_gate_failures(Stage2Output.model_validate(d), p)[0]
 
 
 def test_an_inner_thought_retelling_the_outline_fails_but_one_using_its_surface_form_does_not():

@@ -13,7 +13,8 @@ judge says:
   (the generator is told the outline covers every MA);
 - stage 2: a speaker id/name that does not match the profiles; a member id ("M1") said
   aloud; an utterance repeating an
-  earlier one (stage-2 rule: every turn adds content); an MA whose surface
+  earlier one (stage-2 rule: every turn adds content); an inner thought repeating a spoken
+  line; an MA whose surface
   form (or a close variant) appears in no utterance (the coverage dimension); an utterance sharing
   a long word n-gram with a member's private understanding or ``private_state`` that the
   plan does not also state in public, in the scenario, a member's role, expertise or
@@ -180,6 +181,7 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
     failures += _pasted_surface_forms(dialogue, profiles)
     failures += _prompt_markers(dialogue)
     failures += _repeats(dialogue, gates)
+    failures += _thoughts_repeating_lines(dialogue, gates)
     failures += _private_leaks(dialogue, ref, gates)
     failures += _outline_echoes(dialogue, ref, gates)
     return failures
@@ -241,6 +243,28 @@ def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
     if not repeated:
         return []
     return [f"utterances repeat earlier ones: {', '.join(repeated)}; every turn must add something new"]
+
+
+def _thoughts_repeating_lines(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
+    """Inner thoughts that repeat an utterance of the dialogue, their own turn's or another's
+    (content stems overlapping at :attr:`GateThresholds.repeated_utterance_overlap`, at least
+    4 of them): a thought says what the speaker keeps to themselves, not a line. The demo
+    model, asked for thoughts beside a finished transcript, wrote each turn's thought as the
+    next turn's line."""
+    said = [(t.turn_idx, set(stems(t.utterance))) for t in dialogue.turns]
+    found: list[str] = []
+    for t in dialogue.turns:
+        toks = set(stems(t.inner_thought))
+        if len(toks) < 4:
+            continue
+        for idx, line in said:
+            if line and len(toks & line) / len(toks | line) >= gates.repeated_utterance_overlap:
+                found.append(f"turn {t.turn_idx} (repeats the line of turn {idx})")
+                break
+    if not found:
+        return []
+    return [f"inner thoughts repeat a spoken line: {', '.join(found)}; a thought says what its speaker keeps "
+            "to themselves at that line"]
 
 
 def _surface_stems(profiles: Stage1Output) -> set[str]:
