@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.training.test_verl_line import lookup, trainer_config, verl_dir  # noqa: F401 (fixtures)
+from tests.train.test_verl_line import lookup, trainer_config, verl_dir  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "configs" / "verl-grpo.yaml"
