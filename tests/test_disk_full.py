@@ -75,7 +75,7 @@ def test_file_too_large_for_a_record_names_the_record(cli, endpoint, seeds_file,
 
 
 def test_report_writes_all_its_files_or_none(cli, tmp_path, monkeypatch):
-    from analysis.factory import case_studies, write_results
+    from evaluate.analysis.factory import case_studies, write_results
 
     results = write_results(tmp_path / "run", case_studies())
     monkeypatch.setattr("ioa_synth.core.atomic.os", FullDisk("fsync", after=2))  # json, md staged; png fails

@@ -126,7 +126,7 @@ def test_agreement_and_kappa_on_a_build_with_planted_types(cli, endpoint, seeds_
 
 
 def test_report_by_type_is_filled_from_labels_on_released_records(cli, endpoint, tmp_path):
-    from analysis.factory import Case, write_results
+    from evaluate.analysis.factory import Case, write_results
 
     endpoint(responder=TypeJudge(by_id), env="TYPE_JUDGE")
     data_root = tmp_path / "data"
@@ -155,7 +155,7 @@ def test_report_by_type_is_filled_from_labels_on_released_records(cli, endpoint,
 @pytest.mark.parametrize("case", ["missing", "evaluate_folder", "out_is_input", "out_in_input", "bad_types", "types_not_labels",
                                   "types_without_by_type"])
 def test_bad_input_is_one_error_line(cli, tmp_path, case):
-    from analysis.factory import Case, write_results
+    from evaluate.analysis.factory import Case, write_results
 
     data = released_data(tmp_path / "data")
     results = write_results(tmp_path / "results", [Case("business/planning_002", [("MA1", None)], ["A:MA1"])])

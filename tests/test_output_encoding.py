@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from conftest import real_seed_tuples
 from evaluate.eval_helpers import KEYS, STUDY_1, Study, released_case, write_case
-from analysis.factory import case_studies, write_results
+from evaluate.analysis.factory import case_studies, write_results
 from ioa_helpers import KEY
 from ioa_synth.testing.scripted_server import ProtocolResponder, ScriptedServer
 
