@@ -15,7 +15,7 @@ import pytest
 
 from ioa_helpers import one_line_error
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 SEEDS = ROOT / "seeds" / "demo.jsonl"
 BUILD_MODELS = {"generator": {"model": "m"}, "judge": {"model": "m"}}
