@@ -107,7 +107,7 @@ def test_a_text_is_stemmed_once_per_output_and_not_carried_over(counts):
 def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli, endpoint, seeds_file, tmp_path,
                                                                              monkeypatch):
     """A worker makes requests and journals each reply's call row before it goes on (the
-    next request depends on the reply: ``tests/test_resume_durable.py``), nothing more: the
+    next request depends on the reply: ``tests/runs/test_resume_durable.py``), nothing more: the
     record files and status rows of a case are made on the catalog's writer thread, never
     by a worker journaling its own rows, and a chat request does not go through the
     SDK's per-request machinery (``OpenAI.post``: options copies, header merge, URL parse).

@@ -20,7 +20,7 @@ from meetings.conftest import meeting_server, write_detectors  # noqa: F401
 from ioa_synth.cli.common import _kinds
 from ioa_synth.runs.manifest import MANIFEST_FILE, NO_MANIFEST, read_manifest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "folders_r0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "folders_r0"
 
 
 def release_folder(name: str, tmp_path: Path) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "evaluate" / "test"
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "evaluate" / "test"
 
 
 def _many_records(folder: Path, n: int) -> Path:

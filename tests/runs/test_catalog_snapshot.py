@@ -16,7 +16,7 @@ import pytest
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.snapshot import reading
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: A writer process: one committed call, one only journaled, then (if asked) a journal line
 #: that cannot re-apply (a ``cases`` row whose key the catalog already holds); it holds the

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from ioa_helpers import build, one_line_error
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_damaged_catalog_is_said_to_be_unreadable_not_unwritable(cli, tmp_path):

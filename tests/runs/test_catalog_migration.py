@@ -22,7 +22,7 @@ from ioa_synth.runs.schema import RUNS_TABLES
 from ioa_synth.testing.belief_scripted import BeliefScript
 from ioa_synth.testing.scripted_server import ProtocolResponder
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "catalogs_v1"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "catalogs_v1"
 BELIEF_ARGS = ("--agents", "4", "--attackers", "0,1", "--rounds", "2", "--memory", "5", "--workers", "2")
 
 
