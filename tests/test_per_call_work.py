@@ -114,7 +114,7 @@ def test_storing_is_off_the_worker_path_and_requests_skip_the_sdk_machinery(cli,
     What the stage-2 gates compare dialogues with is made once per case: ahead, on the
     helper thread, while the stage-1 judge call is on the wire, or by the case's own thread
     when the helper's job was still held back because another worker was answering a reply
-    (``tests/test_requests_ahead.py`` proves the holding and the hand-over)."""
+    (``tests/llm/test_requests_ahead.py`` proves the holding and the hand-over)."""
     import threading
 
     import openai

@@ -12,7 +12,7 @@ from ioa_helpers import one_line_error
 
 from ioa_synth.llm.config import ConfigError, load_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 
 

@@ -19,7 +19,7 @@ from ioa_synth.llm import llama_server as ls
 from ioa_synth.llm import local_model as lm
 from ioa_synth.llm.local_weights import LocalModelError
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "build_llama_server.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_llama_server.py"
 
 # Two programs named as the real targets; llama-server answers --version, as the build checks.
 TINY_PROJECT = {
