@@ -38,7 +38,7 @@ def test_ioa7_lists_the_rubric_criteria_with_their_theta(cli):
 
 
 def test_ioa7_with_a_build_adds_its_judged_scores(cli, endpoint, seeds_file, tmp_path):
-    # test_status.py's build, one worker so the script hits cases in order: case 1 fails stage 1
+    # tests/build/test_status.py's build, one worker so the script hits cases in order: case 1 fails stage 1
     # twice (discarded), case 2 fails it once, cases 3-4 pass; case 4's dialogue fails once.
     # A low stage-1 verdict gives subtlety 1 to both MA points, a low stage-2 one naturalness 1.
     endpoint({"stage1_judge": ["low", "low", "low"], "stage2_judge": ["ok", "ok", "low"]})

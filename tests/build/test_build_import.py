@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from ioa_helpers import one_line_error, q, rescoring
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 SAMPLE_ID = "software_engineering/troubleshooting_001"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ioa_helpers import KEY, q
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UNUSED = ("sklearn", "scipy", "pandas", "datasketch")
 
 

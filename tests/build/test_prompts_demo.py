@@ -53,7 +53,7 @@ def test_readme_demo_config_loads_and_sets_the_generator_penalty():
 
     from ioa_synth.llm.config import load_config
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "--config config.demo.json" in readme
     cfg = load_config(root / "config.demo.json")

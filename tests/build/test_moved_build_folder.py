@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "evaluate" / "test"
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "evaluate" / "test"
 
 
 def test_a_copied_build_folder_reads_its_own_records_from_anywhere(cli, tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_build.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_build.py"
 
 
 def _load():
