@@ -317,7 +317,7 @@ def test_thresholds_are_one_typed_documented_model():
 def test_docs_document_every_threshold_with_its_default():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "docs" / "build.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "build.md").read_text(encoding="utf-8")
     rows = {line.split("|")[1].strip().strip("`"): line.split("|")[2].strip()
             for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 4}
     for name, value in GateThresholds().model_dump().items():

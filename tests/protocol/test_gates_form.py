@@ -16,7 +16,7 @@ from ioa_synth.protocol.gates_form import field_limits, has_json_syntax, is_ques
 from ioa_synth.protocol.gates_text import scannable
 from ioa_synth.protocol.schemas import LONG, MEDIUM, SHORT, SURFACE, Stage1Output, Stage2Output
 
-from test_gates import DPA, DPA_DIALOGUE, SEPSIS
+from .test_gates import DPA, DPA_DIALOGUE, SEPSIS
 
 # Recorded from the demo (arxiv:2504.04520 and arxiv:2602.15248), cut by the llama.cpp grammar at maxLength.
 CUT_SURFACE = ("the full Hessian of perplexity that John computes with PyTorch autograd on the 124M GPT-2 "
