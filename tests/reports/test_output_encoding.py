@@ -70,7 +70,7 @@ def workspaces(tmp_path_factory, servers):
         assert res.exit_code == 0, res.output
         for i in range(2):
             write_case(root / "data", f"law/planning_{i:03d}.json", released_case())
-        snapshot = str(Path(__file__).parent.parent / "seeds" / "snapshot.jsonl")
+        snapshot = str(Path(__file__).parents[2] / "seeds" / "snapshot.jsonl")
         for args in (["seeds", "import", snapshot, "--out", str(root / "papers")],
                      ["seeds", "assign", "--out", str(root / "papers"), "--per-cell", "train=1,val=1,test=1",
                       "--allow-short"]):
@@ -96,7 +96,7 @@ def commands(root: Path) -> dict[str, list[str]]:
         "annotate export": ["annotate", "export", "--out", b, "--split", "test", "--per-cell", "1",
                             "--calibration", "0", "--format", "csv"],
         "annotate report": ["annotate", "report", "--out", b],
-        "seeds import": ["seeds", "import", str(Path(__file__).parent.parent / "seeds" / "snapshot.jsonl"),
+        "seeds import": ["seeds", "import", str(Path(__file__).parents[2] / "seeds" / "snapshot.jsonl"),
                          "--out", str(root / "papers2")],
         "seeds assign": ["seeds", "assign", "--out", str(root / "papers"), "--per-cell", "train=1,val=1,test=1",
                          "--allow-short"],
