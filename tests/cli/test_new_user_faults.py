@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ioa_helpers import one_line_error
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 ITEMS = ROOT / "samples" / "belief" / "items.jsonl"
 

@@ -12,7 +12,7 @@ import typer
 from ioa_synth.cli import app
 from ioa_synth.llm.local_weights import LOCAL_MODELS
 
-CLI = Path(__file__).resolve().parent.parent / "ioa_synth" / "cli"
+CLI = Path(__file__).resolve().parents[2] / "ioa_synth" / "cli"
 SHARED = ("--out", "--config", "--local-model", "--workers", "--limit", "--seed", "--json", "--split", "--threshold",
           "--access", "--detector", "--prompts")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ioa_helpers import one_line_error
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("argv", [
