@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ioa_helpers import build
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 
 
