@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 
 import polars as pl
-from test_annotate_judge import AUDIT_MODEL, _annotate, harsher, imported  # noqa: F401  (imported: a fixture)
+from .test_annotate_judge import AUDIT_MODEL, _annotate, harsher, imported  # noqa: F401  (imported: a fixture)
 from ioa_helpers import rescoring
 
 

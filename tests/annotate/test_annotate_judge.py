@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from ioa_helpers import one_line_error, rescoring
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 AUDIT_MODEL = "audit-model"
 
