@@ -16,7 +16,7 @@ from ioa_helpers import q
 
 from ioa_synth.testing.type_judge import TypeJudgeResponder as TypeJudge
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "evaluate" / "test"
 
 
