@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are "
           "installed. This behaviour is the source of the following dependency conflicts.")
 EXPECTED = [HEADER, "bigcodebench 0.2.5 requires vllm, which is not installed.",

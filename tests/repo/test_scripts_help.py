@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS_DIR = Path(__file__).resolve().parents[2] / "scripts"
 SCRIPTS = sorted(SCRIPTS_DIR.glob("*.py"))
 
 

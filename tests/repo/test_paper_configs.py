@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ioa_synth.llm.config import load_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def settings(config, name: str) -> tuple:

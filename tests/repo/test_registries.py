@@ -19,7 +19,7 @@ from ioa_synth.llm.config import ComponentConfig
 from ioa_synth.protocol import gates_text
 from ioa_synth.runs.fingerprint import component_view, fingerprint, identity_description
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export", "train", "seeds", "collab")
 
 #: The fingerprint of a default build setup (generator, judge, audit_judge on model "m", all
