@@ -187,7 +187,7 @@ class Mini:
 
         import polars as pl
         from ioa_helpers import rescoring
-        from test_annotate_judge import AUDIT_MODEL, SAMPLE, harsher
+        from annotate.test_annotate_judge import AUDIT_MODEL, SAMPLE, harsher
 
         src = self.root / "ioa-suite" / "data"
         shutil.copytree(SAMPLE, src / "test")

@@ -71,7 +71,7 @@ elif ! pip_install -e ".[train]"; then
   exit 1
 fi
 
-# verl 0.9.1's wheel, downloaded (no dependencies) but not installed: tests/training/test_verl_line.py
+# verl 0.9.1's wheel, downloaded (no dependencies) but not installed: tests/train/test_verl_line.py
 # reads its packaged trainer config and reward-manager registry out of the wheel to check docs/train.md's
 # verl line. Installed, the wheel's own top-level `tests` package would shadow this project's tests.
 say "downloading the verl==0.9.1 wheel into .venv/share/ioa-synth/wheels (read by a test, not installed)"

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 class GateThresholds(BaseModel):
     """The gates' thresholds, in one typed place beside the rubric.
 
-    Tuned on realistic text: the careful dialogues in ``tests/test_gates.py`` (written as
+    Tuned on realistic text: the careful dialogues in ``tests/protocol/test_gates.py`` (written as
     a human would) pass, the copied/placeholder outputs of a 1.5B model fail.
     """
 

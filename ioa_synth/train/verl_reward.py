@@ -1,7 +1,7 @@
 """verl adapter of the training reward (paper §6.1 trained with verl; App. D.1).
 
 For verl 0.9.1 (its reward loop; the keys are checked against that release's packaged config
-in ``tests/training/test_verl_line.py``), point the reward at this module::
+in ``tests/train/test_verl_line.py``), point the reward at this module::
 
     reward.custom_reward_function.path=$(python -c 'import ioa_synth.train.verl_reward as m; print(m.__file__)')
     reward.custom_reward_function.name=compute_score

@@ -1,5 +1,5 @@
 """``ioa-synth evaluate`` on real endpoints and terminals (setup errors, Ctrl-C and progress),
-modelled on tests/test_sigint.py and tests/test_real_endpoints.py: Ctrl-C on a real
+modelled on tests/runs/test_sigint.py and tests/llm/test_real_endpoints.py: Ctrl-C on a real
 subprocess, a setup error that stops the run and a reconfigured component that resumes,
 ``<think>``-prefixed replies, plain progress lines and exit statuses."""
 

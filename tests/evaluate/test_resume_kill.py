@@ -1,5 +1,5 @@
 """An evaluation killed with SIGKILL mid-run resumes: every case scored once, no stored
-successful call paid again (modelled on tests/test_resume_kill.py)."""
+successful call paid again (modelled on tests/runs/test_resume_kill.py)."""
 
 from __future__ import annotations
 
