@@ -53,7 +53,8 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: stage 2 in two passes, lines then inner thoughts (:mod:`ioa_synth.protocol.plan_passes`),
 #: and a planned phrase held inside a sentence of its line (:func:`_say_surface_forms`).
 #: Version 5: the lines pass sees a cue per turn, not the stage-1 description
-#: (:func:`ioa_synth.build.contexts.dialogue_lines_context`).
+#: (:func:`ioa_synth.build.contexts.dialogue_lines_context`), and a thought starts with "I"
+#: (:func:`ioa_synth.protocol.plan_passes.thoughts_schema`).
 PLAN_VERSION = 5
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence

@@ -19,10 +19,13 @@ paper's own one-call stage 2 is the protocol plan's (:mod:`ioa_synth.protocol.pl
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ioa_synth.protocol.plan_text import free_text
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
@@ -83,16 +86,26 @@ def lines_schema(profiles: Stage1Output) -> dict[str, Any]:
 def thoughts_schema(profiles: Stage1Output, lines: DialogueLines) -> dict[str, Any]:
     """The thoughts pass's request schema: one ``{turn_idx, inner_thought}`` per line of
     ``lines``, its ``turn_idx`` a constant, the thought held to the scaffold's Latin text
-    within the paper's length."""
+    within the paper's length and to the first person (:func:`_first_person`)."""
     full = stage2_schema(profiles, latin=True)["properties"]["turns"]
     item = full.get("items") or full["prefixItems"][0]
-    thought = item["properties"]["inner_thought"]
+    thought = _first_person(item["properties"]["inner_thought"])
     turns = [{"type": "object", "properties": {"turn_idx": {"type": "integer", "const": line.turn_idx},
                                                "inner_thought": thought},
               "required": ["turn_idx", "inner_thought"], "additionalProperties": False} for line in lines.turns]
     return {"type": "object", "additionalProperties": False, "required": ["turns"],
             "properties": {"turns": {"type": "array", "prefixItems": turns,
                                      "minItems": len(turns), "maxItems": len(turns)}}}
+
+
+def _first_person(field: dict[str, Any]) -> dict[str, Any]:
+    """The inner-thought ``field`` (a Latin-text ``pattern`` of ``low`` to ``high``
+    characters) held to start with "I" and a space or apostrophe ("I think", "I'm"): the
+    demo model, shown a finished transcript, wrote each thought as a copy of its line or as
+    a narrator's summary ("Esra Yilmaz starts the meeting by introducing herself"), neither
+    of which says what the speaker privately means (2026-12-06)."""
+    low, high = (int(x) for x in re.search(r"\{(\d+),(\d+)\}\$$", field["pattern"]).groups())
+    return {**field, "pattern": "^I[ '’]%s$" % free_text(max(1, low - 2), max(1, high - 2))}
 
 
 def combined(lines: DialogueLines, thoughts: DialogueThoughts) -> Stage2Output:

@@ -4,6 +4,7 @@ inner thoughts without the outline); the protocol plan (the paper's method) keep
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from ioa_helpers import q
@@ -46,6 +47,10 @@ def test_scaffold_stage2_is_lines_then_thoughts_each_without_what_it_must_not_co
     assert "utterance" in line_item["properties"]
     thought_items = _schema(thoughts_req)["properties"]["turns"]["prefixItems"]
     assert set(thought_items[0]["properties"]) == {"turn_idx", "inner_thought"}
+    first_person = re.compile(thought_items[0]["properties"]["inner_thought"]["pattern"])
+    assert first_person.match("I take the held-out set to mean the March release.")
+    assert first_person.match("I'm sure Tomás means the same dashboard.")
+    assert not first_person.match("Esra Yilmaz starts the meeting by introducing herself.")  # a narrator
     assert [t["properties"]["turn_idx"]["const"] for t in thought_items] == [1, 2, 3, 4]  # one per line written
 
     said = _prompt(lines_req)
