@@ -191,8 +191,9 @@ def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> lis
     """Turns whose utterance has a surface form pasted on rather than said in a sentence: the
     phrase, as written in the profiles, opens a sentence in lower case ("Let's explore this idea.
     our feature extraction pipeline"), is glued to the word before it ("Havethe performance
-    metrics?"), or closes the utterance with no sentence end after it ("... Our model predicts
-    ESG ratings accurately"). The 1.5B demo model appended the stage-2 prompt's ``[say "..."]``
+    metrics?"), starts with a capital the phrase lacks inside a sentence ("the pre A
+    collection of ..."), or closes the utterance with no sentence end after it ("... Our model
+    predicts ESG ratings accurately"). The 1.5B demo model appended the stage-2 prompt's ``[say "..."]``
     cue to its lines this way, which the coverage check alone counts as said; a writer who
     works the phrase into a sentence capitalises and punctuates it."""
     pasted: list[str] = []
@@ -205,13 +206,18 @@ def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> lis
                 opens_lower = (not before or before[-1] in ".!?") and text[m.start()].islower()
                 # glued to the word before it ("Havethe performance metrics?"), ending at a word's end
                 glued = m.start() > 0 and text[m.start() - 1].isalnum() and not (after[:1].isalnum())
-                if opens_lower or glued or not after.strip():
+                # a capital the profiles' phrase lacks, inside a sentence ("fine-tune the pre A
+                # collection of training data"): the phrase was dropped in, not written
+                capital_inside = (bool(before) and (before[-1].isalnum() or before[-1] in ",;")
+                                  and text[m.start()].isupper() and phrase[0].islower())
+                if opens_lower or glued or capital_inside or not after.strip():
                     pasted.append(f"turn {t.turn_idx}")
                     break
     if not pasted:
         return []
     return [f"{', '.join(dict.fromkeys(pasted))}: a surface form is pasted onto the utterance (opening a sentence in "
-            "lower case, glued to the word before it, or ending the utterance without a full stop) instead of said "
+            "lower case, glued to the word before it, capitalised inside a sentence, or ending the utterance without a "
+            "full stop) instead of said "
             "inside a sentence; work the phrase into what the speaker says"]
 
 

@@ -83,12 +83,13 @@ SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){1,5}$' % ("|".join(SURF
 UNDERSTANDING_MIN_CHARS = 30
 
 
-def _literal(text: str) -> str:
+def _literal(text: str, inside: bool = False) -> str:
     """``text`` as a regex of its own characters (llama.cpp's pattern reader knows few
     escapes: specials go in a class), its first letter in either case (a phrase may open
-    the sentence)."""
+    the sentence) unless ``inside`` (it stands inside a sentence: as written; the demo
+    model otherwise capitalised it mid-sentence, "the pre A collection of ...")."""
     out = "".join(f"[{c}]" if c in ".+*?()[]{}|^$\\" else c for c in text)
-    if text[:1].isalpha() and text[0].lower() != text[0].upper():
+    if not inside and text[:1].isalpha() and text[0].lower() != text[0].upper():
         out = f"[{text[0].lower()}{text[0].upper()}]" + out[1:]
     return out
 
@@ -248,7 +249,8 @@ def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> N
         before = free_text(1, share) + _WORD_END + " "  # a word, then a space: inside a sentence
         between = "[ ,;:]" + free_text(0, share) + _WORD_END + " "
         end = "([ ,;:]" + free_text(0, share) + ")?[.?!]"  # the utterance ends a sentence
-        schema["properties"]["utterance"] = {**field, "pattern": "^" + before + between.join(map(_literal, forms))
+        schema["properties"]["utterance"] = {**field, "pattern": "^" + before + between.join(_literal(f, inside=True)
+                                                                                             for f in forms)
                                              + end + "$"}
 
 

@@ -430,10 +430,15 @@ def test_a_surface_form_pasted_onto_an_utterance_fails_and_one_said_in_a_sentenc
     d["turns"][1]["utterance"] = "Yes, that could enhance our lead-time numbers. Let's explore this idea. time zero"
     assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
         "turn 2: a surface form is pasted onto the utterance (opening a sentence in lower case, glued to the word "
-        "before it, or ending the utterance without a full stop) instead of said inside a sentence; work the phrase "
-        "into what the speaker says"]
+        "before it, capitalised inside a sentence, or ending the utterance without a full stop) instead of said "
+        "inside a sentence; work the phrase into what the speaker says"]
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "Any tips on counting?  a positive alert and the yield are combined into one score."
+    assert "turn 3: a surface form is pasted" in " ".join(stage2_gate_failures(Stage2Output.model_validate(d), p))
+    # recorded from the two-pass scaffold demo (accepted before this check, 2026-12-06): the phrase
+    # dropped into a sentence with a capital it does not have ("fine-tune the pre A collection of ...")
+    d = copy.deepcopy(SEPSIS_DIALOGUE)
+    d["turns"][2]["utterance"] = "We gather the instructions and fine-tune the pre A positive alert on them."
     assert "turn 3: a surface form is pasted" in " ".join(stage2_gate_failures(Stage2Output.model_validate(d), p))
     # said inside sentences, capitalised at a sentence's start or ending before its full stop: no failure
     d = copy.deepcopy(SEPSIS_DIALOGUE)
