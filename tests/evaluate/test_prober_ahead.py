@@ -7,7 +7,7 @@ import json
 import threading
 
 from .eval_helpers import released_case, write_case
-from ioa_synth.evaluate import probers
+from ioa_synth.probing import probers
 from ioa_synth.llm.ahead import RequestsAhead
 
 

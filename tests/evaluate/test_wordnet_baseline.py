@@ -18,7 +18,7 @@ import pytest
 from .eval_helpers import Q, released_case, user_text, write_case
 from .test_modes import ModeStudy, evaluate
 from ioa_helpers import one_line_error
-from ioa_synth.evaluate.wordnet import WordNetMissing, lexical_overlap, load_wordnet, polysemous_expressions
+from ioa_synth.probing.wordnet import WordNetMissing, lexical_overlap, load_wordnet, polysemous_expressions
 
 
 @pytest.fixture(scope="module")
