@@ -1,5 +1,5 @@
-"""The log of every model call a case made (a benchmark case, a team's task, a meeting's
-detector), as the records of ``evaluate``, ``collab`` and ``meetings`` keep it.
+"""The log of every model call a case made (a benchmark case, a live meeting's detector, a
+reward's case), as the records of ``evaluate``, ``meetings`` and ``train``'s reward keep it.
 
 Calls go through :class:`ioa_synth.runs.recorder.CallRecorder` (journaled in
 ``RESULTS/catalog.duckdb``, replayed on resume); :class:`CaseCalls` only adds the
