@@ -117,7 +117,7 @@ class Mini:
         from evaluate.eval_helpers import write_case
         from evaluate.test_modes import ModeStudy
         from evaluate.test_wordnet_baseline import QUESTIONS, wordnet_case
-        from ioa_synth.evaluate.wordnet import WordNetMissing, load_wordnet
+        from ioa_synth.probing.wordnet import WordNetMissing, load_wordnet
 
         data = self.root / "data-lexical"
         write_case(data, "business/planning_000.json", wordnet_case())

@@ -66,7 +66,7 @@ def run_inputs(bench: str, tasks: Path, out: Path, configs: str, detector: list[
     from ioa_synth.collab.run import RunJob
     from ioa_synth.collab.tasks import BENCHES, TasksError, load_tasks
     from ioa_synth.collab.team import CollabSettings
-    from ioa_synth.evaluate.detectors import MAX_DETECTORS
+    from ioa_synth.probing.detectors import MAX_DETECTORS
 
     check_choice("--bench", bench, BENCHES)
     if len(detector) > MAX_DETECTORS:

@@ -126,13 +126,14 @@ def evaluate_inputs(data: Path, out: Path, config: Path | None, limit: int | Non
     (:func:`~ioa_synth.cli.common.lowered_workers`).
     """
     from ioa_synth.evaluate.inputs import InputError, load_cases, pick_cases
-    from ioa_synth.evaluate.probers import MODES, QuestionsFromError, load_stored_questions
+    from ioa_synth.evaluate.stored_questions import QuestionsFromError, load_stored_questions
+    from ioa_synth.probing.probers import MODES
     from ioa_synth.evaluate.run import needed_components
     from ioa_synth.protocol.sample import SampleError
 
     check_choice("--mode", mode, MODES)
     if mode == "wordnet":
-        from ioa_synth.evaluate.wordnet import WordNetMissing, load_wordnet
+        from ioa_synth.probing.wordnet import WordNetMissing, load_wordnet
         try:
             load_wordnet()
         except WordNetMissing as exc:

@@ -78,7 +78,7 @@ def probe(
 ) -> None:
     """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
     from ioa_synth.llm.errors import LLMCallError
-    from ioa_synth.evaluate.detectors import prober_config
+    from ioa_synth.probing.detectors import prober_config
     from ioa_synth.meetings.probe import MAX_DETECTORS, parse_detector, probe_session
     from ioa_synth.meetings.session import SessionError
 

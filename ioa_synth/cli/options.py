@@ -131,7 +131,7 @@ def threshold_option(help: str) -> Any:
 
 
 def _access_choice(value: str) -> str:
-    from ioa_synth.evaluate.access import ACCESS_LEVELS
+    from ioa_synth.probing.access import ACCESS_LEVELS
 
     check_choice("--access", value, ACCESS_LEVELS)
     return value
@@ -145,7 +145,7 @@ def access_option() -> Any:
 
 def detector_option(required: bool = True) -> Any:
     """``--detector NAME=CONFIG`` (repeatable): a named prober configuration; parse each
-    with ``ioa_synth.evaluate.detectors.parse_detector``. Optional when ``required`` is false
+    with ``ioa_synth.probing.detectors.parse_detector``. Optional when ``required`` is false
     (the value is then an empty list)."""
     return typer.Option(... if required else [], "--detector",
                         help="NAME=CONFIG: a prober configuration (JSON config file with a \"prober\" block); "

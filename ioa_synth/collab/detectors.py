@@ -5,14 +5,14 @@ to ``PROBER_*``, then ``OPENAI_*`` (as ``meeting probe`` does)."""
 
 from __future__ import annotations
 
-from ioa_synth.evaluate.detectors import Detector, env_prefix, parse_detector, prober_config
+from ioa_synth.probing.detectors import Detector, env_prefix, parse_detector, prober_config
 from ioa_synth.llm.endpoints import EndpointSource
 
 __all__ = ["Detector", "detector_sources", "load_detector", "prober_config"]
 
 
 def load_detector(spec: str) -> Detector:
-    """``NAME=CONFIG`` -> :class:`~ioa_synth.evaluate.detectors.Detector`.
+    """``NAME=CONFIG`` -> :class:`~ioa_synth.probing.detectors.Detector`.
 
     Raises:
         ValueError: a bad spec; ConfigError (a ValueError): a bad or prober-less config.

@@ -33,11 +33,11 @@ from ioa_synth.collab.tasks import BcbTask, HiddenProfileTask, Task
 from ioa_synth.collab.team import (MODERATOR, agent_names, answer_prompt, coder_prompt, final_prompt,
                                    reflection_prompt, say_prompt, single_prompt, stop_vote_prompt)
 from ioa_synth.core.templates import render_template
-from ioa_synth.evaluate.access import transcript_only_context
-from ioa_synth.evaluate.probers import McqProber
 from ioa_synth.llm.component_setup import ComponentSetup, component_setup, prices_for
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
+from ioa_synth.probing.access import transcript_only_context
+from ioa_synth.probing.probers import McqProber
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.spend import CallKind, fold, measure_setups, sampled
 

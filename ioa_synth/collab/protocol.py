@@ -40,9 +40,9 @@ from ioa_synth.collab.team import (FINAL_STEP, INTERVENTION_STEP, MODERATOR, RED
                                    agent_names, answer_prompt, block_order, coder_prompt, directive_text, final_prompt,
                                    reflection_prompt, say_prompt, single_prompt, stop_vote_prompt)
 from ioa_synth.core.templates import render_template
-from ioa_synth.evaluate.access import transcript_only_context
-from ioa_synth.evaluate.probers import McqProber
-from ioa_synth.evaluate.replies import ProberReply, parse_questions
+from ioa_synth.probing.access import transcript_only_context
+from ioa_synth.probing.probers import McqProber
+from ioa_synth.probing.replies import ProberReply, parse_questions
 from ioa_synth.protocol.schemas import request_schema
 
 

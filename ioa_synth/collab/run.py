@@ -45,11 +45,11 @@ from ioa_synth.collab.tasks import BcbTask, Task, tasks_digest
 from ioa_synth.collab.team import Ask, CollabSettings
 from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.core.templates import all_template_hashes, template_sha256
-from ioa_synth.evaluate.probers import McqProber
 from ioa_synth.llm.client import Endpoint, LLMCallError, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
 from ioa_synth.llm.replies import reply_json, reply_text
+from ioa_synth.probing.probers import McqProber
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.runs.catalog import Catalog

@@ -10,6 +10,11 @@ One jinja2 environment serves every capability (compiled templates are kept): a 
 registered after the first render is added to it in place, so registration works before
 or after first use.
 
+A capability's names may come from several packages' folders, each registered ``shared``
+(``evaluate/``: the probers' templates in :mod:`ioa_synth.probing`, which collab and
+meetings import without evaluate, and the simulator's and filter's in
+:mod:`ioa_synth.evaluate`); the names, sha256s and overrides are those of one folder.
+
 Any template can be replaced by name for the rest of the process (``--prompts DIR``,
 :func:`install_overrides`; :mod:`ioa_synth.core.prompt_overrides` reads and checks a
 folder): renders, sha256s (and so ``llm_calls`` and every fingerprint listing the template)
@@ -30,8 +35,10 @@ import jinja2
 
 from ioa_synth.core.errors import StopRun
 
-#: capability -> its templates folder (:func:`register_templates`)
-_FOLDERS: dict[str, Path] = {}
+#: capability -> its templates folder(s) (:func:`register_templates`; several only when registered ``shared``)
+_FOLDERS: dict[str, tuple[Path, ...]] = {}
+#: the capabilities registered ``shared`` (whose folders may be several)
+_SHARED: set[str] = set()
 #: the PrefixLoader's own mapping: a registration adds a loader here, seen by the cached environment
 _LOADERS: dict[str, jinja2.BaseLoader] = {}
 #: template name -> the component(s) that render it, as the capability registered them
@@ -56,11 +63,11 @@ _ON_CHANGE: list[Callable[[], None]] = []
 
 
 class _Overridable(jinja2.BaseLoader):
-    """A capability's templates folder, where an installed override wins over the file."""
+    """A capability's templates folder(s), where an installed override wins over the file."""
 
-    def __init__(self, capability: str, folder: Path) -> None:
+    def __init__(self, capability: str, folders: tuple[Path, ...]) -> None:
         self.capability = capability
-        self.files = jinja2.FileSystemLoader(str(folder))
+        self.files = jinja2.FileSystemLoader([str(f) for f in folders])
 
     def get_source(self, environment: jinja2.Environment, template: str):  # type: ignore[override]
         over = _OVERRIDES.get(f"{self.capability}/{template}")
@@ -80,31 +87,40 @@ class Prompt:
     template_sha256: str
 
 
-def register_templates(capability: str, folder: Path, renders: dict[str, str] | None = None) -> None:
+def register_templates(capability: str, folder: Path, renders: dict[str, str] | None = None, *,
+                       shared: bool = False) -> None:
     """Make the ``*.jinja2`` files of ``folder`` the templates ``<capability>/<file>``;
     ``renders`` (file -> component(s)) says which component renders each (``ioa-synth
-    prompts list``).
+    prompts list``). ``shared``: the capability's templates come from several packages'
+    folders, each registered ``shared`` (a package that is imported without the others
+    registers its own part); no file name may be in two of them.
 
     Registering the same folder again does nothing (a module imported twice).
 
     Raises:
-        ValueError: ``capability`` is already registered with another folder, or its
-            name holds a ``/``.
+        ValueError: ``capability`` is already registered with another folder and this or
+            that registration is not ``shared``, a file of ``folder`` is already one of the
+            capability's other folders, or its name holds a ``/``.
         FileNotFoundError: ``folder`` is not a directory.
     """
     folder = Path(folder).resolve()
     if "/" in capability or not capability:
         raise ValueError(f"template capability name {capability!r}: a non-empty name without '/'")
     with _LOCK:
-        known = _FOLDERS.get(capability)
-        if known == folder:
+        known = _FOLDERS.get(capability, ())
+        if folder in known:
             return
-        if known is not None:
-            raise ValueError(f"templates of {capability!r} are already registered from {known} (not {folder})")
+        if known and not (shared and capability in _SHARED):
+            raise ValueError(f"templates of {capability!r} are already registered from {known[0]} (not {folder})")
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder}: no templates folder")
-        _FOLDERS[capability] = folder
-        _LOADERS[capability] = _Overridable(capability, folder)
+        twice = sorted({p.name for p in folder.glob("*.jinja2")} & {p.name for f in known for p in f.glob("*.jinja2")})
+        if twice:
+            raise ValueError(f"{folder}: {capability}/{twice[0]} is already a template of another folder")
+        if shared:
+            _SHARED.add(capability)
+        _FOLDERS[capability] = known + (folder,)
+        _LOADERS[capability] = _Overridable(capability, _FOLDERS[capability])
         _RENDERS.update({f"{capability}/{file}": who for file, who in (renders or {}).items()})
 
 
@@ -113,12 +129,7 @@ def registered_capabilities() -> tuple[str, ...]:
     return tuple(sorted(_FOLDERS))
 
 
-def template_dir(capability: str) -> Path:
-    """The templates folder ``capability`` registered.
-
-    Raises:
-        KeyError: no folder registered for ``capability`` (its package was not imported).
-    """
+def _folders(capability: str) -> tuple[Path, ...]:
     try:
         return _FOLDERS[capability]
     except KeyError:
@@ -126,9 +137,27 @@ def template_dir(capability: str) -> Path:
                        f"{', '.join(registered_capabilities()) or 'none'})") from None
 
 
+def template_dir(capability: str) -> Path:
+    """The templates folder ``capability`` registered.
+
+    Raises:
+        KeyError: no folder registered for ``capability`` (its package was not imported).
+        ValueError: ``capability`` is registered from several folders (``shared``).
+    """
+    folders = _folders(capability)
+    if len(folders) > 1:
+        raise ValueError(f"templates of {capability!r} come from {len(folders)} folders, not one")
+    return folders[0]
+
+
+def _files(capability: str) -> list[Path]:
+    """The template files of ``capability``'s folder(s), sorted by file name."""
+    return sorted((p for folder in _FOLDERS.get(capability, ()) for p in folder.glob("*.jinja2")), key=lambda p: p.name)
+
+
 def template_names() -> tuple[str, ...]:
     """Every registered template name (``<capability>/<file>.jinja2``), sorted."""
-    return tuple(sorted(f"{c}/{p.name}" for c, folder in _FOLDERS.items() for p in folder.glob("*.jinja2")))
+    return tuple(sorted(f"{c}/{p.name}" for c in _FOLDERS for p in _files(c)))
 
 
 def template_renders(name: str) -> str:
@@ -207,10 +236,10 @@ def environment() -> jinja2.Environment:
 def _file(name: str) -> Path:
     """The file of template ``name``; raises FileNotFoundError for an unknown capability."""
     capability, _, file = name.partition("/")
-    folder = _FOLDERS.get(capability)
-    if folder is None:
+    folders = _FOLDERS.get(capability)
+    if not folders:
         raise FileNotFoundError(f"no template {name!r}: no templates registered for {capability!r}")
-    return folder / file
+    return next((f / file for f in folders if (f / file).is_file()), folders[0] / file)
 
 
 @lru_cache(maxsize=None)
@@ -230,9 +259,8 @@ def all_template_hashes(capability: str) -> dict[str, str]:
     Raises:
         KeyError: ``capability`` registered no templates.
     """
-    folder = template_dir(capability)
-    return {f"{capability}/{p.name}": template_sha256(f"{capability}/{p.name}")
-            for p in sorted(folder.glob("*.jinja2"))}
+    _folders(capability)
+    return {f"{capability}/{p.name}": template_sha256(f"{capability}/{p.name}") for p in _files(capability)}
 
 
 def compile_templates(capability: str) -> None:

@@ -1,20 +1,20 @@
 """``ioa-synth evaluate``: the IoA-Suite evaluation protocol (paper §4.1-4.2,
-App. C). Inputs (``inputs``), information access (``access``), solver-like steps
-(``probers``, one per ``--mode``; ``simulator``; ``validity``) chained per case (``case``),
-reply shapes (``replies``), the normaliser behind the ambiguity mode's MA overlap
-(``text``), WordNet for the lexical baseline (``wordnet``), pure scoring (``scoring``), per-case records with every call (``records``),
-the resumable run (``run``) and its terminal output (``report``)."""
+App. C). Inputs (``inputs``), the probers and what they see (:mod:`ioa_synth.probing`, one
+per ``--mode``; questions of an earlier run, ``stored_questions``), the simulator's and the
+filter's information access (``access``), solver-like steps (``simulator``, ``validity``)
+chained per case (``case``), their reply shapes (``replies``), pure scoring (``scoring``),
+per-case records (``records``), the resumable run (``run``) and its terminal output
+(``report``)."""
 
 from pathlib import Path
 
+import ioa_synth.probing  # noqa: F401 - registers the probers' templates, the rest of evaluate/<file>.jinja2
 from ioa_synth.core.templates import register_templates
 
 register_templates("evaluate", Path(__file__).resolve().parent / "templates",  # its prompts: evaluate/<file>.jinja2
-                   renders={"_macros.jinja2": "(imported by the others)",
-                            "prober_mcq.jinja2": "prober (also collab and meeting detectors)",
-                            "prober_direct.jinja2": "prober", "prober_ambiguity_select.jinja2": "prober",
-                            "prober_ambiguity_mcq.jinja2": "prober", "simulator.jinja2": "simulator",
-                            "validity_filter.jinja2": "validity_filter", "validity_filter_items.jinja2": "validity_filter"})
+                   renders={"simulator.jinja2": "simulator", "validity_filter.jinja2": "validity_filter",
+                            "validity_filter_items.jinja2": "validity_filter"},
+                   shared=True)
 from ioa_synth.evaluate.run_settings import EvaluateSettings
 from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 

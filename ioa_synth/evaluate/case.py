@@ -9,18 +9,19 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ioa_synth.evaluate.inputs import EvalCase
 from pydantic import ValidationError
 
-from ioa_synth.evaluate.probers import Probe, Prober, QuestionsFromError
+from ioa_synth.evaluate.stored_questions import QuestionsFromError
 from ioa_synth.evaluate.record_model import EvalRecord
-from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.evaluate.replies import Question
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, expression_overlaps
-from ioa_synth.evaluate.text import token_overlap
-from ioa_synth.evaluate.wordnet import lexical_overlap, load_wordnet
 from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
 from ioa_synth.evaluate.validity import judge_divergent, judge_items
+from ioa_synth.probing.probers import Probe, Prober
+from ioa_synth.probing.calls import CaseCalls
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.replies import Question
+from ioa_synth.probing.text import token_overlap
+from ioa_synth.probing.wordnet import lexical_overlap, load_wordnet
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 
 

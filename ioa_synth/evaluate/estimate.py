@@ -19,12 +19,14 @@ from typing import Any
 
 from ioa_synth.core.templates import render_template
 from ioa_synth.evaluate.access import filter_context, simulator_context
-from ioa_synth.evaluate.inputs import EvalCase, load_cases, pick_cases
-from ioa_synth.evaluate.probers import PROBERS, first_prompt
-from ioa_synth.evaluate.records import STAGES, read_record
+from ioa_synth.evaluate.inputs import load_cases, pick_cases
+from ioa_synth.evaluate.records import read_record
 from ioa_synth.evaluate.run import component_of, needed_components
 from ioa_synth.evaluate.simulator import PARTICIPANTS, TEMPLATE as SIMULATOR_TEMPLATE
 from ioa_synth.evaluate.validity import TEMPLATE as FILTER_TEMPLATE
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.probers import PROBERS, first_prompt
+from ioa_synth.probing.calls import STAGES
 from ioa_synth.llm.component_setup import component_setup, prices_for
 from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.llm.prices import Price

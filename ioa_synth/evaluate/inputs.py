@@ -1,26 +1,22 @@
 """Reading evaluation inputs: every ``*.json`` case under ``--data``, in this toolkit's
 record format or in the released IoA-Suite format (the paper's
-record layout, App. B.4).
+record layout, App. B.4), as the lenient models of :mod:`ioa_synth.probing.cases`.
 
-The evaluation view is a set of lenient pydantic models of its own: extra keys are
-ignored, ``meeting_scenario`` may be a string or an object, a misalignment point may
-lack ``type``, and ``seed``/``quality`` may be absent. A field the protocol needs and
-the file lacks is never guessed: the whole input set is refused with one error line
-naming the file and the field (:class:`InputError`).
+A field the protocol needs and the file lacks is never guessed: the whole input set is
+refused with one error line naming the file and the field (:class:`InputError`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ValidationError
 
-from ioa_synth.protocol.cells import DOMAINS, MA_TYPES, SPLITS, TASK_TYPES
-from ioa_synth.protocol.schemas import scenario_text
+from ioa_synth.probing.cases import EvalCase, EvalCaseFile
+from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
@@ -29,108 +25,6 @@ from ioa_synth.runs.manifest import MANIFEST_FILE
 
 class InputError(ValueError):
     """An unusable ``--data`` folder or case file; the message names the file and field."""
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class EvalMember(_Lenient):
-    """A participant (the paper's p_i): public profile plus private agenda and tacit assumptions."""
-
-    id: str
-    name: str
-    role: str
-    expertise: str
-    background: str
-    private_state: str
-    hidden_assumptions: list[str]
-
-
-class EvalMA(_Lenient):
-    """A misalignment point; ``type`` is ``None`` in the released data (no taxonomy label)."""
-
-    id: str
-    type: str | None = None
-    topic: str
-    surface_form: str
-    member_a_understanding: str
-    member_b_understanding: str
-    why_undetected: str
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _known_type(cls, v: Any) -> Any:
-        if v is None:
-            return None
-        v = str(v).strip().lower()
-        if v not in MA_TYPES:
-            raise ValueError(f"type must be one of {', '.join(MA_TYPES)}")
-        return v
-
-
-class EvalProfiles(_Lenient):
-    """``profiles`` of a case; ``conversation_outline`` is not read (no component sees it)."""
-
-    meeting_scenario: str = ""
-    members: list[EvalMember]
-    misalignment_points: list[EvalMA]
-
-    @field_validator("meeting_scenario", mode="before")
-    @classmethod
-    def _scenario(cls, v: Any) -> Any:
-        return scenario_text(v)
-
-
-class EvalTurn(_Lenient):
-    """One dialogue turn; ``speaker_name`` falls back to the member's name when absent."""
-
-    turn_idx: int
-    speaker_id: str
-    speaker_name: str | None = None
-    inner_thought: str
-    utterance: str
-
-
-class EvalDialogue(_Lenient):
-    """``dialogue`` of a case: its ordered turns (``num_turns`` is not needed)."""
-
-    turns: list[EvalTurn]
-
-
-class EvalCaseFile(_Lenient):
-    """A case file: ``profiles`` + ``dialogue``; ``seed`` optional."""
-
-    profiles: EvalProfiles
-    dialogue: EvalDialogue
-    seed: dict[str, Any] | None = None
-
-
-@dataclass
-class EvalCase:
-    """One case to evaluate.
-
-    ``case_id``: path relative to ``--data`` without ``.json`` (e.g.
-    ``business/troubleshooting_010``); ``domain``/``task_type`` from ``seed``, else from
-    the path, else ``"unknown"``; ``sha256`` of the file bytes (fingerprint).
-    """
-
-    case_id: str
-    source_file: str
-    domain: str
-    task_type: str
-    sha256: str
-    profiles: EvalProfiles
-    turns: list[EvalTurn]
-
-    def member(self, member_id: str) -> EvalMember:
-        """The member with id ``member_id`` (``M1``/``M2``)."""
-        return next(m for m in self.profiles.members if m.id == member_id)
-
-    @property
-    def ma_ids(self) -> list[str]:
-        """Ids of the misalignment points, in file order."""
-        return [p.id for p in self.profiles.misalignment_points]
 
 
 def _where(err: dict[str, Any]) -> str:

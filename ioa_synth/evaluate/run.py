@@ -26,13 +26,15 @@ from rich.console import Console
 
 from ioa_synth import __version__
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
-from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import PROBERS, StoredQuestions, forget_first, prepare_first, questions_digest
-from ioa_synth.evaluate.replies import Question
-from ioa_synth.evaluate.records import CaseCalls, read_record, record_path
+from ioa_synth.evaluate.stored_questions import StoredQuestions, questions_digest
+from ioa_synth.evaluate.records import read_record, record_path
 from ioa_synth.evaluate.report import eval_progress
 from ioa_synth.evaluate.scoring import summarize
 from ioa_synth.evaluate.tables import EVALUATE_TABLES
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.probers import PROBERS, forget_first, prepare_first
+from ioa_synth.probing.replies import Question
+from ioa_synth.probing.calls import CaseCalls
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import all_template_hashes, compile_templates
@@ -62,7 +64,7 @@ class EvalJob:
     """What to evaluate: ``cases`` (after ``--limit``) out of ``all_cases`` (every input
     file under ``--data``, all fingerprinted), with ``settings``; ``questions_from`` names
     an earlier results folder whose questions ``stored_questions`` (``{case_id:
-    [Question]}``, :func:`ioa_synth.evaluate.probers.load_stored_questions`) are asked
+    [Question]}``, :func:`ioa_synth.evaluate.stored_questions.load_stored_questions`) are asked
     instead of calling the prober."""
 
     cases: list[EvalCase]

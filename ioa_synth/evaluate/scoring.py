@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.record_model import C_REASONS, EvalRecord
-from ioa_synth.evaluate.text import overlapping_mas, token_overlap
+from ioa_synth.probing.text import overlapping_mas, token_overlap
 
 _PRF = ("precision", "recall", "f1")
 
@@ -122,7 +122,7 @@ def expression_overlaps(expressions: list[dict[str, Any]], surface_forms: dict[s
     """The ``ambiguity`` (or ``wordnet``) prober's selected ``expressions`` (``{expression,
     turn}``) as recorded: each with ``overlaps_ma`` (``{MA id: overlap}`` with the MA's
     surface form in ``surface_forms`` ``{MA id: text}`` by ``overlap``, see
-    :mod:`ioa_synth.evaluate.text`) and ``overlaps`` (bool); paper §5.1, Table 11."""
+    :mod:`ioa_synth.probing.text`) and ``overlaps`` (bool); paper §5.1, Table 11."""
     out = []
     for e in expressions:
         hits = overlapping_mas(e["expression"], surface_forms, overlap)

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from ioa_synth.evaluate.access import simulator_context
-from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.evaluate.replies import LETTERS, Question, SimulatorReply, parse_answers
+from ioa_synth.evaluate.replies import SimulatorReply, parse_answers
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.calls import CaseCalls
+from ioa_synth.probing.replies import LETTERS, Question
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import render_template
 from ioa_synth.protocol.schemas import request_schema

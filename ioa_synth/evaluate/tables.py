@@ -1,5 +1,5 @@
 """What evaluate (and the training reward, which calls through the same
-:class:`~ioa_synth.evaluate.records.CaseCalls`) keeps in its catalog besides the runs
+:class:`~ioa_synth.probing.calls.CaseCalls`) keeps in its catalog besides the runs
 layer's tables: the tags of its calls and the view ``evaluate_calls``.
 
 A call's key is ``(case_id, step, role, attempt)``: step 0 prober, 1 simulator, 2 validity

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ioa_synth.evaluate.access import filter_context
-from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.evaluate.replies import FilterReply, Judgement, Question, parse_judgements
+from ioa_synth.evaluate.replies import FilterReply, Judgement, parse_judgements
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.calls import CaseCalls
+from ioa_synth.probing.replies import Question
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import render_template
 from ioa_synth.protocol.schemas import request_schema_copy

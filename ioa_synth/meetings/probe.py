@@ -4,7 +4,7 @@
 A detector is an evaluate prober configuration (``--detector NAME=CONFIG``: the ``prober``
 block of a config file; endpoint from ``PROBER_BASE_URL`` or, per detector,
 ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY``; else the embedded model) in ``mcq`` mode,
-asked through :meth:`ioa_synth.evaluate.probers.McqProber.ask_context`. Every call is made
+asked through :meth:`ioa_synth.probing.probers.McqProber.ask_context`. Every call is made
 through :func:`ioa_synth.runs.context.open_run` and stored in the session's catalog
 (a re-run replays finished detectors). Labels are drawn at random per session (seeded);
 ``private/blinding.json`` keeps the mapping, ``sets.json`` only labels and questions.
@@ -17,10 +17,10 @@ import random
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from ioa_synth.evaluate.access import transcript_only_context
-from ioa_synth.evaluate.detectors import MAX_DETECTORS, Detector, env_prefix, parse_detector  # noqa: F401
-from ioa_synth.evaluate.probers import McqProber
-from ioa_synth.evaluate.records import CaseCalls
+from ioa_synth.probing.access import transcript_only_context
+from ioa_synth.probing.detectors import MAX_DETECTORS, Detector, env_prefix, parse_detector  # noqa: F401
+from ioa_synth.probing.probers import McqProber
+from ioa_synth.probing.calls import CaseCalls
 from ioa_synth.core.templates import template_sha256
 from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.meetings.tables import MEETING_TABLES

@@ -2,7 +2,7 @@
 of its calls and the view ``meeting_calls``.
 
 - ``meeting probe``: a detector's calls go through evaluate's prober
-  (:class:`~ioa_synth.evaluate.records.CaseCalls`) with the detector's name as the unit;
+  (:class:`~ioa_synth.probing.calls.CaseCalls`) with the detector's name as the unit;
   tags ``{"component": "prober", "detector", "participant": null}``.
 - ``meeting report``: the merge judge's call, unit ``merge:<rule>``; tags
   ``{"component": "merge_judge", "rule"}``.

@@ -15,7 +15,7 @@ from ioa_synth.evaluate.analysis import tables as ev
 from ioa_synth.stats.bootstrap import paired_bootstrap
 from ioa_synth.evaluate.analysis.compare import CompareError, compare
 from ioa_synth.evaluate.analysis.results import Results, ResultsError, load_results
-from ioa_synth.evaluate.access import ACCESS_LEVELS
+from ioa_synth.probing.access import ACCESS_LEVELS
 from ioa_synth.protocol.cells import PAPER_MA_TYPE_DISTRIBUTION
 from ioa_synth.reports.output import fmt
 from ioa_synth.tables.model import PaperTable, percent

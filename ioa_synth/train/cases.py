@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ioa_synth.evaluate.inputs import EvalCase, InputError, load_cases
+from ioa_synth.evaluate.inputs import InputError, load_cases
+from ioa_synth.probing.cases import EvalCase
 from ioa_synth.text.plural import plural
 from ioa_synth.train.files import SPLIT_NAMES, split_of
 

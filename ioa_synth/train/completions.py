@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ioa_synth.evaluate.case import EvalSettings
-from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.replies import Question
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.replies import Question
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """GRPO prompts of a built split (paper §6.1, App. D.1): one row per dialogue with the prober
-prompt exactly as ``evaluate`` sends it (:meth:`ioa_synth.evaluate.probers.McqProber.prompt`
+prompt exactly as ``evaluate`` sends it (:meth:`ioa_synth.probing.probers.McqProber.prompt`
 for the chosen ``--access``) and the case id the reward needs.
 
 - ``trl``: ``<split>.jsonl`` rows ``{"prompt": [system, user], "case_id", "split"}``
@@ -17,9 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.evaluate.access import ACCESS_LEVELS
-from ioa_synth.evaluate.inputs import EvalCase, load_cases
-from ioa_synth.evaluate.probers import PROBERS
+from ioa_synth.evaluate.inputs import load_cases
+from ioa_synth.probing.access import ACCESS_LEVELS
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.probers import PROBERS
 from ioa_synth.train.files import FORMATS_PROMPTS, ExportError, split_of, write_jsonl_atomic, write_parquet_atomic
 
 DATA_SOURCE = "ioa-suite"

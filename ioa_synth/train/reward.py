@@ -2,7 +2,7 @@
 IoA-Suite protocol computed end to end on a training dialogue, with no format reward.
 
 A completion (the prober's reply) is read as ``evaluate`` reads a prober reply (think block
-and code fence removed, :func:`ioa_synth.evaluate.replies.parse_questions`); a reply that
+and code fence removed, :func:`ioa_synth.probing.replies.parse_questions`); a reply that
 does not parse scores 0.0 without any call. A parsed question set goes through
 :func:`ioa_synth.evaluate.case.evaluate_case` itself, exactly as ``evaluate
 --questions-from`` sends it: simulator (its settings, one rollout by default as in the
@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ioa_synth.evaluate.case import EvalSettings, evaluate_case
-from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.probers import StoredQuestions
+from ioa_synth.evaluate.stored_questions import StoredQuestions
 from ioa_synth.evaluate.record_model import EvalRecord
-from ioa_synth.evaluate.records import CaseCalls
-from ioa_synth.evaluate.replies import parse_questions
 from ioa_synth.evaluate.scoring import prf
 from ioa_synth.evaluate.tables import EVALUATE_TABLES
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.calls import CaseCalls
+from ioa_synth.probing.replies import parse_questions
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig, load_config
 from ioa_synth.core.templates import all_template_hashes

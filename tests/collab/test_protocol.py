@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from ioa_synth.collab.protocol import majority, run_task
 from ioa_synth.collab.team import FINAL_STEP, INTERVENTION_STEP, MODERATOR, CollabSettings
-from ioa_synth.evaluate.replies import Question
+from ioa_synth.probing.replies import Question
 from .helpers import bcb_tasks, hp_tasks
 
 

@@ -202,7 +202,7 @@ def test_an_attribute_the_context_lacks_stops_the_run_at_the_first_render(cli, e
 
 
 def test_a_detectors_config_may_not_name_prompts(tmp_path):
-    from ioa_synth.evaluate.detectors import prober_config
+    from ioa_synth.probing.detectors import prober_config
     from ioa_synth.llm.config import ConfigError
 
     cfg = tmp_path / "det.json"

@@ -230,7 +230,7 @@ def test_questions_from_a_direct_run_is_refused_before_any_call_or_write(cli, tr
 
 
 def test_expression_overlap_normaliser():
-    from ioa_synth.evaluate.text import content_tokens, overlapping_mas, token_overlap
+    from ioa_synth.probing.text import content_tokens, overlapping_mas, token_overlap
 
     assert content_tokens("Let's learn  Torch first!") == {"learn", "torch", "first"}
     assert content_tokens("Déjà-vu of the Budget") == {"deja", "vu", "budget"}

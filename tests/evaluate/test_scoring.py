@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ioa_synth.evaluate.replies import parse_answers, parse_judgements, parse_questions
+from ioa_synth.evaluate.replies import parse_answers, parse_judgements
+from ioa_synth.probing.replies import parse_questions
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, summarize
 from ioa_synth.evaluate.simulator import modal
 

@@ -125,7 +125,7 @@ def test_build_and_evaluate_folders_are_not_mixed(cli, trio, endpoint, seeds_fil
 
 
 def test_ambiguity_questions_must_follow_their_expressions():
-    from ioa_synth.evaluate.replies import parse_question_per_expression
+    from ioa_synth.probing.replies import parse_question_per_expression
 
     exprs = [{"expression": e, "turn": 1} for e in ("learn Torch", "nightly build", "the budget", "stays")]
 
@@ -205,8 +205,8 @@ def test_case_missing_from_stored_questions_is_a_clean_case_error(tmp_path):
     as an "internal error" (KeyError)."""
     from ioa_synth.evaluate.case import EvalSettings, evaluate_case
     from ioa_synth.evaluate.inputs import load_cases
-    from ioa_synth.evaluate.probers import StoredQuestions
-    from ioa_synth.evaluate.records import CaseCalls
+    from ioa_synth.evaluate.stored_questions import StoredQuestions
+    from ioa_synth.probing.calls import CaseCalls
 
     from .eval_helpers import toolkit_case
 

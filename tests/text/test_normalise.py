@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from ioa_synth.evaluate.text import content_tokens
+from ioa_synth.probing.text import content_tokens
 from ioa_synth.protocol.gates_text import content_words, stems, words
 from ioa_synth.seeds.ids import normalize_title
 from ioa_synth.text.normalise import ALNUM, FUNCTION_WORDS, NONSPACE, WORD, Normaliser, stem_words

@@ -1,13 +1,14 @@
 """The next case's first prober prompt is made ahead while this case's calls run: the
-requests are the ones made on the spot."""
+requests are the ones made on the spot (an ``evaluate`` run against the scripted servers)."""
 
 from __future__ import annotations
 
 import json
 import threading
 
-from .eval_helpers import released_case, write_case
-from ioa_synth.evaluate import probers
+from evaluate.conftest import trio  # noqa: F401 - the scripted prober, simulator and filter
+from evaluate.eval_helpers import released_case, write_case
+from ioa_synth.probing import probers
 from ioa_synth.llm.ahead import RequestsAhead
 
 

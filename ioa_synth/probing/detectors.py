@@ -1,5 +1,5 @@
-"""Detectors: evaluate prober configurations used outside ``evaluate`` (live meetings, a
-team's loop). ``--detector NAME=CONFIG`` names one: the ``prober`` block of a config file,
+"""Detectors: prober configurations used outside ``evaluate`` (live meetings, a team's
+loop). ``--detector NAME=CONFIG`` names one: the ``prober`` block of a config file,
 its endpoint from ``IOA_DETECTOR_<NAME>_BASE_URL`` / ``_API_KEY`` (:func:`env_prefix`),
 falling back to ``PROBER_*``, then ``OPENAI_*``, else the embedded model."""
 

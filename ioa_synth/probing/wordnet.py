@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ioa_synth.evaluate.text import EXPRESSION, content_tokens
+from ioa_synth.probing.text import EXPRESSION, content_tokens
 
 #: Where Debian's ``wordnet-base`` puts the database; ``IOA_WORDNET_DIR`` names another copy.
 DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
@@ -120,11 +120,11 @@ _LOADING = threading.Lock()
 
 def lexical_overlap(a: str | None, b: str | None, lexicon: Lexicon | None = None) -> float:
     """Overlap coefficient of the content tokens of ``a`` and ``b`` (the normaliser of
-    :mod:`ioa_synth.evaluate.text`: case and accents folded, function words dropped), in 0-1:
+    :mod:`ioa_synth.probing.text`: case and accents folded, function words dropped), in 0-1:
     the share of the smaller side's tokens (``a``'s on a tie) found in the other side, where
     with a ``lexicon`` a token is also found when the other side has one of its WordNet
     synonyms. 0 when either side has no content token. Without a lexicon this is
-    :func:`ioa_synth.evaluate.text.token_overlap`.
+    :func:`ioa_synth.probing.text.token_overlap`.
 
     ``"the car budget"`` vs ``"automobile costs"``: tokens {car, budget} / {automobile, costs};
     "car" matches "automobile" through WordNet, "budget" matches nothing → 1/2 = 0.5.
@@ -147,7 +147,7 @@ def polysemous_expressions(turns: list[tuple[int, str]], lexicon: Lexicon, n: in
     occurrence; each as ``{"expression": the word as first written, "turn": that turn}``.
 
     ``turns``: ``[(turn_idx, utterance)]`` in dialogue order. Words are compared after
-    :data:`~ioa_synth.evaluate.text.EXPRESSION` normalisation (function words never count);
+    :data:`~ioa_synth.probing.text.EXPRESSION` normalisation (function words never count);
     words WordNet does not know are never chosen, so fewer than ``n`` may come back.
     """
     first: dict[str, tuple[int, str, int]] = {}  # normalised word -> (order, as written, turn)

@@ -3,28 +3,27 @@
 ``direct`` (free-text items, no simulator), ``ambiguity`` (the paper's "LLM-ranked"
 baseline: four ambiguous expressions, one MCQ around each) and ``wordnet`` (the lexical
 baseline: the four most polysemous words by WordNet, one MCQ around each). All see the same context,
-:func:`ioa_synth.evaluate.access.prober_context` of ``--access``, never the MAs.
+:func:`ioa_synth.probing.access.prober_context` of ``--access``, never the MAs. (``evaluate
+--questions-from`` asks an earlier run's questions instead:
+:mod:`ioa_synth.evaluate.stored_questions`.)
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
-from ioa_synth.evaluate.access import prober_context
-from ioa_synth.evaluate.inputs import EvalCase
-from ioa_synth.evaluate.records import CaseCalls, read_record
-from ioa_synth.evaluate.wordnet import load_wordnet, polysemous_expressions
-from ioa_synth.evaluate.replies import (NUM_EXPRESSIONS, AmbiguityQuestionsReply, ExpressionsReply, ItemsReply,
-                                        ProberReply, Question, parse_expressions, parse_items, parse_question_per_expression, parse_questions)
+from ioa_synth.probing.access import prober_context
+from ioa_synth.probing.calls import CaseCalls
+from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.replies import (NUM_EXPRESSIONS, AmbiguityQuestionsReply, ExpressionsReply, ItemsReply,
+                                       ProberReply, Question, parse_expressions, parse_items,
+                                       parse_question_per_expression, parse_questions)
+from ioa_synth.probing.wordnet import load_wordnet, polysemous_expressions
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMClient
 from ioa_synth.core.templates import Prompt, render_template
 from ioa_synth.protocol.schemas import request_schema
-from ioa_synth.runs.manifest import ManifestError, read_manifest
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,7 @@ class McqProber:
 
     def ask_context(self, context: dict[str, Any], client: LLMClient, calls: CaseCalls) -> Probe:
         """The questions for a ready prompt ``context`` (a case's :func:`prober_context`, or a
-        live meeting's :func:`~ioa_synth.evaluate.access.transcript_only_context`)."""
+        live meeting's :func:`~ioa_synth.probing.access.transcript_only_context`)."""
         return self._ask(render_template(self.template, **context), client, calls)
 
     def _ask(self, prompt: Prompt, client: LLMClient, calls: CaseCalls) -> Probe:
@@ -122,7 +121,7 @@ class AmbiguityProber:
     ``{"expressions": [{"expression", "turn"}]}``, each verbatim in that turn's utterance;
     call 2 (attempt 2) writes one MCQ around each, reply as ``mcq`` with exactly four
     questions in the expressions' order, question i naming expression i
-    (:func:`~ioa_synth.evaluate.replies.parse_question_per_expression`). ``extra["expressions"]``
+    (:func:`~ioa_synth.probing.replies.parse_question_per_expression`). ``extra["expressions"]``
     lists the selected ``{expression, turn}``; their overlap with the MAs is scoring work
     (:func:`ioa_synth.evaluate.scoring.expression_overlaps`), done outside the prober."""
 
@@ -145,13 +144,13 @@ class AmbiguityProber:
 class WordNetProber:
     """``wordnet`` (paper §5.1, Table 11, the lexical baseline): the expressions are not
     chosen by a model but by WordNet, the four content words of the utterances with the most
-    senses (:func:`ioa_synth.evaluate.wordnet.polysemous_expressions`); one call (attempt 1)
+    senses (:func:`ioa_synth.probing.wordnet.polysemous_expressions`); one call (attempt 1)
     writes one MCQ around each with the ``ambiguity`` mode's second prompt and checks. A
     dialogue with fewer than four words WordNet knows gets no call and no question (K = 0).
     ``extra["expressions"]`` as ``ambiguity``.
 
     Raises (from :meth:`ask`):
-        ioa_synth.evaluate.wordnet.WordNetMissing: WordNet is not installed (checked by the
+        ioa_synth.probing.wordnet.WordNetMissing: WordNet is not installed (checked by the
             command before any case).
     """
 
@@ -181,73 +180,3 @@ class WordNetProber:
 PROBERS: dict[str, Prober] = {"mcq": McqProber(), "direct": DirectProber(), "ambiguity": AmbiguityProber(),
                               "wordnet": WordNetProber()}
 MODES: tuple[str, ...] = tuple(PROBERS)
-
-
-class QuestionsFromError(ValueError):
-    """A ``--questions-from`` folder that cannot supply the questions (one-line message)."""
-
-
-#: Modes whose records hold multiple-choice questions that ``--questions-from`` may reuse.
-REUSABLE_MODES = ("mcq", "ambiguity", "wordnet")
-
-
-def load_stored_questions(folder: Path, case_ids: list[str]) -> dict[str, list[Question]]:
-    """The questions of every case in ``case_ids`` from the evaluate results folder
-    ``folder`` (``--questions-from``), checked before any call or write.
-
-    Returns ``{case_id: [Question, ...]}`` in the stored order.
-
-    Raises:
-        QuestionsFromError: ``folder`` has no ``run.json`` written by ``ioa-synth evaluate``,
-            its mode is not one of :data:`REUSABLE_MODES` (``direct`` items have no options),
-            or it lacks a scored record with multiple-choice questions of some case (the
-            missing case ids are named).
-    """
-    where = f"--questions-from {folder}"
-    try:
-        run = read_manifest(folder, "evaluate")
-    except ManifestError:
-        raise QuestionsFromError(f"{where}: not an 'ioa-synth evaluate' results folder (no run.json of evaluate)") from None
-    mode = run.settings.mode
-    if mode not in REUSABLE_MODES:
-        raise QuestionsFromError(f"{where}: a --mode {mode} results folder; questions can be reused only from "
-                                 f"--mode {' or '.join(REUSABLE_MODES)} results")
-    out: dict[str, list[Question]] = {}
-    missing = []
-    for cid in case_ids:
-        rec = read_record(folder, cid)
-        if rec is None or rec.status != "scored" or any(q.kind == "item" or not q.options for q in rec.questions):
-            missing.append(cid)
-            continue
-        out[cid] = [Question(q.question, dict(q.options or {})) for q in rec.questions]
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise QuestionsFromError(f"{where}: no scored record with multiple-choice questions of {len(missing)} "
-                                 f"case(s) to evaluate: {shown}")
-    return out
-
-
-def questions_digest(questions: dict[str, list[Question]]) -> dict[str, str]:
-    """``{case_id: sha256}`` of each case's reused questions (stem and options, in order):
-    what the setup fingerprint keeps of ``--questions-from`` (not its path)."""
-    return {cid: hashlib.sha256(json.dumps([[q.question, q.options] for q in qs], ensure_ascii=False)
-                                .encode()).hexdigest() for cid, qs in sorted(questions.items())}
-
-
-class StoredQuestions:
-    """The questions of an earlier results folder (``--questions-from``, loaded and checked
-    by :func:`load_stored_questions`): no prober call, so two runs (e.g. with and without
-    ``--permute-seed``) ask the same questions."""
-
-    def __init__(self, questions: dict[str, list[Question]]) -> None:
-        self.questions = questions
-
-    def ask(self, case: EvalCase, access: str, client: LLMClient | None, calls: CaseCalls) -> Probe:
-        """The stored questions of ``case``.
-
-        Raises:
-            QuestionsFromError: no questions of ``case`` were loaded (a per-case error).
-        """
-        if case.case_id not in self.questions:
-            raise QuestionsFromError(f"--questions-from: no stored questions of {case.case_id}")
-        return Probe(list(self.questions[case.case_id]))

@@ -42,6 +42,6 @@ def overlapping_mas(expression: str, surface_forms: dict[str, str | None],
     """``{MA id: overlap}`` (rounded to 4 places) of the MAs whose surface form overlaps
     ``expression`` by at least :data:`OVERLAP_THRESHOLD`, in the order of ``surface_forms``;
     ``overlap`` scores a pair (default :func:`token_overlap`; the ``wordnet`` mode counts
-    synonyms, :func:`ioa_synth.evaluate.wordnet.lexical_overlap`)."""
+    synonyms, :func:`ioa_synth.probing.wordnet.lexical_overlap`)."""
     scores = {ma: round(overlap(expression, form), 4) for ma, form in surface_forms.items()}
     return {ma: s for ma, s in scores.items() if s >= OVERLAP_THRESHOLD}
