@@ -124,6 +124,7 @@ class ProfileReference:
     surface_forms: list[tuple[str, str, set[str], int]]  # (MA id, surface form, stems wanted, how many)
     private: list[tuple[str, set[tuple[str, ...]]]]  # (field, its n-grams of stems)
     outline: set[tuple[str, ...]]  # n-grams of the outline descriptions' stems
+    public: tuple[str, ...]  # what the plan states in public (:func:`_public_texts`), stemmed only on a leak
 
 
 @once_per_output
@@ -131,25 +132,23 @@ def profile_reference(profiles: Stage1Output, gates: GateThresholds | None = Non
     """The :class:`ProfileReference` of ``profiles`` under ``gates`` (default: the shipped thresholds)."""
     gates = gates or load_gates()
     n = gates.private_ngram_words
-    public = _public_grams(profiles, n)
-    private = [(f"{p.id}.{key}", ngrams(stems(getattr(p, key)), n) - public) for p in profiles.misalignment_points
+    private = [(f"{p.id}.{key}", ngrams(stems(getattr(p, key)), n)) for p in profiles.misalignment_points
                for key in ("member_a_understanding", "member_b_understanding")]
-    private += [(f"{m.id}.private_state", ngrams(stems(m.private_state), n) - public) for m in profiles.members]
+    private += [(f"{m.id}.private_state", ngrams(stems(m.private_state), n)) for m in profiles.members]
     outline = {g for t in profiles.conversation_outline
                for g in ngrams(stems(t.description), gates.thought_outline_words)}
     return ProfileReference({m.id: m.name for m in profiles.members}, _surface_stems(profiles),
                             [(p.id, p.surface_form, *_wanted(p.surface_form, gates))
-                             for p in profiles.misalignment_points], private, outline)
+                             for p in profiles.misalignment_points], private, outline, _public_texts(profiles))
 
 
-def _public_grams(profiles: Stage1Output, n: int) -> set[tuple[str, ...]]:
-    """Runs of ``n`` stems that the plan states in public: the scenario, each member's role,
-    expertise and background, each point's topic and surface form. Both people know these,
-    so a reading that shares one (the law demo case's reading and scenario both say
-    "performance of large language models") states nothing private when a line says it."""
+def _public_texts(profiles: Stage1Output) -> tuple[str, ...]:
+    """What the plan states in public: the scenario, each member's role, expertise and
+    background, each point's topic and surface form. Both people know these, so a run of a
+    reading's words that one of them also says (the law demo case's reading and scenario
+    both say "performance of large language models") states nothing private aloud."""
     texts = [profiles.meeting_scenario] + [f for m in profiles.members for f in (m.role, m.expertise, m.background)]
-    texts += [f for p in profiles.misalignment_points for f in (p.topic, p.surface_form)]
-    return {g for t in texts for g in ngrams(stems(t), n)}
+    return tuple(texts + [f for p in profiles.misalignment_points for f in (p.topic, p.surface_form)])
 
 
 @once_per_output
@@ -296,13 +295,18 @@ def _outline_echoes(dialogue: Stage2Output, ref: ProfileReference, gates: GateTh
 def _private_leaks(dialogue: Stage2Output, ref: ProfileReference, gates: GateThresholds) -> list[str]:
     n, surface, private = gates.private_ngram_words, ref.surface, ref.private
     out: list[str] = []
+    public: set[tuple[str, ...]] | None = None
     for t in dialogue.turns:
         spoken = content_words(t.utterance)
         st = stems(t.utterance)  # = the stems of spoken, in order
         said = _own_grams(st, n, surface)
         for where, grams in private:
-            if said & grams:  # quote the utterance's own words, not their stems
-                i = next(i for i in range(len(st) - n + 1) if tuple(st[i:i + n]) in said & grams)
+            hit = said & grams
+            if hit:  # the public wording is stemmed only here: most dialogues state no reading
+                public = public if public is not None else {g for x in ref.public for g in ngrams(stems(x), n)}
+                hit -= public
+            if hit:  # quote the utterance's own words, not their stems
+                i = next(i for i in range(len(st) - n + 1) if tuple(st[i:i + n]) in hit)
                 out.append(f"turn {t.turn_idx}: the utterance states {where} aloud ({' '.join(spoken[i:i + n])!r}); "
                            "private readings belong in inner thoughts only")
     return out

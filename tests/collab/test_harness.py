@@ -27,9 +27,13 @@ FORKS = ("import os, time\ndef task_func(*args, **kwargs):\n    while True:\n   
 ALLOC = "def task_func(*args, **kwargs):\n    block = bytearray(10 * 1024 ** 3)\n    return len(block)\n"
 
 
-def _leftovers(marker: str) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in ps.splitlines() if marker in line and "ps -eo" not in line]
+def _leftovers(marker: str, parent: int | None = None) -> list[str]:
+    """Processes whose command line holds ``marker``; with ``parent``, only the check
+    workers of that process (a worker's last argument is its parent's pid): another test run
+    on the same machine has check workers of its own."""
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    lines = [line for line in ps.splitlines() if marker in line and "ps -ww -eo" not in line]
+    return [line for line in lines if parent is None or line.split()[-1] == str(parent)]
 
 
 def test_canonical_solutions_pass_and_wrong_ones_fail():
@@ -51,7 +55,7 @@ def test_runaway_solutions_fail_within_the_limit(code, status):
     if code is ALLOC:
         assert "MemoryError" in str(result.details)
     time.sleep(0.5)
-    assert _leftovers("ioa_synth.collab.check_worker") == []  # the forked sleepers were killed too
+    assert _leftovers("ioa_synth.collab.check_worker", os.getpid()) == []  # the forked sleepers were killed too
 
 
 def test_the_run_goes_on_past_runaway_solutions(tmp_path, monkeypatch):
@@ -63,15 +67,16 @@ def test_the_run_goes_on_past_runaway_solutions(tmp_path, monkeypatch):
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-harness-0000",
                "BIGCODEBENCH_TIMEOUT_PER_TASK": str(LIMIT)}
         start = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "ioa_synth", "collab", "run", "--bench", "bcb", "--tasks", str(BCB),
-                               "--out", str(out), "--configs", "single", "--limit", "4", "--workers", "4"],
-                              env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+        run = subprocess.Popen([sys.executable, "-m", "ioa_synth", "collab", "run", "--bench", "bcb", "--tasks",
+                                str(BCB), "--out", str(out), "--configs", "single", "--limit", "4", "--workers", "4"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err[-2000:]
     assert time.monotonic() - start < 4 * (LIMIT + 1 + WORKER_MARGIN)
     statuses = [record(out, t.task_id, "single")["check"]["status"] for t in tasks]
     assert statuses == ["timeout", "timeout", "fail", "fail"]  # the fourth: the scripted wrong solution
     assert all(record(out, t.task_id, "single")["passed"] is False for t in tasks)
-    assert _leftovers("ioa_synth.collab.check_worker") == []
+    assert _leftovers("ioa_synth.collab.check_worker", run.pid) == []
 
 
 def test_ctrl_c_during_a_hanging_check_stops_at_once(tmp_path):
@@ -86,18 +91,23 @@ def test_ctrl_c_during_a_hanging_check_stops_at_once(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "ioa_synth", "collab", "run", "--bench", "bcb", "--tasks",
                                  str(BCB), "--out", str(out), "--configs", "single", "--limit", "1"],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not _leftovers("ioa_synth.collab.check_worker") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _leftovers("ioa_synth.collab.check_worker"), "the check never started"
-        time.sleep(1)
-        proc.send_signal(signal.SIGINT)
-        start = time.monotonic()
-        _, err = proc.communicate(timeout=60)
+        try:
+            deadline = time.monotonic() + 60
+            while not _leftovers("ioa_synth.collab.check_worker", proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _leftovers("ioa_synth.collab.check_worker", proc.pid), "the check never started"
+            time.sleep(1)
+            proc.send_signal(signal.SIGINT)
+            start = time.monotonic()
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:  # a failed assertion above: the run and its looping check go
+                proc.kill()
+                proc.wait()
     assert proc.returncode == 130 and time.monotonic() - start < 15, err
     assert not (out / "tasks" / f"{tasks[0].task_id}__single.json").exists()  # the task runs again next time
     time.sleep(0.5)
-    assert _leftovers("ioa_synth.collab.check_worker") == []
+    assert _leftovers("ioa_synth.collab.check_worker", proc.pid) == []
 
 
 SLEEPS = "import time\ndef task_func(*args, **kwargs):\n    time.sleep(600)\n"
