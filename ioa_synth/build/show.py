@@ -107,10 +107,14 @@ def _passed_stage1(cat: Catalog, case_id: str) -> set[int]:
     return {a for a, items in per.items() if items and all(rubric.passes(1, s) for s in items.values())}
 
 
-def furthest_case(out_dir: Path) -> str:
+def furthest_case(out_dir: Path, home: Path | None = None, running: bool = False) -> str:
     """The case id ``show`` picks when none is named: an accepted case, else the case whose
     dialogue went furthest (most stage-2 generations), else the one with most stage-1
     generations; ties go to the most recently updated, then the smallest id.
+
+    ``out_dir`` is the folder read (a snapshot's temporary copy while a build runs), ``home``
+    the user's folder the messages name (default ``out_dir``), ``running`` whether a build
+    is writing it (the error then says to wait, not to start a build).
 
     Raises:
         BuildDirError: ``out_dir`` is not a build directory.
@@ -129,7 +133,9 @@ def furthest_case(out_dir: Path) -> str:
     finally:
         cat.close()
     if not rows:
-        raise ShowError(f"{out_dir}: no case has a generated attempt yet; run 'ioa-synth build' first")
+        advice = ("the running build has not stored one; try again in a minute ('ioa-synth status' shows its "
+                  "progress)" if running else "run 'ioa-synth build' first")
+        raise ShowError(f"{home or out_dir}: no case has a generated attempt yet; {advice}")
     return rows[0][0]
 
 

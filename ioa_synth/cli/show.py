@@ -34,10 +34,10 @@ def show(
     try:
         require_catalog(out)
         # a build still running holds its catalog: read a snapshot of it (as status does)
-        with reading(out, [BUILD_TABLES]) as (cat, _snapshot):
+        with reading(out, [BUILD_TABLES]) as (cat, snapshot):
             where = cat.out_dir
             if case_id is None:
-                case_id = furthest_case(where)
+                case_id = furthest_case(where, home=out, running=snapshot)
             view = case_view(where, case_id.strip().removesuffix(".json"), attempt, home=out)
         if picked:
             which = "an accepted case" if view["status"] == "accepted" else "the case that got furthest"

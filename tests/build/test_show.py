@@ -182,3 +182,25 @@ def test_piped_output_width_follows_columns_when_set(cli, built, monkeypatch):
     monkeypatch.delenv("COLUMNS")
     wide = cli("show", "--out", out, accepted).stdout
     assert max(map(len, narrow.splitlines())) <= 100 < max(map(len, wide.splitlines()))
+
+
+def test_no_attempt_yet_names_the_users_folder_and_says_what_to_do(cli, built, tmp_path):
+    """Before any case has a generated attempt, ``show`` names the folder the user gave (not
+    the temporary copy it reads while a build runs) and tells a user whose build is still
+    running to wait rather than to start one."""
+    from ioa_synth.build.show import ShowError, furthest_case
+
+    out, _, _ = built
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    con.execute("DELETE FROM llm_calls WHERE role = 'generator'")
+    con.execute("UPDATE cases SET status = 'pending'")
+    con.close()
+    one_line_error(cli("show", "--out", out), str(out), "no case has a generated attempt yet",
+                   "run 'ioa-synth build' first")
+    mine = tmp_path / "data" / "demo"
+    with pytest.raises(ShowError) as caught:
+        furthest_case(out, home=mine, running=True)
+    message = str(caught.value)
+    assert message.startswith(f"{mine}: no case has a generated attempt yet")
+    assert str(out) not in message and "run 'ioa-synth build' first" not in message
+    assert "ioa-synth status" in message
