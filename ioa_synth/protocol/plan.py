@@ -13,10 +13,10 @@ request schema carries them as ``const``/``enum`` values, so constrained decodin
 
 | fixed by the plan | how the schema holds it |
 | --- | --- |
-| member ids M1, M2 and their names (:func:`member_names`) | ``prefixItems`` of two members, ``id``/``name`` ``const`` |
+| member ids M1, M2 and their names (:func:`member_names`), three hidden assumptions each | ``prefixItems`` of two members, ``id``/``name`` ``const``; ``hidden_assumptions`` of exactly 3 items |
 | the number of MAs (2-4, :func:`points_for`), ids MA1..MAn, MA1 ``definitional`` | ``prefixItems``, ``id`` ``const``, MA1 ``type`` ``const`` |
 | a surface form is a phrase, not a question | ``pattern`` :data:`SURFACE_FORM_PATTERN` |
-| outline length (2n+4 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids (at most two), an anchor turn's ``ma_ids`` exactly its MA |
+| outline length (2n+2 turns), turn numbers, alternating speakers, the turn that first voices each MA (:func:`anchor_turns`) | ``prefixItems``; ``ma_ids`` ``enum`` of the case's ids (at most two), an anchor turn's ``ma_ids`` exactly its MA |
 | stage 2: one dialogue turn per outline turn, its number, speaker id and name | ``prefixItems`` with ``const`` values |
 | every free-text field (both stages) in Latin script | ``pattern`` (:mod:`~ioa_synth.protocol.plan_text`), the field's length bound |
 | an understanding is a reading, not a word or two | its ``pattern`` at least :data:`UNDERSTANDING_MIN_CHARS` long |
@@ -54,8 +54,11 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: and a planned phrase held inside a sentence of its line (:func:`_say_surface_forms`).
 #: Version 5: the lines pass sees a cue per turn, not the stage-1 description
 #: (:func:`ioa_synth.build.contexts.dialogue_lines_context`), and a thought starts with "I"
-#: (:func:`ioa_synth.protocol.plan_passes.thoughts_schema`).
-PLAN_VERSION = 5
+#: (:func:`ioa_synth.protocol.plan_passes.thoughts_schema`). Version 6: an outline of 2n+2
+#: turns (was 2n+4) and three hidden assumptions per member (the protocol's fewest): on the
+#: demo's 2 cores stage 1's generation was 7-11 minutes of the demo, almost all completion
+#: tokens, and the outline was a third of them; the dialogue shrinks with the outline.
+PLAN_VERSION = 6
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
 #: begins with a determiner, possessive or number ("the held-out set", "our March release",
@@ -81,6 +84,10 @@ SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){1,5}$' % ("|".join(SURF
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").
 UNDERSTANDING_MIN_CHARS = 30
+
+#: Hidden assumptions per member in a scaffold plan: the fewest the protocol allows (App.
+#: B.4: 3-5); the demo model wrote three nearly always, a plan makes it the rule.
+HIDDEN_ASSUMPTIONS = 3
 
 
 def _literal(text: str, inside: bool = False) -> str:
@@ -164,7 +171,7 @@ class CasePlan:
     def for_seed(cls, seed_id: str) -> CasePlan:
         """The plan of the seed tuple ``seed_id`` (deterministic)."""
         n = points_for(seed_id)
-        n_turns = 2 * n + 4
+        n_turns = 2 * n + 2
         ids = tuple(f"MA{i}" for i in range(1, n + 1))
         speakers = tuple("M1" if t % 2 else "M2" for t in range(1, n_turns + 1))
         return cls(member_names(seed_id), ids, speakers, dict(zip(ids, anchor_turns(n, n_turns))))
@@ -175,6 +182,9 @@ class CasePlan:
         schema = request_schema_copy(Stage1Output)
         props = schema["properties"]
         member = props["members"].pop("items")
+        member = {**member, "properties": {**member["properties"], "hidden_assumptions": {
+            **member["properties"]["hidden_assumptions"], "minItems": HIDDEN_ASSUMPTIONS,
+            "maxItems": HIDDEN_ASSUMPTIONS}}}
         props["members"]["prefixItems"] = [_with_consts(member, id=mid, name=name)
                                            for mid, name in zip(("M1", "M2"), self.names)]
         point = props["misalignment_points"].pop("items")
@@ -269,5 +279,5 @@ def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CasePlan", "LATIN_TEXT", "PLAN_VERSION", "UNDERSTANDING_MIN_CHARS", "latin_text", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
+__all__ = ["CasePlan", "HIDDEN_ASSUMPTIONS", "LATIN_TEXT", "PLAN_VERSION", "UNDERSTANDING_MIN_CHARS", "latin_text", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
            "stage2_schema"]

@@ -2,7 +2,7 @@
 request schema fixes.
 
 ``scaffold`` is the case plan of :mod:`ioa_synth.protocol.plan`: member names, a surface
-form that starts with a determiner or number, an outline of 2n+4 alternating turns with
+form that starts with a determiner or number, three hidden assumptions per member, an outline of 2n+2 alternating turns with
 fixed anchor turns and at most two MA ids per turn. The embedded 1.5B model needs it; a
 capable model held to it writes every surface form as "the ..." and every case on the
 same outline skeleton, while the paper's own cases (App. E.1) say "redundant output" or

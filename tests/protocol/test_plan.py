@@ -31,7 +31,7 @@ def test_plan_is_fixed_per_seed_and_spreads_over_two_to_four_points():
         assert plan == CasePlan.for_seed(s)
         n = len(plan.ma_ids)
         assert plan.ma_ids == tuple(f"MA{i}" for i in range(1, n + 1))
-        assert len(plan.speakers) == 2 * n + 4
+        assert len(plan.speakers) == 2 * n + 2
         assert plan.speakers[:4] == ("M1", "M2", "M1", "M2")
         turns = list(plan.anchors.values())
         assert turns == sorted(set(turns)) and turns[0] == 2 and turns[-1] <= len(plan.speakers) - 3
@@ -51,6 +51,9 @@ def test_stage1_schema_holds_ids_names_count_definitional_and_outline():
     members = props["members"]["prefixItems"]
     assert [(m["properties"]["id"]["const"], m["properties"]["name"]["const"]) for m in members] == \
         list(zip(("M1", "M2"), plan.names))
+    held = [m["properties"]["hidden_assumptions"] for m in members]
+    assert all(h["minItems"] == h["maxItems"] == 3 for h in held)
+    assert props["members"].get("items") is None  # the open member schema is gone, not loosened
     points = props["misalignment_points"]
     assert [p["properties"]["id"]["const"] for p in points["prefixItems"]] == list(plan.ma_ids)
     assert points["minItems"] == points["maxItems"] == len(plan.ma_ids)

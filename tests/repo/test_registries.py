@@ -33,12 +33,13 @@ CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export",
 #: surface form), to version 3 (the stage-2 outline names points by surface form, without
 #: ids), to version 4 (stage 2 in two passes, lines then inner thoughts, with the
 #: scaffold's two templates in its fingerprint), and to version 5 (the lines pass sees a cue
-#: per turn, not the stage-1 description; a thought starts with "I"). A change here means every build directory made before
+#: per turn, not the stage-1 description; a thought starts with "I"), and to version 6 (an outline
+#: of 2n+2 turns, three hidden assumptions per member). A change here means every build directory made before
 #: refuses to resume those components: change it only with a template, the rubric, the gates,
 #: the plan or the request settings on purpose.
 DEFAULT_SETUP = {False: ("21ab8f402b52c2d9", {"audit_judge": "130c9ae333b14736", "generator": "680e3ce04cf19d44",
                                               "judge": "130c9ae333b14736"}),
-                 True: ("8b391e767bbbabdf", {"audit_judge": "cf44d323fd1af5a9", "generator": "a0d844a82b6bd705",
+                 True: ("d38a016db09dbd0e", {"audit_judge": "cf44d323fd1af5a9", "generator": "075073003488a99a",
                                              "judge": "cf44d323fd1af5a9"})}
 
 
