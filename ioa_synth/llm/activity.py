@@ -7,12 +7,12 @@ rejected), retried (a failed try followed by another one) and timed out, per com
 :meth:`CallActivity.describe` turns that into the part of a progress line that shows
 work is happening while no case has finished yet::
 
-    2 calls in flight (generator 312 s, judge 45 s); 1,840 tokens streamed, 6.1 tokens/s per call; 3 tries failed (2 timed out), 3 retried
+    2 calls in flight: generator 312 s (1,840 tokens), judge 45 s (reading prompt); 1,840 tokens streamed, 6.1 tokens/s per call; 3 tries failed (2 timed out), 3 retried
 
 A call that streams but has no token yet is reading its prompt (a long prompt takes minutes
 on a CPU, a resumed run re-reads every prompt its server no longer caches): llama.cpp's
 ``llama-server`` reports how far (``return_progress``, :meth:`CallActivity.prompt_read`),
-shown as ``agent 312 s, reading prompt 1,024/3,311 tokens``; without that report,
+shown as ``agent 312 s (reading prompt 1,024/3,311 tokens)``; without that report,
 ``reading prompt``.
 
 The same counts are what ``ioa-synth status`` reads back from ``llm_calls``.
@@ -132,10 +132,12 @@ class CallActivity:
         parts = []
         calls = self._in_flight()
         if calls:
-            listed = ", ".join(f"{c} {s:.0f} s" + (f" ({n:,} tokens)" if n else f", {r}" if r else "")
+            # a call's state in parentheses after it, so a list of calls never reads as
+            # "generator 30 s, reading prompt, generator 30 s" (is "reading prompt" a call?)
+            listed = ", ".join(f"{c} {s:.0f} s" + (f" ({n:,} tokens)" if n else f" ({r})" if r else "")
                                for c, s, n, r in calls[:MAX_LISTED])
             more = f", +{len(calls) - MAX_LISTED} more" if len(calls) > MAX_LISTED else ""
-            parts.append(f"{len(calls)} call{'s' if len(calls) != 1 else ''} in flight ({listed}{more})")
+            parts.append(f"{len(calls)} call{'s' if len(calls) != 1 else ''} in flight: {listed}{more}")
         if self.streamed_total:
             rate = self.rate()
             parts.append(f"{self.streamed_total:,} tokens streamed" + (f", {rate:.1f} tokens/s per call" if rate else ""))
@@ -154,4 +156,4 @@ def _reading(call: _Call) -> str:
     if call.prompt is None:
         return "reading prompt"
     done, total = call.prompt
-    return f"reading prompt {done:,}/{total:,} tokens" if done < total else f"prompt read ({total:,} tokens)"
+    return f"reading prompt {done:,}/{total:,} tokens" if done < total else f"prompt of {total:,} tokens read"

@@ -88,7 +88,7 @@ class BuildProgress:
     def summary_line(self) -> str:
         """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``
         (with ``detail``'s text after the counts),
-        then what the calls are doing (``; 2 calls in flight (generator 312 s, judge 45 s);
+        then what the calls are doing (``; 2 calls in flight: generator 312 s, judge 45 s;
         ...``, see :meth:`CallActivity.describe`)."""
         counts = ", ".join([f"{n} {s}" for s, n in self.counts.items()]
                            + ([f"{self.earlier} done by an earlier run"] if self.earlier else []))

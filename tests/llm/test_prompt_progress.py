@@ -19,11 +19,12 @@ def test_a_streaming_call_without_a_token_is_reading_its_prompt():
     act = CallActivity()
     plain, streamed = act.begin("judge"), act.begin("agent", streams=True)
     line = act.describe()
-    assert "agent 0 s, reading prompt" in line and "judge 0 s" in line and "judge 0 s, reading" not in line
+    assert "agent 0 s (reading prompt)" in line and "judge 0 s" in line and "judge 0 s (reading" not in line
+    assert ", reading" not in line  # a call's state is never listed as if it were a call
     act.prompt_read(streamed, 1024, 3311)
-    assert "agent 0 s, reading prompt 1,024/3,311 tokens" in act.describe()
+    assert "agent 0 s (reading prompt 1,024/3,311 tokens)" in act.describe()
     act.prompt_read(streamed, 3311, 3311)
-    assert "agent 0 s, prompt read (3,311 tokens)" in act.describe()
+    assert "agent 0 s (prompt of 3,311 tokens read)" in act.describe()
     act.streamed(streamed, 5)
     assert "agent 0 s (5 tokens)" in act.describe() and "prompt" not in act.describe()
     act.end(plain)

@@ -201,8 +201,8 @@ def test_progress_shows_calls_in_flight_before_any_case_finishes():
             worker.join()
         client.close()
     assert line.startswith("cases: 0/1 done: 0 accepted, 0 discarded, 0 failed; 0 tokens;")
-    assert "; 1 call in flight (generator " in line and line.endswith(" s)")
-    periodic = [ln for ln in buf.getvalue().splitlines() if "call in flight (generator" in ln]
+    assert "; 1 call in flight: generator " in line and line.endswith(" s")
+    periodic = [ln for ln in buf.getvalue().splitlines() if "call in flight: generator" in ln]
     assert periodic  # the plain summary lines said so while the call ran
 
 
@@ -216,7 +216,7 @@ def test_activity_line_lists_the_longest_calls_and_counts_failures():
     act.retrying("simulator")
     act.rejected("prober")
     line = act.describe()
-    assert line.startswith("5 calls in flight (simulator ") and ", +1 more)" in line and "(40 tokens)" in line
+    assert line.startswith("5 calls in flight: simulator ") and ", +1 more;" in line and "(40 tokens)" in line
     assert "40 tokens streamed" in line and "tokens/s per call" in line
     assert line.endswith("2 tries failed, 1 retried")
     assert (act.tried["simulator"], act.failed["simulator"], act.failed["prober"]) == (5, 1, 1)
