@@ -31,6 +31,7 @@ from datasketch import MinHash, MinHashLSH
 
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.build.record_files import record_file
+from ioa_synth.text.normalise import jaccard
 
 #: Default Jaccard threshold of a near-duplicate pair.
 DEFAULT_THRESHOLD = 0.7
@@ -68,10 +69,6 @@ def signature(grams: set[str]) -> MinHash:
     mh = MinHash(num_perm=NUM_PERM, seed=1)
     mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
     return mh
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
 
 
 def lsh_index(threshold: float) -> MinHashLSH | None:

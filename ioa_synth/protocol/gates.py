@@ -46,6 +46,7 @@ from ioa_synth.protocol.gates_text import (TITLES, content_words, copies_descrip
                                            ngrams, once_per_output, overlap, quantities, stems, text_failures,
                                            text_fields, words)
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+from ioa_synth.text.normalise import jaccard
 
 __all__ = ["GateThresholds", "ProfileReference", "profile_reference", "copies_description", "is_placeholder", "load_gates", "overlap",
            "stage1_gate_failures", "stage2_gate_failures", "stems", "words"]
@@ -240,10 +241,9 @@ def _repeats(dialogue: Stage2Output, gates: GateThresholds) -> list[str]:
     for t in dialogue.turns:
         toks = set(stems(t.utterance))
         if len(toks) >= 4:
-            for idx, earlier in seen:
-                if len(toks & earlier) / len(toks | earlier) >= gates.repeated_utterance_overlap:
-                    repeated.append(f"turn {t.turn_idx} (repeats turn {idx})")
-                    break
+            idx = _repeated_in(toks, seen, gates)
+            if idx is not None:
+                repeated.append(f"turn {t.turn_idx} (repeats turn {idx})")
             seen.append((t.turn_idx, toks))
     if not repeated:
         return []
@@ -256,20 +256,23 @@ def _thoughts_repeating_lines(dialogue: Stage2Output, gates: GateThresholds) -> 
     4 of them): a thought says what the speaker keeps to themselves, not a line. The demo
     model, asked for thoughts beside a finished transcript, wrote each turn's thought as the
     next turn's line."""
-    said = [(t.turn_idx, set(stems(t.utterance))) for t in dialogue.turns]
+    said = [(t.turn_idx, line) for t in dialogue.turns if (line := set(stems(t.utterance)))]
     found: list[str] = []
     for t in dialogue.turns:
         toks = set(stems(t.inner_thought))
-        if len(toks) < 4:
-            continue
-        for idx, line in said:
-            if line and len(toks & line) / len(toks | line) >= gates.repeated_utterance_overlap:
-                found.append(f"turn {t.turn_idx} (repeats the line of turn {idx})")
-                break
+        idx = _repeated_in(toks, said, gates) if len(toks) >= 4 else None
+        if idx is not None:
+            found.append(f"turn {t.turn_idx} (repeats the line of turn {idx})")
     if not found:
         return []
     return [f"inner thoughts repeat a spoken line: {', '.join(found)}; a thought says what its speaker keeps "
             "to themselves at that line"]
+
+
+def _repeated_in(toks: set[str], texts: list[tuple[int, set[str]]], gates: GateThresholds) -> int | None:
+    """The turn of the first of ``texts`` (``(turn, content stems)``) that ``toks`` repeats:
+    Jaccard overlap at least :attr:`GateThresholds.repeated_utterance_overlap`; ``None``."""
+    return next((idx for idx, other in texts if jaccard(toks, other) >= gates.repeated_utterance_overlap), None)
 
 
 def _surface_stems(profiles: Stage1Output) -> set[str]:

@@ -21,6 +21,7 @@ from typing import Iterable
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, scan_text, scannable, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
+from ioa_synth.text.normalise import jaccard
 
 
 @lru_cache(maxsize=1)
@@ -165,7 +166,7 @@ def _premise(text: str, names: set[str]) -> Premise:
 
 def _same_premise(a: Premise, b: Premise, gates: GateThresholds) -> tuple[bool, float]:
     (sa, neg_a), (sb, neg_b) = a, b
-    share = len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+    share = jaccard(sa, sb)
     return share >= gates.max_member_overlap and neg_a == neg_b, share
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from ioa_synth.core.templates import on_overrides_changed
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS
-from ioa_synth.text.normalise import WORD, Normaliser, english_stop_words, stem_words, stemmer  # noqa: F401
+from ioa_synth.text.normalise import WORD, Normaliser, english_stop_words, jaccard, stem_words, stemmer  # noqa: F401
 
 @lru_cache(maxsize=1)
 def load_gates() -> GateThresholds:
@@ -188,8 +188,7 @@ def quantities(text: str, gates: GateThresholds) -> set[str]:
 
 def overlap(a: str, b: str) -> float:
     """Jaccard overlap (0-1) of the stemmed content-token sets of ``a`` and ``b``."""
-    sa, sb = set(stems(a)), set(stems(b))
-    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+    return jaccard(stems(a), stems(b))
 
 
 def text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:

@@ -19,7 +19,6 @@ paper's own one-call stage 2 is the protocol plan's (:mod:`ioa_synth.protocol.pl
 
 from __future__ import annotations
 
-import re
 
 from typing import Any
 
@@ -99,12 +98,12 @@ def thoughts_schema(profiles: Stage1Output, lines: DialogueLines) -> dict[str, A
 
 
 def _first_person(field: dict[str, Any]) -> dict[str, Any]:
-    """The inner-thought ``field`` (a Latin-text ``pattern`` of ``low`` to ``high``
-    characters) held to start with "I" and a space or apostrophe ("I think", "I'm"): the
+    """The inner-thought ``field`` (a Latin-text string of ``minLength`` to ``maxLength``
+    characters, :func:`~ioa_synth.protocol.plan.latin_text`) held to start with "I" and a space or apostrophe ("I think", "I'm"): the
     demo model, shown a finished transcript, wrote each thought as a copy of its line or as
     a narrator's summary ("Esra Yilmaz starts the meeting by introducing herself"), neither
     of which says what the speaker privately means (2026-12-06)."""
-    low, high = (int(x) for x in re.search(r"\{(\d+),(\d+)\}\$$", field["pattern"]).groups())
+    low, high = field.get("minLength", 1), field["maxLength"]
     return {**field, "pattern": "^I[ '’]%s$" % free_text(max(1, low - 2), max(1, high - 2))}
 
 

@@ -35,7 +35,7 @@ import threading
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 #: Letters, digits and underscore (``\w+``).
 WORD = r"\w+"
@@ -165,3 +165,11 @@ class Normaliser:
                   "stop_words": self._stop_words, "drop_single_letters": self.drop_single_letters, "stem": self.stem}
         return Normaliser(**(params | changes))
 
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """Jaccard overlap (0-1) of two token sets: shared over all; 1.0 when both are empty.
+    The one overlap measure of the gates' repeat and copy rules and of near-duplicate
+    detection."""
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / len(sa | sb) if sa or sb else 1.0
