@@ -38,15 +38,19 @@ class ShowError(ValueError):
     """An unknown case, or an attempt the case does not have; the message says which."""
 
 
-def _generations(cat: Catalog, case_id: str) -> dict[tuple[int, int], str]:
-    """The generator's reply per (stage, attempt); a stage written in two passes (the
-    scaffold's lines and inner thoughts, :mod:`ioa_synth.protocol.plan_passes`) as the
-    joined dialogue, its thoughts empty while the second pass has not answered."""
+def _generations(cat: Catalog, case_id: str) -> tuple[dict[tuple[int, int], str], set[tuple[int, int]]]:
+    """The generator's reply per (stage, attempt), and the (stage, attempt) keys whose inner
+    thoughts are not written yet. A stage written in two passes (the scaffold's lines and
+    inner thoughts, :mod:`ioa_synth.protocol.plan_passes`) is the joined dialogue, its
+    thoughts empty while the second pass has not answered."""
     stored = load_replay(cat, [case_id])
     gens = {(s, a): text for (_, s, role, a), text in stored.items() if role == "generator"}
     thoughts = {(s, a): text for (_, s, role, a), text in stored.items() if role == THOUGHTS_ROLE}
-    return {key: _joined(text, thoughts.get(key)) if key[0] == DIALOGUE.stage else text
-            for key, text in gens.items()}
+    joined = {key: _joined(text, thoughts.get(key)) if key[0] == DIALOGUE.stage else text
+              for key, text in gens.items()}
+    pending = {key for key, text in gens.items()
+               if key[0] == DIALOGUE.stage and key not in thoughts and joined[key] != text}
+    return joined, pending
 
 
 def _joined(lines_text: str, thoughts_text: str | None) -> str:
@@ -142,7 +146,9 @@ def furthest_case(out_dir: Path, home: Path | None = None, running: bool = False
 def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Path | None = None) -> dict[str, Any]:
     """The attempt of ``case_id`` to show, as JSON-ready data: ``{case_id, split, domain,
     task_type, status, discard_reason, error, record_path, seed, stage1, stage2}`` where a
-    stage is ``None`` or ``{attempt, attempts, output, problems, gate_failures, verdicts}``;
+    stage is ``None`` or ``{attempt, attempts, output, problems, gate_failures, verdicts,
+    thoughts_pending}`` (``thoughts_pending``: the scaffold's lines are written, the inner
+    thoughts not yet, so no gate was checked);
     ``stage2`` also has ``profiles_attempt``, the stage-1 attempt the dialogue was written from
     (its gates are re-checked against those profiles; without ``attempt`` that is the stage-1
     attempt shown). ``home``: the build directory when ``out_dir`` is a snapshot copy of its
@@ -163,7 +169,7 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Pat
             listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
             raise ShowError(f"unknown case id {case_id!r} (this build has {listed or 'no cases'})")
         row = rows[0]
-        gens = _generations(cat, case_id)
+        gens, pending = _generations(cat, case_id)
         source = imported_source(cat, case_id)
         if source is not None and not gens:
             return _imported_view(cat, row, source, attempt)
@@ -180,7 +186,7 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Pat
             a1 = source
         stage1 = _stage_view(cat, case_id, 1, a1, have[1], gens, None)
         profiles = _parse(PROFILES.output, gens[(PROFILES.stage, source)])[0] if source is not None else None
-        stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles)
+        stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles, pending)
         if stage2 is not None:
             stage2["profiles_attempt"] = source
         return {"case_id": case_id, "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
@@ -232,16 +238,23 @@ def _pick(attempts: list[int], attempt: int | None) -> int | None:
 
 
 def _stage_view(cat: Catalog, case_id: str, stage: int, attempt: int | None, attempts: list[int],
-                gens: dict[tuple[int, int], str], profiles: BaseModel | None) -> dict[str, Any] | None:
+                gens: dict[tuple[int, int], str], profiles: BaseModel | None,
+                pending: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> dict[str, Any] | None:
+    """One stage's attempt as shown; ``thoughts_pending``: its lines are written and its
+    inner thoughts not yet (the gates then wait for them: an empty thought is no failure)."""
     if attempt is None:
         return None
     spec = stage_spec(stage)
     output, unreadable = _parse(spec.output, gens[(stage, attempt)])
     problems = [unreadable] if unreadable else []
     gates: list[str] = []
-    if output is not None:
+    waiting = (stage, attempt) in pending
+    if output is not None and waiting:
+        problems = []
+    elif output is not None:
         problems = spec.problems(output)
         if not problems:
             gates = spec.gates(output, profiles, None)
     return {"attempt": attempt, "attempts": attempts, "output": output.model_dump() if output else None,
-            "problems": problems, "gate_failures": gates, "verdicts": _verdicts(_scores(cat, case_id, stage, attempt))}
+            "problems": problems, "gate_failures": gates, "verdicts": _verdicts(_scores(cat, case_id, stage, attempt)),
+            "thoughts_pending": waiting}

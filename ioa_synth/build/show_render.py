@@ -36,7 +36,7 @@ def render_case(view: dict[str, Any], console: Console) -> None:
     if s2:
         _render_stage_head(console, 2, s2)
         if s2["output"]:
-            _render_dialogue(console, s2["output"])
+            _render_dialogue(console, s2["output"], s2.get("thoughts_pending", False))
     for stage, s in ((1, s1), (2, s2)):
         if s:
             _render_checks(console, stage, s)
@@ -78,10 +78,14 @@ def _render_profiles(console: Console, p: dict[str, Any]) -> None:
     console.print(outline)
 
 
-def _render_dialogue(console: Console, d: dict[str, Any]) -> None:
+def _render_dialogue(console: Console, d: dict[str, Any], thoughts_pending: bool = False) -> None:
+    if thoughts_pending:
+        console.print(Text("the lines are written; the inner thoughts are not yet (the build writes them in a "
+                           "second call), and the gates and the judge come after them", style="yellow"))
     for t in d["turns"]:
         console.print(Text.assemble((f"[{t['turn_idx']}] {t['speaker_name']} ({t['speaker_id']})", "bold")))
-        console.print(Text(f"    thinks: {t['inner_thought']}", style="italic dim"))
+        thought = t["inner_thought"] or ("(not written yet)" if thoughts_pending else "")
+        console.print(Text(f"    thinks: {thought}", style="italic dim"))
         console.print(Text(f"    says:   {t['utterance']}"))
 
 

@@ -204,3 +204,31 @@ def test_no_attempt_yet_names_the_users_folder_and_says_what_to_do(cli, built, t
     assert message.startswith(f"{mine}: no case has a generated attempt yet")
     assert str(out) not in message and "run 'ioa-synth build' first" not in message
     assert "ioa-synth status" in message
+
+
+def test_show_of_a_dialogue_whose_thoughts_are_not_written_yet_says_so_instead_of_failing_gates(
+        cli, endpoint, seeds_file, tmp_path):
+    # a build stopped (or still running) between the lines pass and the thoughts pass: show
+    # used to check the gates on empty thoughts and print "placeholder" failures in red
+    endpoint()
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"generator": {"plan": "scaffold"}}))
+    out = tmp_path / "out"
+    res = cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out, "--workers", "1", "--config", cfg)
+    assert res.exit_code == 0, res.output
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    (case_id,) = con.execute("SELECT DISTINCT case_id FROM llm_calls WHERE role = 'generator:thoughts'").fetchone()
+    con.execute("DELETE FROM llm_calls WHERE role = 'generator:thoughts'")
+    for call_id, text in con.execute("SELECT call_id, response_text FROM llm_calls WHERE stage = 2 "
+                                     "AND role = 'generator' AND response_text IS NOT NULL").fetchall():
+        lines = {"turns": [{k: v for k, v in t.items() if k != "inner_thought"} for t in json.loads(text)["turns"]]}
+        con.execute("UPDATE llm_calls SET response_text = ? WHERE call_id = ?", [json.dumps(lines), call_id])
+    con.close()
+    res = cli("show", "--out", out, case_id, "--json")
+    assert res.exit_code == 0, res.output
+    s2 = json.loads(res.stdout)["stage2"]
+    assert s2["thoughts_pending"] is True and s2["gate_failures"] == [] and s2["problems"] == []
+    assert all(t["inner_thought"] == "" for t in s2["output"]["turns"])
+    text = cli("show", "--out", out, case_id).stdout
+    assert "the inner thoughts are not yet" in text and "thinks: (not written yet)" in text
+    assert "placeholder" not in text and "rule and gate failures" not in text.split("stage 2")[-1]

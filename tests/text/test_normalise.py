@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ioa_synth.probing.text import content_tokens
 from ioa_synth.protocol.gates_text import content_words, stems, words
 from ioa_synth.seeds.ids import normalize_title
-from ioa_synth.text.normalise import ALNUM, FUNCTION_WORDS, NONSPACE, WORD, Normaliser, stem_words
+from ioa_synth.text.normalise import ALNUM, FUNCTION_WORDS, NONSPACE, WORD, Normaliser, jaccard, stem_words
 
 
 def test_each_difference_is_a_parameter():
@@ -49,3 +49,9 @@ def test_uncached_words_stem_right_in_many_threads_at_once():
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(work, range(4)))
     assert all(got == want for got in results.values())
+
+
+def test_jaccard_is_shared_over_all_and_one_for_two_empty_sets():
+    assert jaccard({"held", "out", "set"}, {"held", "out", "split"}) == 2 / 4
+    assert jaccard(["a", "a", "b"], ("b",)) == 1 / 2  # sets of tokens: repeats count once
+    assert jaccard(set(), {"a"}) == 0.0 and jaccard([], []) == 1.0
