@@ -112,4 +112,3 @@ def test_thoughts_join_their_lines_turn_by_turn_or_not_at_all():
     assert "inner_thought" not in json.dumps(lines_schema(profiles))
     schema = thoughts_schema(profiles, lines)
     assert schema["properties"]["turns"]["minItems"] == schema["properties"]["turns"]["maxItems"] == 4
-
