@@ -80,13 +80,13 @@ class BuildProgress:
         activity = self.activity.describe()
         activity = f" [cyan]{escape(activity)}[/]" if activity else ""
         detail = f" [magenta]{escape(self._detail())}[/]" if self._detail else ""
-        return " ".join(parts) + detail + f" {self._tokens:,} tokens" + activity + note
+        return " ".join(parts) + detail + f" {self._tokens:,} tokens in finished calls" + activity + note
 
     def _line(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def summary_line(self) -> str:
-        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens; 83 s elapsed``
+        """``cases: 3/10 done: 2 accepted, 1 discarded, 0 failed; 12,345 tokens in finished calls; 83 s elapsed``
         (with ``detail``'s text after the counts),
         then what the calls are doing (``; 2 calls in flight: generator 312 s, judge 45 s;
         ...``, see :meth:`CallActivity.describe`)."""
@@ -94,7 +94,7 @@ class BuildProgress:
                            + ([f"{self.earlier} done by an earlier run"] if self.earlier else []))
         activity = self.activity.describe()
         detail = f"; {self._detail()}" if self._detail else ""
-        return (f"{self.label}: {self.done}/{self.total} done: {counts}{detail}; {self._tokens:,} tokens; "
+        return (f"{self.label}: {self.done}/{self.total} done: {counts}{detail}; {self._tokens:,} tokens in finished calls; "
                 f"{time.monotonic() - self._start:.0f} s elapsed" + (f"; {activity}" if activity else ""))
 
     def watch(self, *clients: object) -> None:

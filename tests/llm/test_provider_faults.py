@@ -159,7 +159,7 @@ def test_rejected_tries_count_in_every_token_total(cli, endpoint, seeds_file, tm
     assert per_case == stored
     assert sorted(per_case.values()) == [600, 1050]  # 4 good calls; + 3 rejected tries of 150
     total = sum(stored.values())
-    assert f"; {total:,} tokens;" in res.stderr
+    assert f"; {total:,} tokens in finished calls;" in res.stderr
     (summary,) = q(out, "SELECT summary_json FROM runs WHERE command = 'build'")[0]
     assert json.loads(summary)["tokens"] == total
     report = json.loads(cli("status", "--out", out, "--json").stdout)
@@ -200,7 +200,7 @@ def test_progress_shows_calls_in_flight_before_any_case_finishes():
             release.set()
             worker.join()
         client.close()
-    assert line.startswith("cases: 0/1 done: 0 accepted, 0 discarded, 0 failed; 0 tokens;")
+    assert line.startswith("cases: 0/1 done: 0 accepted, 0 discarded, 0 failed; 0 tokens in finished calls;")
     assert "; 1 call in flight: generator " in line and line.endswith(" s")
     periodic = [ln for ln in buf.getvalue().splitlines() if "call in flight: generator" in ln]
     assert periodic  # the plain summary lines said so while the call ran
