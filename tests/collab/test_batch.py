@@ -1,12 +1,17 @@
 """``collab run --batch`` against a scripted OpenAI Batch API and ``--batch-dir`` with
 ``vllm run-batch``-shaped output files: the task records are a live run's on the same
 scripted answers (a detector's calls included); ``estimate collab run`` is within 10% of
-what the run then spends and refuses what the command refuses."""
+what the run then spends and refuses what the command refuses; a kill -9 while a batch is in
+flight does not submit it again."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ioa_synth.testing.collab_scripted import CollabScript
@@ -145,3 +150,31 @@ def test_estimate_collab_run_within_10_percent_of_what_the_run_spends(cli, monke
     res = cli("status", "--out", out, "--json")  # the run recorded the estimate it started from
     spend = json.loads(res.stdout)["spend"]
     assert spend["command"] == "collab run" and spend["estimate"]["assumptions"]["runs"] == 12
+
+
+def test_kill_9_between_submit_and_completion_polls_the_same_batch(monkeypatch, tmp_path):
+    out = tmp_path / "out"
+    srv = serve(monkeypatch, script(), ScriptedBatches(["hold"]))
+    cmd = [sys.executable, "-m", "ioa_synth", "collab", "run", "--bench", "hidden-profile", "--tasks", str(HP),
+           "--out", str(out), "--configs", CONFIGS, "--detector", f"probe={detector_config(tmp_path)}",
+           "--workers", "4", "--batch"]
+    proc = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while srv.batches.retrieves < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert srv.batches.submissions == 1
+    held = next(iter(srv.batches.batches))
+    srv.batches.release()
+    done = subprocess.run(cmd, env={**os.environ}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = q(out, "SELECT batch_id, wave, status FROM batches ORDER BY wave")
+    assert rows[0] == (held, 1, "completed")  # polled, not submitted again
+    assert srv.batches.submissions == len(rows) == len({w for _, w, _ in rows})
+    sent = [json.loads(x)["custom_id"] for f, data in srv.batches.files.values() if "_output" not in f
+            and "_error" not in f for x in data.splitlines()]
+    assert len(sent) == len(set(sent))  # no line sent twice
+    assert len(records(out)) == 15
+    srv.__exit__(None, None, None)
