@@ -103,3 +103,32 @@ def json_strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in json_strings(v)]
     return []
+
+
+def kill_9_mid_batch_then_resume(cmd: list[str], srv: ScriptedServer, out: Path) -> None:
+    """Run ``cmd`` (a ``--batch`` command against ``srv``, whose first batch is held), kill -9
+    it once it has polled the held batch, release the batch and run ``cmd`` again to its end.
+    Asserts that the resume polled the held batch instead of submitting it again, that no
+    wave was submitted twice and that no request line was sent twice."""
+    import os
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while srv.batches.retrieves < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert srv.batches.submissions == 1
+    held = next(iter(srv.batches.batches))
+    srv.batches.release()
+    done = subprocess.run(cmd, env={**os.environ}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = q(out, "SELECT batch_id, wave, status FROM batches ORDER BY wave")
+    assert rows[0] == (held, 1, "completed")  # polled, not submitted again
+    assert srv.batches.submissions == len(rows) == len({w for _, w, _ in rows})
+    sent = [json.loads(x)["custom_id"] for f, data in srv.batches.files.values() if "_output" not in f
+            and "_error" not in f for x in data.splitlines()]
+    assert len(sent) == len(set(sent))  # no line sent twice

@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
-from ioa_helpers import q
+from ioa_helpers import kill_9_mid_batch_then_resume, q
 
 from ioa_synth.testing.belief_scripted import BeliefScript
 from ioa_synth.testing.scripted_batches import ScriptedBatches, run_batch_file
@@ -101,24 +100,7 @@ def test_kill_9_between_submit_and_completion_polls_the_same_batch(monkeypatch, 
     srv = serve(monkeypatch, ScriptedBatches(["hold"]))
     cmd = [sys.executable, "-m", "ioa_synth", "belief", "run", "--items", str(items), "--out", str(out), *STUDY,
            "--batch"]
-    proc = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while srv.batches.retrieves < 3 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert srv.batches.submissions == 1
-    held = next(iter(srv.batches.batches))
-    srv.batches.release()
-    done = subprocess.run(cmd, env={**os.environ}, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    rows = q(out, "SELECT batch_id, wave, status FROM batches ORDER BY wave")
-    assert rows[0] == (held, 1, "completed")  # polled, not submitted again
-    assert srv.batches.submissions == len(rows) == len({w for _, w, _ in rows})
-    sent = [json.loads(x)["custom_id"] for f, data in srv.batches.files.values() if "_output" not in f
-            and "_error" not in f for x in data.splitlines()]
-    assert len(sent) == len(set(sent))  # no line sent twice
+    kill_9_mid_batch_then_resume(cmd, srv, out)
     assert len(conversations(out)) == 2
     srv.__exit__(None, None, None)
 

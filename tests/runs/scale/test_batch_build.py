@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ioa_helpers import q
+from ioa_helpers import kill_9_mid_batch_then_resume, q
 
 from ioa_synth.testing.scripted_batches import ScriptedBatches, run_batch_file
 from ioa_synth.testing.scripted_server import ScriptedServer
@@ -63,36 +63,14 @@ def test_batch_build_makes_the_live_records(cli, server, seeds_file, tmp_path):
 
 
 def test_kill_9_between_submit_and_completion_polls_the_same_batch(server, seeds_file, tmp_path):
-    import os
-    import signal
-    import subprocess
     import sys
-    import time
 
     responder = KeyedResponder(fail_share=0.2)
     seeds, out = seeds_file(4), tmp_path / "out"
     srv = server(responder, outcomes=["hold"])
-    env = {**os.environ}
     cmd = [sys.executable, "-m", "ioa_synth", "build", "--seeds", str(seeds), "--split", "test", "--out", str(out),
            "--batch"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while srv.batches.retrieves < 3 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert srv.batches.submissions == 1
-    held = next(iter(srv.batches.batches))
-    srv.batches.release()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    rows = q(out, "SELECT batch_id, wave, status FROM batches ORDER BY wave")
-    assert rows[0] == (held, 1, "completed")  # polled, not submitted again
-    assert srv.batches.submissions == len(rows) == len({w for _, w, _ in rows})
-    sent = [json.loads(x)["custom_id"] for f, data in srv.batches.files.values() if "_output" not in f
-            and "_error" not in f for x in data.splitlines()]
-    assert len(sent) == len(set(sent))  # no line sent twice
+    kill_9_mid_batch_then_resume(cmd, srv, out)
     assert q(out, "SELECT count(*) FROM cases WHERE status = 'pending'") == [(0,)]
 
 
