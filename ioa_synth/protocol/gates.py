@@ -187,12 +187,16 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
     return failures
 
 
+#: A lone letter other than "a" and "I" at the end of the text before a surface form.
+_LONE_LETTER = re.compile(r"(?:^|[\s,;:(])[B-HJ-Zb-z]$")
+
+
 def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list[str]:
     """Turns whose utterance has a surface form pasted on rather than said in a sentence: the
     phrase, as written in the profiles, opens a sentence in lower case ("Let's explore this idea.
     our feature extraction pipeline"), is glued to the word before it ("Havethe performance
     metrics?"), starts with a capital the phrase lacks inside a sentence ("the pre A
-    collection of ..."), or closes the utterance with no sentence end after it ("... Our model
+    collection of ..."), follows a lone letter ("so L our benchmark includes ..."), or closes the utterance with no sentence end after it ("... Our model
     predicts ESG ratings accurately"). The 1.5B demo model appended the stage-2 prompt's ``[say "..."]``
     cue to its lines this way, which the coverage check alone counts as said; a writer who
     works the phrase into a sentence capitalises and punctuates it."""
@@ -210,7 +214,10 @@ def _pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> lis
                 # collection of training data"): the phrase was dropped in, not written
                 capital_inside = (bool(before) and (before[-1].isalnum() or before[-1] in ",;")
                                   and text[m.start()].isupper() and phrase[0].islower())
-                if opens_lower or glued or capital_inside or not after.strip():
+                # a lone letter before it ("so L our benchmark includes ..."): a capital the
+                # grammar kept out of the phrase, written as a word of its own
+                stray_letter = bool(_LONE_LETTER.search(before))
+                if opens_lower or glued or capital_inside or stray_letter or not after.strip():
                     pasted.append(f"turn {t.turn_idx}")
                     break
     if not pasted:

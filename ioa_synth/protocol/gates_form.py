@@ -204,12 +204,18 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     ])
 
 
-#: Two words glued by a full stop with no space, the second capitalised ("both.Readings",
+#: Words glued together: by a full stop with no space, the second capitalised ("both.Readings",
 #: written by the 1.5B demo model into a surface form): token debris in a phrase both members
 #: say. "e.g.", "U.S.", "Node.js", "ASP.NET" and code such as "unittest.TestCase" do not match
 #: (a lower-case word, then one capitalised word); checked in surface forms only, since an
 #: utterance of a software meeting may name ``threading.Lock``.
-GLUED_WORDS = re.compile(r"\b[a-z]{2,}\.[A-Z][a-z]+\b")
+GLUED_WORDS = re.compile(r"\b[a-z]{2,}\.[A-Z][a-z]+\b"
+                         # a short function word run into a capitalised word ("aStructured", "forInstruction"),
+                         # and a lower-case word run into one ("togeneratePredictive"), as the 1.5B demo model
+                         # wrote them into surface forms (2026-12-06); "iPhone", "mRNA", "fastText", "macOS"
+                         # and "kNN" do not match
+                         r"|\b(?:a|an|the|to|for|of|in|on|and|with|by|from)[A-Z][a-z]{3,}"
+                         r"|\b[a-z]{4,}[A-Z][a-z]{4,}")
 
 
 def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates: GateThresholds) -> list[str]:

@@ -455,11 +455,28 @@ def test_glued_words_and_a_glued_surface_form_fail():
     assert any("stray punctuation" in f and "both.Readings" in f for f in stage1_gate_failures(p))
     p.misalignment_points[1].surface_form = "our unittest.TestCase base"  # code is no debris
     assert not [f for f in stage1_gate_failures(p) if "stray punctuation" in f]
+    # words run together, recorded from the demo (2026-12-06; the first accepted before this check)
+    for glued in ("our questions allow for aStructured/multi-steplegal", "the type of AI used togeneratePredictive"):
+        p.misalignment_points[1].surface_form = glued
+        assert any("stray punctuation" in f for f in stage1_gate_failures(p)), glued
+    for fine in ("the iPhone cohort", "our mRNA panel", "the fastText baseline", "the macOS build", "a kNN index",
+                 "the ForEach loop", "our Type A alerts"):
+        p.misalignment_points[1].surface_form = fine
+        assert not [f for f in stage1_gate_failures(p) if "stray punctuation" in f], fine
     p = Stage1Output.model_validate(SEPSIS)
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "Thanks for the numbers, Tomás. Havea positive alert?"
     failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
     assert any(f.startswith("turn 3: a surface form is pasted") for f in failures), failures
+    # a lone letter before the phrase, recorded from the demo (accepted before this check,
+    # 2026-12-06): "so L our benchmark includes 340 law exams"
+    d["turns"][2]["utterance"] = "We compare like with like, so L a positive alert counts once."
+    failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+    assert any(f.startswith("turn 3: a surface form is pasted") for f in failures), failures
+    for fine in ("So I think a positive alert counts once.", "In plan B, a positive alert counts once.",
+                 "As in table A a positive alert counts once."):
+        d["turns"][2]["utterance"] = fine
+        assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f], fine
     # a phrase that happens to start inside another word and run on is no glued phrase
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "We count a positive alert strictly; preventive alerting is out of scope."
