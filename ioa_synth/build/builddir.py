@@ -45,6 +45,8 @@ def open_catalog(out_dir: Path, read_only: bool = False) -> Catalog:
 
 def require_catalog(out_dir: Path) -> None:
     """Raise :class:`BuildDirError` unless ``out_dir`` holds a catalog (without opening it)."""
+    if not Path(out_dir).exists():  # worded as status words it
+        raise BuildDirError(f"{out_dir}: no such folder (not a build directory; run 'ioa-synth build')")
     if not (Path(out_dir) / CATALOG_FILE).is_file():
         raise BuildDirError(f"{out_dir}: no {CATALOG_FILE} here (not a build directory; run 'ioa-synth build')")
 

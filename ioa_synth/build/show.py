@@ -113,8 +113,10 @@ def _passed_stage1(cat: Catalog, case_id: str) -> set[int]:
 
 def furthest_case(out_dir: Path, home: Path | None = None, running: bool = False) -> str:
     """The case id ``show`` picks when none is named: an accepted case, else the case whose
-    dialogue went furthest (most stage-2 generations), else the one with most stage-1
-    generations; ties go to the most recently updated, then the smallest id.
+    dialogue went furthest (most stage-2 attempts the judge scored, then most stage-2
+    generations), else the one with most stage-1 generations; ties go to the most recently
+    updated, then the smallest id. (A case whose stage 1 needed a regeneration is not further
+    than one whose dialogue reached the judge: the new user's demo was shown its worst case.)
 
     ``out_dir`` is the folder read (a snapshot's temporary copy while a build runs), ``home``
     the user's folder the messages name (default ``out_dir``), ``running`` whether a build
@@ -127,11 +129,14 @@ def furthest_case(out_dir: Path, home: Path | None = None, running: bool = False
     cat = open_catalog(out_dir, read_only=True)
     try:
         rows = cat.execute(
-            "SELECT c.case_id FROM cases c JOIN llm_calls l ON l.case_id = c.case_id AND l.role = 'generator' "
-            "AND l.error IS NULL GROUP BY c.case_id, c.status, c.updated_at "
-            "ORDER BY c.status = 'accepted' DESC, count(DISTINCT l.attempt) FILTER (WHERE l.stage = 2) DESC, "
-            "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 1) DESC, c.updated_at DESC NULLS LAST, c.case_id "
-            "LIMIT 1")
+            "SELECT c.case_id FROM cases c JOIN llm_calls l ON l.case_id = c.case_id "
+            "AND l.role IN ('generator', 'judge') AND l.error IS NULL GROUP BY c.case_id, c.status, c.updated_at "
+            "HAVING count(*) FILTER (WHERE l.role = 'generator') > 0 "
+            "ORDER BY c.status = 'accepted' DESC, "
+            "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 2 AND l.role = 'judge') DESC, "
+            "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 2 AND l.role = 'generator') DESC, "
+            "count(DISTINCT l.attempt) FILTER (WHERE l.stage = 1 AND l.role = 'generator') DESC, "
+            "c.updated_at DESC NULLS LAST, c.case_id LIMIT 1")
         if not rows:  # a directory of imported cases only
             rows = cat.execute("SELECT case_id FROM cases WHERE status = 'accepted' ORDER BY case_id LIMIT 1")
     finally:

@@ -9,7 +9,7 @@ import json
 
 import duckdb
 import pytest
-from ioa_helpers import build, one_line_error
+from ioa_helpers import build, one_line_error, q
 
 OLD = {"context": "Quarterly planning of the retrieval evaluation.", "agenda": "Data, baseline, ship criterion.",
        "expected_outcome": "A two-week plan."}
@@ -75,7 +75,9 @@ def test_show_bad_input(cli, built, tmp_path):
     out, (accepted, _), _ = built
     one_line_error(cli("show", "--out", out, "test/law/planning_999"), "unknown case id", "this build has", accepted)
     one_line_error(cli("show", "--out", out, accepted, "--attempt", "7"), "has no attempt 7", "stage 2: 1, 2")
-    one_line_error(cli("show", "--out", tmp_path / "nowhere", accepted), "not a build directory")
+    one_line_error(cli("show", "--out", tmp_path / "nowhere", accepted), "nowhere: no such folder", "not a build directory")
+    (tmp_path / "empty").mkdir()
+    one_line_error(cli("show", "--out", tmp_path / "empty", accepted), "no catalog.duckdb here", "not a build directory")
 
 
 def _to_object_form(out):
@@ -155,6 +157,20 @@ def test_show_without_case_id_picks_the_case_that_got_furthest(cli, built, tmp_p
     con.close()
     assert json.loads(cli("show", "--out", out, "--json").stdout)["case_id"] == discarded
     one_line_error(cli("show", "--out", tmp_path / "nowhere"), "nowhere")
+
+
+def test_furthest_case_is_one_the_stage_2_judge_scored_not_one_that_needed_more_stage_1_attempts(cli, built):
+    # a new user's demo: every case had two stage-2 attempts; show picked the one whose stage 1
+    # needed a regeneration and whose dialogue never reached the judge, over those the judge scored
+    out, (judged, unjudged), _ = built
+    con = duckdb.connect(str(out / "catalog.duckdb"))
+    con.execute("UPDATE cases SET status = 'discarded' WHERE case_id = ?", [judged])
+    con.execute("INSERT INTO llm_calls SELECT * REPLACE (2 AS attempt, call_id || '-2' AS call_id) FROM llm_calls "
+                "WHERE case_id = ? AND stage = 1 AND role = 'generator'", [unjudged])
+    con.close()
+    assert q(out, "SELECT count(*) FROM llm_calls WHERE case_id = ? AND stage = 2 AND role = 'judge'", [unjudged]) \
+        == [(0,)]
+    assert json.loads(cli("show", "--out", out, "--json").stdout)["case_id"] == judged
 
 
 def test_a_chosen_dialogue_is_checked_against_the_profiles_it_was_written_from(cli, endpoint, seeds_file, tmp_path):
