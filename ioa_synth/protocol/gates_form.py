@@ -211,11 +211,12 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
 #: utterance of a software meeting may name ``threading.Lock``.
 GLUED_WORDS = re.compile(r"\b[a-z]{2,}\.[A-Z][a-z]+\b"
                          # a short function word run into a capitalised word ("aStructured", "forInstruction"),
-                         # and a lower-case word run into one ("togeneratePredictive"), as the 1.5B demo model
-                         # wrote them into surface forms (2026-12-06); "iPhone", "mRNA", "fastText", "macOS"
-                         # and "kNN" do not match
+                         # a lower-case word run into one ("togeneratePredictive") or into an acronym
+                         # ("maintainingIT-based"), and two words joined by an apostrophe ("languagemodel'parameters"),
+                         # as the 1.5B demo model wrote them into surface forms (2026-12-06); "iPhone", "mRNA",
+                         # "fastText", "macOS", "kNN", "don't" and "o'clock" do not match
                          r"|\b(?:a|an|the|to|for|of|in|on|and|with|by|from)[A-Z][a-z]{3,}"
-                         r"|\b[a-z]{4,}[A-Z][a-z]{4,}")
+                         r"|\b[a-z]{4,}[A-Z][a-z]{4,}|\b[a-z]{5,}[A-Z]{2,}|[a-z]{3,}['’][a-z]{3,}")
 
 
 def stage1_form_failures(out: Stage1Output, fields: list[tuple[str, str]], gates: GateThresholds) -> list[str]:
