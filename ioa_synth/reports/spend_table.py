@@ -52,6 +52,11 @@ def spend_table(est: dict[str, Any], spent: dict[str, Any], title: str) -> Table
         table.add_row(name, _n(e.get("calls")), _n(s.get("calls")), _n(e.get("prompt_tokens")),
                       _n(s.get("prompt_tokens")), _n(e.get("completion_tokens")), _n(s.get("completion_tokens")),
                       _usd(cost) if e else "-", _usd(s.get("cost")) if s else "-")
+    unmeasured = [k for k, v in est.get("assumptions", {}).get("completion_source", {}).items()
+                  if str(v).startswith("max_tokens")]
+    if unmeasured:  # a first run: nothing measured, so each call is counted at its cap
+        table.caption = (f"estimated completion tokens of {', '.join(unmeasured)}: each call at its max_tokens, "
+                         "nothing being measured yet (an upper bound; a pilot run measures them, docs/scale.md)")
     return table
 
 

@@ -94,6 +94,7 @@ def test_estimate_of_a_40_case_build_within_10_percent_of_the_bill(cli, monkeypa
     assert spend["estimate"]["assumptions"]["cases"] == 35
     res = cli("status", "--out", out)
     assert "Estimated (when the build started" in res.stdout and "spent" in res.stdout
+    assert "each call at its max_tokens" not in res.stdout  # the pilot measured them
 
 
 def test_estimate_json_contract_prices_and_no_endpoint(cli, monkeypatch, seeds_file, tmp_path):
