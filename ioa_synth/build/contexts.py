@@ -124,10 +124,25 @@ def _line_cues(profiles: dict[str, Any], names: dict[str, str]) -> list[dict[str
 def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feedback: str | None) -> dict[str, Any]:
     """Context of the scaffold plan's thoughts pass: the ``profiles`` (private states,
     hidden assumptions and readings shown), the members' ``names`` (M1's, M2's) and the
-    ``lines`` of the lines pass; no outline."""
+    ``lines`` of the lines pass, each with the ``readings`` its speaker holds (M1's
+    ``member_a_understanding``, M2's ``member_b_understanding``) of the phrases said in it (``[{phrase, reading}]``, matched case-insensitively); no outline.
+
+    Why the readings beside their line (scaffold plan version 7): shown the readings only in
+    a list above the transcript, the 1.5B demo model wrote a thought that repeats its own
+    line in 3 of 4 cases of one clean-clone demo run (2026-12-06), which a gate rejects, and
+    generic thoughts elsewhere ("I look forward to working together"); the reading at the
+    line gives the thought what the speaker keeps to themselves."""
     shown = profiles.model_dump()
+    out = []
+    for line in lines.turns:
+        said = line.utterance.casefold()
+        readings = [{"phrase": p.surface_form,
+                     "reading": p.member_a_understanding if line.speaker_id == "M1" else p.member_b_understanding}
+                    for p in profiles.misalignment_points if line.speaker_id in ("M1", "M2")
+                    and p.surface_form.strip() and p.surface_form.strip().casefold() in said]
+        out.append(line.model_dump() | {"readings": readings})
     return {"feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
-            "names": [m["name"] for m in shown["members"]], "lines": [t.model_dump() for t in lines.turns]}
+            "names": [m["name"] for m in shown["members"]], "lines": out}
 
 
 def judge_context(seed: SeedTuple, profiles: Stage1Output, stage_rubric: StageRubric, no_change: str,

@@ -58,7 +58,10 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: turns (was 2n+4) and three hidden assumptions per member (the protocol's fewest): on the
 #: demo's 2 cores stage 1's generation was 7-11 minutes of the demo, almost all completion
 #: tokens, and the outline was a third of them; the dialogue shrinks with the outline.
-PLAN_VERSION = 6
+#: Version 7: a planned phrase may also open a sentence of its line, capitalised
+#: (:func:`_say_surface_forms`), and the thoughts pass sees, under a line that says a
+#: phrase, its speaker's reading of it (:func:`ioa_synth.build.contexts.dialogue_thoughts_context`).
+PLAN_VERSION = 7
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
 #: begins with a determiner, possessive or number ("the held-out set", "our March release",
@@ -90,14 +93,16 @@ UNDERSTANDING_MIN_CHARS = 30
 HIDDEN_ASSUMPTIONS = 3
 
 
-def _literal(text: str, inside: bool = False) -> str:
+def _literal(text: str, case: str = "either") -> str:
     """``text`` as a regex of its own characters (llama.cpp's pattern reader knows few
-    escapes: specials go in a class), its first letter in either case (a phrase may open
-    the sentence) unless ``inside`` (it stands inside a sentence: as written; the demo
-    model otherwise capitalised it mid-sentence, "the pre A collection of ...")."""
+    escapes: specials go in a class). ``case`` of its first letter: ``"either"``;
+    ``"inside"``, as written (it stands inside a sentence; the demo model otherwise
+    capitalised it mid-sentence, "the pre A collection of ..."); ``"opening"``, upper case
+    (it opens a sentence)."""
     out = "".join(f"[{c}]" if c in ".+*?()[]{}|^$\\" else c for c in text)
-    if not inside and text[:1].isalpha() and text[0].lower() != text[0].upper():
-        out = f"[{text[0].lower()}{text[0].upper()}]" + out[1:]
+    if case != "inside" and text[:1].isalpha() and text[0].lower() != text[0].upper():
+        first = text[0].upper() if case == "opening" else text[0].lower() + text[0].upper()
+        out = f"[{first}]" + out[1:]
     return out
 
 
@@ -241,11 +246,18 @@ def stage2_schema(profiles: Stage1Output, latin: bool = False) -> dict[str, Any]
 def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> None:
     """Hold the utterance of the first outline turn listing each MA to contain that MA's
     surface form (scaffold mode): the demo model left a planned phrase unsaid in about one
-    dialogue of two, which the coverage gate discards. The phrase stands inside a sentence: a
-    word and a space before it (not a sentence's end), a space or ``,;:`` after it, and the
-    utterance ends a sentence (held to one, the model pasted the phrase onto the start or end
-    of its line, which the pasted-phrase gate rejects). The rest of the utterance stays free,
-    in :data:`LATIN_TEXT` within the field's length."""
+    dialogue of two, which the coverage gate discards. The phrase is said in a sentence:
+    either inside one (a word and a space before it, the phrase as written) or opening one
+    (at the utterance's start or after ``. ``/``? ``/``! ``, its first letter capitalised);
+    a space or ``,;:`` after it; and the utterance ends a sentence (held to one, the model
+    pasted the phrase onto the start or end of its line, which the pasted-phrase gate
+    rejects). The rest of the utterance stays free, in :data:`LATIN_TEXT` within the
+    field's length.
+
+    Why a phrase may open a sentence (scaffold plan version 7): held to a word before it,
+    the demo model that meant to open a sentence with the phrase wrote one stray letter
+    first ("As we D a code generation tool is crucial", "So, U the LEXam ..."), which the
+    pasted-phrase gate rejects: 2 of 4 cases of one clean-clone demo run (2026-12-06)."""
     phrase = {p.id: p.surface_form for p in profiles.misalignment_points}
     said: set[str] = set()
     for schema, planned in zip(turns, profiles.conversation_outline):
@@ -256,12 +268,16 @@ def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> N
         if not forms or room < len(forms) + 1:
             continue
         share = room // (len(forms) + 1) - 2
-        before = free_text(1, share) + _WORD_END + " "  # a word, then a space: inside a sentence
-        between = "[ ,;:]" + free_text(0, share) + _WORD_END + " "
-        end = "([ ,;:]" + free_text(0, share) + ")?[.?!]"  # the utterance ends a sentence
-        schema["properties"]["utterance"] = {**field, "pattern": "^" + before + between.join(_literal(f, inside=True)
-                                                                                             for f in forms)
-                                             + end + "$"}
+        text, lead = free_text(1, share), free_text(0, share)
+        pattern = "^"
+        for k, form in enumerate(forms):
+            # inside a sentence: a word (or ,;:) and a space before it; opening one: the
+            # utterance's start or a sentence's end and a space
+            inside = (text if k == 0 else "[ ,;:]" + lead) + _WORD_END + " " + _literal(form, "inside")
+            opening = ("(" + text + "[.?!] )?" if k == 0 else "([ ,;:]" + lead + ")?[.?!] ") + _literal(form, "opening")
+            pattern += "(" + inside + "|" + opening + ")"
+        end = "([ ,;:]" + lead + ")?[.?!]"  # the utterance ends a sentence
+        schema["properties"]["utterance"] = {**field, "pattern": pattern + end + "$"}
 
 
 #: The character before the space that precedes a surface form said in a sentence: a word's

@@ -6,7 +6,7 @@ docs/plan-modes.md) the stage-2 generator is asked twice per attempt instead of 
 | pass | the prompt shows | the prompt withholds | the reply |
 | --- | --- | --- | --- |
 | lines | scenario; members by name, role, expertise, background; each point's topic and surface form; the outline, ids written as names | private states, hidden assumptions, both readings of every point | ``{"turns": [{turn_idx, speaker_id, speaker_name, utterance}]}`` (:class:`DialogueLines`) |
-| thoughts | scenario; members with private states and hidden assumptions; both readings of every point; the lines of pass 1 | the outline | ``{"turns": [{turn_idx, inner_thought}]}`` (:class:`DialogueThoughts`) |
+| thoughts | scenario; members with private states and hidden assumptions; both readings of every point; the lines of pass 1, under a line that says a phrase its speaker's reading of it | the outline | ``{"turns": [{turn_idx, inner_thought}]}`` (:class:`DialogueThoughts`) |
 
 :func:`combined` joins them into the paper's :class:`~ioa_synth.protocol.schemas.Stage2Output`,
 which the gates and the judge see exactly as they see a one-call dialogue. Why: asked for

@@ -59,3 +59,27 @@ def test_readme_demo_config_loads_and_sets_the_generator_penalty():
     cfg = load_config(root / "config.demo.json")
     assert cfg.generator.request_options == {"presence_penalty": 0.6}
     assert cfg.judge.request_options == {}  # the judges keep the paper's settings
+
+
+def test_thoughts_prompt_puts_the_speakers_own_reading_under_the_line_that_says_its_phrase():
+    # shown the readings only in a list above the transcript, the 1.5B demo model wrote
+    # thoughts that repeat their own line (3 of 4 cases of one clean-clone demo run)
+    from ioa_synth.build.passes import TwoPasses
+    from ioa_synth.protocol.plan_passes import DialogueLines
+
+    profiles = Stage1Output.model_validate(valid_stage1())
+    m1, m2 = profiles.members
+    ma = profiles.misalignment_points[0]
+    lines = DialogueLines.model_validate({"turns": [
+        {"turn_idx": 1, "speaker_id": "M1", "speaker_name": m1.name, "utterance": "Shall we start?"},
+        {"turn_idx": 2, "speaker_id": "M2", "speaker_name": m2.name,
+         "utterance": f"Yes. {ma.surface_form[0].upper() + ma.surface_form[1:]} is ready, I checked."},
+        {"turn_idx": 3, "speaker_id": "M1", "speaker_name": m1.name, "utterance": f"Good, so {ma.surface_form} it is."}]})
+    prompt, _ = TwoPasses().thoughts_request(profiles, lines, None)
+    text = prompt.messages[-1]["content"]
+    bracket = f'privately takes "{ma.surface_form}" to mean'
+    assert text.count(bracket) == 2
+    line1, line2, line3 = (text.index(f"{i}. ") for i in (1, 2, 3))
+    assert bracket not in text[line1:line2]  # no phrase said, no reading
+    assert f"[{m2.name} {bracket} {ma.member_b_understanding}]" in text[line2:line3]
+    assert f"[{m1.name} {bracket} {ma.member_a_understanding}]" in text[line3:]

@@ -113,7 +113,7 @@ def test_build_sends_each_case_its_plan(endpoint, cli, seeds_file, tmp_path):
     stage2 = [r["body"] for r in server.requests if request_kind(r["body"]) == "stage2_generator"]
     assert stage2 and all("prefixItems" in _schema(b)["properties"]["turns"] for b in stage2)
     utterance = _schema(stage2[0])["properties"]["turns"]["prefixItems"][0]["properties"]["utterance"]
-    assert utterance["pattern"].startswith("^" + LATIN_TEXT) and re.match(utterance["pattern"], "Fine, Ana.") is None  # its point's phrase
+    assert utterance["pattern"].startswith("^(" + LATIN_TEXT) and re.match(utterance["pattern"], "Fine, Ana.") is None  # its point's phrase
 
 
 def _free_text(schema, path=""):
@@ -173,9 +173,15 @@ def test_scaffold_dialogue_turn_that_first_lists_a_point_must_say_its_surface_fo
         assert text.match(f"So we keep {said}."), i
         assert not text.match("We agree, then."), i
         assert not text.match("x" * (utterance["maxLength"] - len(said)) + said + ".")  # within the field's length
-        # inside a sentence (the pasted-phrase gate): not opening the line or a sentence, not
-        # glued to a word, not ending the line without a full stop
-        assert not text.match(f"{said.capitalize()} is settled, Ana."), i
+        # said in a sentence (the pasted-phrase gate): opening the line or a sentence only
+        # capitalised (held to a word before it, the demo model wrote a stray letter first:
+        # "As we D a code generation tool is crucial"), not glued to a word, not ending the
+        # line without a full stop
+        opening = " and ".join(f[0].upper() + f[1:] if k == 0 else f for k, f in enumerate(forms))
+        assert text.match(f"{opening} is settled, Ana."), (i, utterance["pattern"])
+        assert text.match(f"Fine, Ana. {opening} is settled."), i
+        assert not text.match(f"{said} is settled, Ana."), i
         assert not text.match(f"Fine. {said} is settled."), i
+        assert not text.match(f"So we keep {opening}."), i
         assert not text.match(f"Let us settle{said}."), i
         assert not text.match(f"Let us settle {said}"), i
