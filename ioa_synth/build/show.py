@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -46,26 +47,32 @@ def _generations(cat: Catalog, case_id: str) -> tuple[dict[tuple[int, int], str]
     stored = load_replay(cat, [case_id])
     gens = {(s, a): text for (_, s, role, a), text in stored.items() if role == "generator"}
     thoughts = {(s, a): text for (_, s, role, a), text in stored.items() if role == THOUGHTS_ROLE}
-    joined = {key: _joined(text, thoughts.get(key)) if key[0] == DIALOGUE.stage else text
-              for key, text in gens.items()}
-    pending = {key for key, text in gens.items()
-               if key[0] == DIALOGUE.stage and key not in thoughts and joined[key] != text}
+    joined: dict[tuple[int, int], str] = {}
+    pending: set[tuple[int, int]] = set()
+    for key, text in gens.items():
+        if key[0] != DIALOGUE.stage:
+            joined[key] = text
+            continue
+        joined[key], two_pass = _joined(text, thoughts.get(key))
+        if two_pass and key not in thoughts:
+            pending.add(key)
     return joined, pending
 
 
-def _joined(lines_text: str, thoughts_text: str | None) -> str:
-    """The stage-2 reply of the two passes as one dialogue's JSON (``lines_text`` unchanged
-    when it is not a lines-pass reply, or does not parse)."""
+def _joined(lines_text: str, thoughts_text: str | None) -> tuple[str, bool]:
+    """The stage-2 reply of the two passes as one dialogue's JSON, and whether
+    ``lines_text`` is a lines-pass reply (turns without inner thoughts); ``(lines_text,
+    False)`` when it is not one, or does not parse."""
     try:
         lines = reply_json(lines_text)
         turns = lines["turns"]
         if not isinstance(turns, list) or any("inner_thought" in t for t in turns):
-            return lines_text
+            return lines_text, False
         thoughts = reply_json(thoughts_text)["turns"] if thoughts_text is not None else []
         by_turn = {t.get("turn_idx"): t.get("inner_thought", "") for t in thoughts if isinstance(t, dict)}
-        return json.dumps({"turns": [t | {"inner_thought": by_turn.get(t.get("turn_idx"), "")} for t in turns]})
+        return json.dumps({"turns": [t | {"inner_thought": by_turn.get(t.get("turn_idx"), "")} for t in turns]}), True
     except (ValueError, KeyError, TypeError, AttributeError):
-        return lines_text
+        return lines_text, False
 
 
 def _scores(cat: Catalog, case_id: str, stage: int, attempt: int) -> list[dict[str, Any]]:
@@ -244,7 +251,7 @@ def _pick(attempts: list[int], attempt: int | None) -> int | None:
 
 def _stage_view(cat: Catalog, case_id: str, stage: int, attempt: int | None, attempts: list[int],
                 gens: dict[tuple[int, int], str], profiles: BaseModel | None,
-                pending: frozenset[tuple[int, int]] | set[tuple[int, int]] = frozenset()) -> dict[str, Any] | None:
+                pending: AbstractSet[tuple[int, int]] = frozenset()) -> dict[str, Any] | None:
     """One stage's attempt as shown; ``thoughts_pending``: its lines are written and its
     inner thoughts not yet (the gates then wait for them: an empty thought is no failure)."""
     if attempt is None:

@@ -80,7 +80,10 @@ class BuildProgress:
         activity = self.activity.describe()
         activity = f" [cyan]{escape(activity)}[/]" if activity else ""
         detail = f" [magenta]{escape(self._detail())}[/]" if self._detail else ""
-        return " ".join(parts) + detail + f" {self._tokens:,} tokens in finished calls" + activity + note
+        return " ".join(parts) + detail + f" {self._finished_tokens()}" + activity + note
+
+    def _finished_tokens(self) -> str:
+        return f"{self._tokens:,} tokens in finished calls"
 
     def _line(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -94,7 +97,7 @@ class BuildProgress:
                            + ([f"{self.earlier} done by an earlier run"] if self.earlier else []))
         activity = self.activity.describe()
         detail = f"; {self._detail()}" if self._detail else ""
-        return (f"{self.label}: {self.done}/{self.total} done: {counts}{detail}; {self._tokens:,} tokens in finished calls; "
+        return (f"{self.label}: {self.done}/{self.total} done: {counts}{detail}; {self._finished_tokens()}; "
                 f"{time.monotonic() - self._start:.0f} s elapsed" + (f"; {activity}" if activity else ""))
 
     def watch(self, *clients: object) -> None:
