@@ -33,7 +33,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ioa_synth.protocol.plan_text import LATIN_TEXT, free_text
+from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.plan_text import LATIN_TEXT, MAX_SENTENCES, free_text, sentences
 from ioa_synth.protocol.schemas import SURFACE, Stage1Output, Stage2Output, request_schema_copy
 
 #: Given and family names the stage-1 generator is given (two per case, see
@@ -60,7 +61,9 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: tokens, and the outline was a third of them; the dialogue shrinks with the outline.
 #: Version 7: a planned phrase may also open a sentence of its line, capitalised
 #: (:func:`_say_surface_forms`), and the thoughts pass sees, under a line that says a
-#: phrase, its speaker's reading of it (:func:`ioa_synth.build.contexts.dialogue_thoughts_context`).
+#: phrase, its speaker's reading of it (:func:`ioa_synth.build.contexts.dialogue_thoughts_context`);
+#: a surface form cannot end on an article or preposition nor hold "is"/"are" (:data:`_LAST_WORD`),
+#: and a stage-2 line or thought is one to three sentences (:func:`~ioa_synth.protocol.plan_text.sentences`).
 PLAN_VERSION = 7
 
 #: Words a planned surface form may start with: a phrase as it stands inside a sentence
@@ -70,19 +73,71 @@ PLAN_VERSION = 7
 SURFACE_FORM_STARTS = ("the", "our", "your", "their", "its", "a", "an", "this", "that", "these", "those", "each",
                        "every", "any", "all", "both", "one", "two", "three", "first", "last", "next", "final")
 
+#: The letters and digits of a word in a planned surface form (a character-class body).
+_WORD_CHARS = "A-Za-z0-9À-ɏ"
+
+
+def _not_words(stop: tuple[str, ...], longest: int = 20) -> str:
+    """A regex (no anchors) of one run of 1 to ``longest`` :data:`_WORD_CHARS` that is not
+    one of the lower-case ASCII words ``stop`` in any case: llama.cpp's pattern reader has
+    no lookahead, so the complement is spelled out over the words' letter trie (at each
+    prefix of a stop word: end here unless the prefix is one, go on with a letter no stop
+    word continues with, or follow the trie)."""
+    trie: dict[str, Any] = {}
+    for word in stop:
+        node = trie
+        for c in word:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def rest(depth: int) -> str:
+        return "[%s]{0,%d}" % (_WORD_CHARS, longest - depth - 1)
+
+    def other(children: list[str]) -> str:
+        letters = [c for c in "abcdefghijklmnopqrstuvwxyz" if c not in children]
+        return "[%s%s0-9À-ɏ]" % ("".join(letters), "".join(letters).upper())
+
+    def walk(node: dict[str, Any], depth: int) -> str:
+        children = sorted(c for c in node if c)
+        alts = [other(children) + rest(depth)] if depth < longest else []
+        alts += [f"[{c}{c.upper()}]" + walk(node[c], depth + 1) for c in children if depth < longest]
+        body = "|".join(alts)
+        if depth > 0 and "" not in node:  # the prefix itself is a word, not a stop word
+            return f"({body})?" if body else ""
+        return f"({body})"
+
+    return walk(trie, 0)
+
+
+_DEFAULT_GATES = GateThresholds()
+
+#: The joined part of a word: one of ``'-./&+`` and a run of at most 12 letters or digits,
+#: at most twice ("held-out", "v2.1", "R&D", "model's").
+_JOINED = r"([-'’./&+][%s]{1,12})" % _WORD_CHARS
+
 #: A word of a planned surface form: runs of Latin letters and digits (at most 20, then up
 #: to two more of at most 12) joined by one of ``'-./&+``, an optional trailing ``%``: the
 #: demo model otherwise ran words together ("appropriateresponses") or trailed off in dots
-#: ("the matrix...of...second").
-_WORD = r"[A-Za-z0-9À-ɏ]{1,20}([-'’./&+][A-Za-z0-9À-ɏ]{1,12}){0,2}%?"
+#: ("the matrix...of...second"). After the first word none is a statement word ("is",
+#: "are", "means", ...: :attr:`GateThresholds.statement_words`, "both models are evaluated
+#: on HumanEval").
+_WORD = _not_words(_DEFAULT_GATES.statement_words) + _JOINED + "{0,2}%?"
+
+#: The last word of a planned surface form: a :data:`_WORD` that, when it is one plain run,
+#: is no :attr:`GateThresholds.dangling_words` either ("the impact of environmental
+#: policies on", cut at the word limit; the gates reject it).
+_LAST_WORD = "(%s%%?|%s%s{1,2}%%?)" % (_not_words(_DEFAULT_GATES.dangling_words + _DEFAULT_GATES.statement_words),
+                                       _not_words(_DEFAULT_GATES.statement_words), _JOINED)
 
 #: The pattern of a planned surface form: one of :data:`SURFACE_FORM_STARTS` or a number,
-#: then one to five more words (:data:`_WORD`): no question mark, quote or other script, at
-#: most the gates' ``max_surface_words``. The 1.5B model runs a phrase to whatever limit the
-#: grammar sets (with seven words allowed, nearly every surface form had seven and failed the
-#: gates), so a run-on phrase is cut at six words; one cut on a dangling word ("the metric
-#: used to assess the") is rejected by the gates, one cut on a content word passes.
-SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){1,5}$' % ("|".join(SURFACE_FORM_STARTS), _WORD)
+#: then zero to four more words (:data:`_WORD`) and a last one (:data:`_LAST_WORD`): no
+#: question mark, quote or other script, at most the gates' ``max_surface_words``. The 1.5B
+#: model runs a phrase to whatever limit the grammar sets (with seven words allowed, nearly
+#: every surface form had seven and failed the gates), so a run-on phrase is cut at six
+#: words; the last may not be an article, preposition or conjunction, so a cut lands on a
+#: content word (scaffold plan version 7: two of four cases of a clean-clone demo run
+#: ended at stage 1 on a phrase ending on "a" or "on", or with "are" in it).
+SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){0,4} %s$' % ("|".join(SURFACE_FORM_STARTS), _WORD, _LAST_WORD)
 
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").
@@ -225,15 +280,20 @@ def stage2_schema(profiles: Stage1Output, latin: bool = False) -> dict[str, Any]
     """The stage-2 request schema (of :class:`Stage2Output`) with one turn per outline turn
     of the accepted ``profiles``: its ``turn_idx``, ``speaker_id`` and the speaker's
     ``speaker_name`` as constants (a speaker id the profiles lack keeps the open schema);
-    ``latin``: free text held to :data:`LATIN_TEXT` (scaffold mode, :func:`latin_text`)."""
+    ``latin``: free text held to :data:`LATIN_TEXT` (scaffold mode, :func:`latin_text`), an
+    utterance and an inner thought to at most :data:`~ioa_synth.protocol.plan_text.MAX_SENTENCES`
+    sentences (:func:`~ioa_synth.protocol.plan_text.sentences`)."""
     schema = request_schema_copy(Stage2Output)
+    turns = schema["properties"]["turns"]
     if latin:
         latin_text(schema)
+        for key in ("utterance", "inner_thought"):
+            field = turns["items"]["properties"][key]
+            field["pattern"] = "^%s$" % sentences(MAX_SENTENCES, field["maxLength"])
     names = {m.id: m.name for m in profiles.members}
     outline = profiles.conversation_outline
     if not outline or any(t.speaker not in names for t in outline):
         return schema
-    turns = schema["properties"]["turns"]
     turn = turns.pop("items")
     turns["prefixItems"] = [_with_consts(turn, turn_idx=i, speaker_id=t.speaker, speaker_name=names[t.speaker])
                             for i, t in enumerate(outline, start=1)]

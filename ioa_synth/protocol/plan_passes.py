@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ioa_synth.protocol.plan_text import free_text
+from ioa_synth.protocol.plan_text import MAX_SENTENCES, sentences
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 
@@ -98,13 +98,14 @@ def thoughts_schema(profiles: Stage1Output, lines: DialogueLines) -> dict[str, A
 
 
 def _first_person(field: dict[str, Any]) -> dict[str, Any]:
-    """The inner-thought ``field`` (a Latin-text string of ``minLength`` to ``maxLength``
-    characters, :func:`~ioa_synth.protocol.plan.latin_text`) held to start with "I" and a space or apostrophe ("I think", "I'm"): the
+    """The inner-thought ``field`` (a Latin-text string of at most ``maxLength`` characters,
+    :func:`~ioa_synth.protocol.plan.latin_text`) held to one to three sentences
+    (:func:`~ioa_synth.protocol.plan_text.sentences`) that start with "I" and a space or
+    apostrophe ("I think", "I'm"): the
     demo model, shown a finished transcript, wrote each thought as a copy of its line or as
     a narrator's summary ("Esra Yilmaz starts the meeting by introducing herself"), neither
     of which says what the speaker privately means (2026-12-06)."""
-    low, high = field.get("minLength", 1), field["maxLength"]
-    return {**field, "pattern": "^I[ '’]%s$" % free_text(max(1, low - 2), max(1, high - 2))}
+    return {**field, "pattern": "^I[ '’]%s$" % sentences(MAX_SENTENCES, max(2, field["maxLength"] - 2))}
 
 
 def combined(lines: DialogueLines, thoughts: DialogueThoughts) -> Stage2Output:

@@ -24,9 +24,37 @@ from __future__ import annotations
 LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
 
 
+#: :data:`LATIN_TEXT` without the sentence ends ``.?!``: a character inside a sentence;
+#: and without the space: one that may follow a ``.?!`` inside a sentence ("v2.1",
+#: "e.g.,", "...", "?!"), so that only ``.?!`` and a space (or the text's end) end one.
+_IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
+_AFTER_STOP = r"[!#-\[\]-~¡-ɏ‘’“”–—…]"
+
+#: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
+MAX_SENTENCES = 3
+
+
+def sentences(count: int, high: int) -> str:
+    """The regex (without anchors) of one to ``count`` sentences of :data:`LATIN_TEXT`, in
+    all at most ``high`` characters and every one ending in ``.``, ``?`` or ``!``,
+    separated by a space: each sentence is at most ``high // count`` characters (a ``.``
+    that a non-space follows, "v2.1", stays inside a sentence).
+
+    Why (scaffold plan version 7): asked for one to three sentences, the 1.5B demo model
+    wrote five or six per line and ran one line to the 700-character limit, cut off
+    mid-sentence ("... valuable insights into the key"), which the cut-off gate discards
+    (a clean-clone demo run, 2026-12-06); the next line went on with the cut sentence.
+    Held to three, the line ends after its third sentence. A single sentence that reaches
+    ``high // count`` characters is ended there by the grammar; the 1.5B model's
+    sentences ran to about 200 characters."""
+    each = max(2, high // count)
+    sentence = "(%s|[.?!]%s){1,%d}[.?!]" % (_IN_SENTENCE, _AFTER_STOP, each - 1)
+    return "%s( %s){0,%d}" % (sentence, sentence, count - 1)
+
+
 def free_text(low: int, high: int) -> str:
     """The regex (without anchors) of ``low`` to ``high`` characters of :data:`LATIN_TEXT`."""
     return "%s{%d,%d}" % (LATIN_TEXT, low, high)
 
 
-__all__ = ["LATIN_TEXT", "free_text"]
+__all__ = ["LATIN_TEXT", "MAX_SENTENCES", "free_text", "sentences"]

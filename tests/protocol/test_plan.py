@@ -12,6 +12,8 @@ from conftest import real_seed_tuples
 from ioa_helpers import build
 
 from ioa_synth.testing.scripted_server import request_kind, valid_stage1
+from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.gates_form import surface_form_problem
 from ioa_synth.protocol.plan import LATIN_TEXT, CasePlan, anchor_turns, member_names, points_for, stage2_schema
 from ioa_synth.protocol.plan_modes import stage1_request_schema
 from ioa_synth.protocol.schemas import Stage1Output
@@ -70,6 +72,20 @@ def test_stage1_schema_holds_ids_names_count_definitional_and_outline():
                      "an identifier is a name given to a variable, function, or object in a set",
                      "the appropriateresponsesofthemodelundertheconstraints"):  # run-together words, recorded
         assert not pattern.match(question), question
+    # a phrase cut at the word limit on an article or preposition, or a statement (recorded
+    # from a clean-clone demo run, each a stage-1 gate failure): the grammar cannot write them
+    gates = GateThresholds()
+    for cut in ("the impact of environmental policies on", "our proposed methodology involves constructing a",
+                "both models are evaluated on HumanEval", "the data that is", "the On", "our plan Means"):
+        assert not pattern.match(cut), cut
+        assert surface_form_problem(cut, gates) is not None, cut
+    for word in gates.dangling_words + gates.statement_words:
+        assert not pattern.match(f"the final {word}") and not pattern.match(f"the final {word.upper()}"), word
+    for phrase in ("the impact of environmental policies", "the sign-off", "the onboarding", "the theory",
+                   "the isotope list", "the a1 form", "the 40%", "the ONE metric", "our Q3 plan", "the set",
+                   "the thesis", "the answer", "the inference", "the bytes"):  # words that start like a stop word
+        assert pattern.match(phrase), phrase
+        assert surface_form_problem(phrase, gates) is None, phrase
     outline = props["conversation_outline"]["prefixItems"]
     assert [t["properties"]["turn"]["const"] for t in outline] == list(range(1, len(plan.speakers) + 1))
     assert [t["properties"]["speaker"]["const"] for t in outline] == list(plan.speakers)
@@ -185,3 +201,27 @@ def test_scaffold_dialogue_turn_that_first_lists_a_point_must_say_its_surface_fo
         assert not text.match(f"So we keep {opening}."), i
         assert not text.match(f"Let us settle{said}."), i
         assert not text.match(f"Let us settle {said}"), i
+
+
+def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
+    # asked for one to three sentences, the 1.5B demo model wrote five or six per line and ran
+    # one to the 700-character limit, cut mid-sentence (a clean-clone demo run, 2026-12-06)
+    from ioa_synth.protocol.plan_passes import DialogueLines, lines_schema, thoughts_schema
+
+    profiles = Stage1Output.model_validate(valid_stage1())
+    said = {ma for t in profiles.conversation_outline for ma in t.ma_ids}
+    free = [i for i, t in enumerate(profiles.conversation_outline) if not t.ma_ids]
+    assert said and free
+    turns = lines_schema(profiles)["properties"]["turns"]["prefixItems"]
+    line = re.compile(turns[free[0]]["properties"]["utterance"]["pattern"])
+    lines = DialogueLines.model_validate({"turns": [
+        {"turn_idx": t["properties"]["turn_idx"]["const"], "speaker_id": t["properties"]["speaker_id"]["const"],
+         "speaker_name": t["properties"]["speaker_name"]["const"], "utterance": "Fine."} for t in turns]})
+    thought = re.compile(thoughts_schema(profiles, lines)["properties"]["turns"]["prefixItems"][0]["properties"]
+                         ["inner_thought"]["pattern"])
+    for text, ok in (("Fine.", True), ("We ship v2.1 on Friday, e.g., after review. Agreed? Yes!", True),
+                     ("Hm... fine, Ana. Two.", True), ("One. Two. Three. Four.", False),
+                     ("We go on with the key", False), ("x" * 240 + ".", False)):
+        assert bool(line.match(text)) is ok, text
+        assert bool(thought.match("I " + text[0].lower() + text[1:])) is ok, text
+    assert not thought.match("Fine, I think.")  # a thought starts with "I"
