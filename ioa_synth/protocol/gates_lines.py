@@ -23,13 +23,20 @@ def turns_label(idx: list[int]) -> str:
 #: A lone letter other than "a" and "I" at the end of the text before a surface form.
 _LONE_LETTER = re.compile(r"(?:^|[\s,;:(])[B-HJ-Zb-z]$")
 
+#: An article or possessive that cannot stand right before a phrase that opens with one
+#: of :data:`_PHRASE_DETERMINERS` ("I can give you a the PyTorch autograd library").
+#: Case as written: "table A" is a label, not an article.
+_DETERMINER_BEFORE = re.compile(r"(?:^|\W)(?:a|an|An|[Tt]he|[Oo]ur|[Yy]our|[Tt]heir|[Ii]ts|[Mm]y|[Tt]hese|[Tt]hose)$")
+_PHRASE_DETERMINERS = frozenset({"a", "an", "the", "our", "your", "their", "its", "this", "that", "these", "those"})
+
 
 def pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list[str]:
     """Turns whose utterance has a surface form pasted on rather than said in a sentence: the
     phrase, as written in the profiles, opens a sentence in lower case ("Let's explore this idea.
     our feature extraction pipeline"), is glued to the word before it ("Havethe performance
     metrics?"), starts with a capital the phrase lacks inside a sentence ("the pre A
-    collection of ..."), follows a lone letter ("so L our benchmark includes ..."), or closes
+    collection of ..."), follows a lone letter ("so L our benchmark includes ...") or an
+    article when it opens with one ("give you a the PyTorch autograd library"), or closes
     the utterance with no sentence end after it ("... Our model predicts ESG ratings
     accurately"). The 1.5B demo model appended the stage-2 prompt's ``[say "..."]``
     cue to its lines this way, which the coverage check alone counts as said; a writer who
@@ -51,14 +58,18 @@ def pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list
                 # a lone letter before it ("so L our benchmark includes ..."): a capital the
                 # grammar kept out of the phrase, written as a word of its own
                 stray_letter = bool(_LONE_LETTER.search(before))
-                if opens_lower or glued or capital_inside or stray_letter or not after.strip():
+                # two determiners ("a the PyTorch autograd library", recorded from the demo,
+                # 2026-12-07): the phrase was dropped in after an article the line had begun
+                doubled = (phrase.split()[0].lower() in _PHRASE_DETERMINERS
+                           and bool(_DETERMINER_BEFORE.search(before)))
+                if opens_lower or glued or capital_inside or stray_letter or doubled or not after.strip():
                     pasted.append(f"turn {t.turn_idx}")
                     break
     if not pasted:
         return []
     return [f"{', '.join(dict.fromkeys(pasted))}: a surface form is pasted onto the utterance (opening a sentence in "
-            "lower case, glued to the word before it, capitalised inside a sentence, or ending the utterance without a "
-            "full stop) instead of said "
+            "lower case, glued to the word before it, capitalised inside a sentence, after another article, or ending "
+            "the utterance without a full stop) instead of said "
             "inside a sentence; work the phrase into what the speaker says"]
 
 

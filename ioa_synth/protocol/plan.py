@@ -33,7 +33,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.plan_phrases import SURFACE_FORM_PATTERN, SURFACE_FORM_STARTS, say_surface_forms
 from ioa_synth.protocol.plan_text import LATIN_TEXT, MAX_SENTENCES, free_text, sentences
 from ioa_synth.protocol.schemas import SURFACE, Stage1Output, Stage2Output, request_schema_copy
 
@@ -52,7 +52,7 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: plan decides what the generator may write. Version 3: the stage-2 prompt's outline names
 #: a turn's points by surface form, without ids (:mod:`ioa_synth.build.contexts`). Version 4:
 #: stage 2 in two passes, lines then inner thoughts (:mod:`ioa_synth.protocol.plan_passes`),
-#: and a planned phrase held inside a sentence of its line (:func:`_say_surface_forms`).
+#: and a planned phrase held inside a sentence of its line (:func:`~ioa_synth.protocol.plan_phrases.say_surface_forms`).
 #: Version 5: the lines pass sees a cue per turn, not the stage-1 description
 #: (:func:`ioa_synth.build.contexts.dialogue_lines_context`), and a thought starts with "I"
 #: (:func:`ioa_synth.protocol.plan_passes.thoughts_schema`). Version 6: an outline of 2n+2
@@ -60,84 +60,11 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: demo's 2 cores stage 1's generation was 7-11 minutes of the demo, almost all completion
 #: tokens, and the outline was a third of them; the dialogue shrinks with the outline.
 #: Version 7: a planned phrase may also open a sentence of its line, capitalised
-#: (:func:`_say_surface_forms`), and the thoughts pass sees, under a line that says a
+#: (:func:`~ioa_synth.protocol.plan_phrases.say_surface_forms`), and the thoughts pass sees, under a line that says a
 #: phrase, its speaker's reading of it (:func:`ioa_synth.build.contexts.dialogue_thoughts_context`);
-#: a surface form cannot end on an article or preposition nor hold "is"/"are" (:data:`_LAST_WORD`),
+#: a surface form cannot end on an article or preposition nor hold "is"/"are" (:data:`~ioa_synth.protocol.plan_phrases.SURFACE_FORM_PATTERN`),
 #: and a stage-2 line or thought is one to three sentences (:func:`~ioa_synth.protocol.plan_text.sentences`).
 PLAN_VERSION = 7
-
-#: Words a planned surface form may start with: a phrase as it stands inside a sentence
-#: begins with a determiner, possessive or number ("the held-out set", "our March release",
-#: "two reviewers"). The demo model wrote nearly every surface form as a question ("What
-#: version of ...?", "how to name ..."), which no free first word prevents.
-SURFACE_FORM_STARTS = ("the", "our", "your", "their", "its", "a", "an", "this", "that", "these", "those", "each",
-                       "every", "any", "all", "both", "one", "two", "three", "first", "last", "next", "final")
-
-#: The letters and digits of a word in a planned surface form (a character-class body).
-_WORD_CHARS = "A-Za-z0-9À-ɏ"
-
-
-def _not_words(stop: tuple[str, ...], longest: int = 20) -> str:
-    """A regex (no anchors) of one run of 1 to ``longest`` :data:`_WORD_CHARS` that is not
-    one of the lower-case ASCII words ``stop`` in any case: llama.cpp's pattern reader has
-    no lookahead, so the complement is spelled out over the words' letter trie (at each
-    prefix of a stop word: end here unless the prefix is one, go on with a letter no stop
-    word continues with, or follow the trie)."""
-    trie: dict[str, Any] = {}
-    for word in stop:
-        node = trie
-        for c in word:
-            node = node.setdefault(c, {})
-        node[""] = {}
-
-    def rest(depth: int) -> str:
-        return "[%s]{0,%d}" % (_WORD_CHARS, longest - depth - 1)
-
-    def other(children: list[str]) -> str:
-        letters = [c for c in "abcdefghijklmnopqrstuvwxyz" if c not in children]
-        return "[%s%s0-9À-ɏ]" % ("".join(letters), "".join(letters).upper())
-
-    def walk(node: dict[str, Any], depth: int) -> str:
-        children = sorted(c for c in node if c)
-        alts = [other(children) + rest(depth)] if depth < longest else []
-        alts += [f"[{c}{c.upper()}]" + walk(node[c], depth + 1) for c in children if depth < longest]
-        body = "|".join(alts)
-        if depth > 0 and "" not in node:  # the prefix itself is a word, not a stop word
-            return f"({body})?" if body else ""
-        return f"({body})"
-
-    return walk(trie, 0)
-
-
-_DEFAULT_GATES = GateThresholds()
-
-#: The joined part of a word: one of ``'-./&+`` and a run of at most 12 letters or digits,
-#: at most twice ("held-out", "v2.1", "R&D", "model's").
-_JOINED = r"([-'’./&+][%s]{1,12})" % _WORD_CHARS
-
-#: A word of a planned surface form: runs of Latin letters and digits (at most 20, then up
-#: to two more of at most 12) joined by one of ``'-./&+``, an optional trailing ``%``: the
-#: demo model otherwise ran words together ("appropriateresponses") or trailed off in dots
-#: ("the matrix...of...second"). After the first word none is a statement word ("is",
-#: "are", "means", ...: :attr:`GateThresholds.statement_words`, "both models are evaluated
-#: on HumanEval").
-_WORD = _not_words(_DEFAULT_GATES.statement_words) + _JOINED + "{0,2}%?"
-
-#: The last word of a planned surface form: a :data:`_WORD` that, when it is one plain run,
-#: is no :attr:`GateThresholds.dangling_words` either ("the impact of environmental
-#: policies on", cut at the word limit; the gates reject it).
-_LAST_WORD = "(%s%%?|%s%s{1,2}%%?)" % (_not_words(_DEFAULT_GATES.dangling_words + _DEFAULT_GATES.statement_words),
-                                       _not_words(_DEFAULT_GATES.statement_words), _JOINED)
-
-#: The pattern of a planned surface form: one of :data:`SURFACE_FORM_STARTS` or a number,
-#: then zero to four more words (:data:`_WORD`) and a last one (:data:`_LAST_WORD`): no
-#: question mark, quote or other script, at most the gates' ``max_surface_words``. The 1.5B
-#: model runs a phrase to whatever limit the grammar sets (with seven words allowed, nearly
-#: every surface form had seven and failed the gates), so a run-on phrase is cut at six
-#: words; the last may not be an article, preposition or conjunction, so a cut lands on a
-#: content word (scaffold plan version 7: two of four cases of a clean-clone demo run
-#: ended at stage 1 on a phrase ending on "a" or "on", or with "are" in it).
-SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){0,4} %s$' % ("|".join(SURFACE_FORM_STARTS), _WORD, _LAST_WORD)
 
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").
@@ -146,19 +73,6 @@ UNDERSTANDING_MIN_CHARS = 30
 #: Hidden assumptions per member in a scaffold plan: the fewest the protocol allows (App.
 #: B.4: 3-5); the demo model wrote three nearly always, a plan makes it the rule.
 HIDDEN_ASSUMPTIONS = 3
-
-
-def _literal(text: str, case: str = "either") -> str:
-    """``text`` as a regex of its own characters (llama.cpp's pattern reader knows few
-    escapes: specials go in a class). ``case`` of its first letter: ``"either"``;
-    ``"inside"``, as written (it stands inside a sentence; the demo model otherwise
-    capitalised it mid-sentence, "the pre A collection of ..."); ``"opening"``, upper case
-    (it opens a sentence)."""
-    out = "".join(f"[{c}]" if c in ".+*?()[]{}|^$\\" else c for c in text)
-    if case != "inside" and text[:1].isalpha() and text[0].lower() != text[0].upper():
-        first = text[0].upper() if case == "opening" else text[0].lower() + text[0].upper()
-        out = f"[{first}]" + out[1:]
-    return out
 
 
 def latin_text(schema: dict[str, Any]) -> dict[str, Any]:
@@ -299,50 +213,8 @@ def stage2_schema(profiles: Stage1Output, latin: bool = False) -> dict[str, Any]
                             for i, t in enumerate(outline, start=1)]
     turns.update(minItems=len(outline), maxItems=len(outline))
     if latin:
-        _say_surface_forms(turns["prefixItems"], profiles)
+        say_surface_forms(turns["prefixItems"], profiles)
     return schema
-
-
-def _say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> None:
-    """Hold the utterance of the first outline turn listing each MA to contain that MA's
-    surface form (scaffold mode): the demo model left a planned phrase unsaid in about one
-    dialogue of two, which the coverage gate discards. The phrase is said in a sentence:
-    either inside one (a word and a space before it, the phrase as written) or opening one
-    (at the utterance's start or after ``. ``/``? ``/``! ``, its first letter capitalised);
-    a space or ``,;:`` after it; and the utterance ends a sentence (held to one, the model
-    pasted the phrase onto the start or end of its line, which the pasted-phrase gate
-    rejects). The rest of the utterance stays free, in :data:`LATIN_TEXT` within the
-    field's length.
-
-    Why a phrase may open a sentence (scaffold plan version 7): held to a word before it,
-    the demo model that meant to open a sentence with the phrase wrote one stray letter
-    first ("As we D a code generation tool is crucial", "So, U the LEXam ..."), which the
-    pasted-phrase gate rejects: 2 of 4 cases of one clean-clone demo run (2026-12-06)."""
-    phrase = {p.id: p.surface_form for p in profiles.misalignment_points}
-    said: set[str] = set()
-    for schema, planned in zip(turns, profiles.conversation_outline):
-        forms = [phrase[i] for i in dict.fromkeys(planned.ma_ids) if i in phrase and i not in said and phrase[i]]
-        said.update(planned.ma_ids)
-        field = schema["properties"]["utterance"]
-        room = field["maxLength"] - sum(len(f) for f in forms)
-        if not forms or room < len(forms) + 1:
-            continue
-        share = room // (len(forms) + 1) - 2
-        text, lead = free_text(1, share), free_text(0, share)
-        pattern = "^"
-        for k, form in enumerate(forms):
-            # inside a sentence: a word (or ,;:) and a space before it; opening one: the
-            # utterance's start or a sentence's end and a space
-            inside = (text if k == 0 else "[ ,;:]" + lead) + _WORD_END + " " + _literal(form, "inside")
-            opening = ("(" + text + "[.?!] )?" if k == 0 else "([ ,;:]" + lead + ")?[.?!] ") + _literal(form, "opening")
-            pattern += "(" + inside + "|" + opening + ")"
-        end = "([ ,;:]" + lead + ")?[.?!]"  # the utterance ends a sentence
-        schema["properties"]["utterance"] = {**field, "pattern": pattern + end + "$"}
-
-
-#: The character before the space that precedes a surface form said in a sentence: a word's
-#: last letter or digit, or a comma, semicolon or colon (not a sentence's end).
-_WORD_END = "[A-Za-z0-9À-ɏ,;:]"
 
 
 def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:

@@ -34,6 +34,18 @@ _AFTER_STOP = r"[!#-\[\]-~¡-ɏ‘’“”–—…]"
 MAX_SENTENCES = 3
 
 
+def in_sentence(low: int, high: int) -> str:
+    """The regex (without anchors) of ``low`` to ``high`` characters inside one sentence of
+    :data:`LATIN_TEXT` (a ``.?!`` only where a non-space follows it, "v2.1")."""
+    return "(%s|[.?!]%s){%d,%d}" % (_IN_SENTENCE, _AFTER_STOP, low, high)
+
+
+def sentence(high: int) -> str:
+    """The regex (without anchors) of one sentence of at most ``high`` characters, ending
+    in ``.``, ``?`` or ``!``."""
+    return in_sentence(1, max(1, high - 1)) + "[.?!]"
+
+
 def sentences(count: int, high: int) -> str:
     """The regex (without anchors) of one to ``count`` sentences of :data:`LATIN_TEXT`, in
     all at most ``high`` characters and every one ending in ``.``, ``?`` or ``!``,
@@ -47,9 +59,8 @@ def sentences(count: int, high: int) -> str:
     Held to three, the line ends after its third sentence. A single sentence that reaches
     ``high // count`` characters is ended there by the grammar; the 1.5B model's
     sentences ran to about 200 characters."""
-    each = max(2, high // count)
-    sentence = "(%s|[.?!]%s){1,%d}[.?!]" % (_IN_SENTENCE, _AFTER_STOP, each - 1)
-    return "%s( %s){0,%d}" % (sentence, sentence, count - 1)
+    one = sentence(max(2, high // count))
+    return "%s( %s){0,%d}" % (one, one, count - 1)
 
 
 def free_text(low: int, high: int) -> str:
@@ -57,4 +68,4 @@ def free_text(low: int, high: int) -> str:
     return "%s{%d,%d}" % (LATIN_TEXT, low, high)
 
 
-__all__ = ["LATIN_TEXT", "MAX_SENTENCES", "free_text", "sentences"]
+__all__ = ["LATIN_TEXT", "MAX_SENTENCES", "free_text", "in_sentence", "sentence", "sentences"]

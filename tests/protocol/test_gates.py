@@ -430,8 +430,8 @@ def test_a_surface_form_pasted_onto_an_utterance_fails_and_one_said_in_a_sentenc
     d["turns"][1]["utterance"] = "Yes, that could enhance our lead-time numbers. Let's explore this idea. time zero"
     assert stage2_gate_failures(Stage2Output.model_validate(d), p) == [
         "turn 2: a surface form is pasted onto the utterance (opening a sentence in lower case, glued to the word "
-        "before it, capitalised inside a sentence, or ending the utterance without a full stop) instead of said "
-        "inside a sentence; work the phrase into what the speaker says"]
+        "before it, capitalised inside a sentence, after another article, or ending the utterance without a full "
+        "stop) instead of said inside a sentence; work the phrase into what the speaker says"]
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "Any tips on counting?  a positive alert and the yield are combined into one score."
     assert "turn 3: a surface form is pasted" in " ".join(stage2_gate_failures(Stage2Output.model_validate(d), p))
@@ -476,8 +476,15 @@ def test_glued_words_and_a_glued_surface_form_fail():
     d["turns"][2]["utterance"] = "We compare like with like, so L a positive alert counts once."
     failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
     assert any(f.startswith("turn 3: a surface form is pasted") for f in failures), failures
+    # an article before a phrase that opens with one, recorded from the demo (2026-12-07):
+    # "I can give you a the PyTorch autograd library and some examples later"
+    for doubled in ("I can send you the a positive alert list later.", "So an a positive alert counts once."):
+        d["turns"][2]["utterance"] = doubled
+        failures = stage2_gate_failures(Stage2Output.model_validate(d), p)
+        assert any(f.startswith("turn 3: a surface form is pasted") for f in failures), (doubled, failures)
     for fine in ("So I think a positive alert counts once.", "In plan B, a positive alert counts once.",
-                 "As in table A a positive alert counts once."):
+                 "As in table A a positive alert counts once.", "Give her a positive alert each time.",
+                 "Ask Anna a positive alert question.", "They sent that a positive alert counts once."):
         d["turns"][2]["utterance"] = fine
         assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f], fine
     # a phrase that happens to start inside another word and run on is no glued phrase
