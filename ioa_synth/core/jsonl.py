@@ -72,7 +72,10 @@ def json_problem(where: object, exc: json.JSONDecodeError, *, in_line: bool = Fa
     <what the decoder expected>"``; with ``in_line`` (``where`` already names a JSONL line,
     ``path:N``) only the column is given."""
     at = f"column {exc.colno}" if in_line else f"line {exc.lineno}, column {exc.colno}"
-    return f"{where}: invalid JSON at {at}: {exc.msg}"
+    # the decoder's messages that end in "at" name the place it gives ("Unterminated string
+    # starting at"): that place is the one above
+    what = exc.msg[:-3] + " there" if exc.msg.endswith(" at") else exc.msg
+    return f"{where}: invalid JSON at {at}: {what}"
 
 
 def read_json_records(paths: Iterable[Path], keys: Sequence[str], what: str, error: type[ValueError] = ValueError,

@@ -95,8 +95,9 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
     folder ``to``; return ``{"splits": {export name: cases}, "skipped": [empty splits], "path"}``.
 
     Raises:
-        ExportError: no accepted case in the chosen splits, an unreadable record, or a
-            destination that holds something other than an earlier export.
+        ExportError: no accepted case in the chosen splits, an unreadable record, a
+            destination inside ``out_dir``, or one that holds something other than an
+            earlier export.
         BuildDirError: ``out_dir`` is not a build directory.
     """
     from datasets import Dataset, disable_progress_bars
@@ -107,6 +108,9 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
     from ioa_synth.export.records import features
 
     to = Path(to)
+    if to.resolve().is_relative_to(Path(out_dir).resolve()):
+        # an export inside the build's records is read back as cases by evaluate and build import
+        raise ExportError(f"--to {to}: inside the build directory {out_dir}; export to a folder of its own")
     check_replaceable(to)
     with open_catalog(out_dir, read_only=True) as cat:
         records = {s: split_records(cat, s) for s in splits}

@@ -69,3 +69,17 @@ def test_a_mixed_folder_says_both(cli, endpoint, seeds_file, tmp_path):
     assert "The 1 imported case(s) keep the licence of their source" in card
     assert sorted(meta["license"]) == ["cc-by-4.0", "cc-by-nc-4.0"]
     assert "scholarly paper" in meta["description"] and "imported" in meta["description"]
+
+
+def test_an_export_into_the_build_directory_is_refused(cli, tmp_path):
+    # a new user exported to <build>/test/x: the card and croissant.json there were then read
+    # back as cases, and evaluate and build import of the build refused it
+    built = tmp_path / "b"
+    assert cli("build", "import", _source(tmp_path, None), "--split", "test", "--out", built).exit_code == 0
+    before = sorted(p.relative_to(built) for p in built.rglob("*"))
+    for inside in (built / "test" / "x", built, built / "hub"):
+        res = cli("export", "--out", built, "--to", inside, "--splits", "test")
+        assert res.exit_code == 2 and res.stderr.startswith(f"error: --to {inside}: inside the build directory")
+        assert len(res.stderr.strip().splitlines()) == 1
+    assert sorted(p.relative_to(built) for p in built.rglob("*") if p.name != "catalog.duckdb.wal") == \
+        [p for p in before if p.name != "catalog.duckdb.wal"]
