@@ -60,7 +60,9 @@ def build(
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
             "dedup": threshold if dedup else None, "batch": mode is not None,
             "batch_dir": str(batch_dir) if batch_dir else None}
-    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+    from ioa_synth.runs.spend import run_plan
+
+    plan = run_plan(args, paths=("seeds", "config"))
 
     def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
         from ioa_synth.build.estimate import prepared_estimate

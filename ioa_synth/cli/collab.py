@@ -65,7 +65,9 @@ def run(
             "max_extra_rounds": settings.max_extra_rounds, "local_model": local_model}
     if inputs.batch is not None:  # recorded only when given: the args of a live run stay as they were
         args |= {"batch": True, "batch_dir": str(batch_dir) if batch_dir else None}
-    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir")}
+    from ioa_synth.runs.spend import run_plan
+
+    plan = run_plan(args, paths=("tasks", "config"))
 
     def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
         from ioa_synth.collab.estimate import estimate_of_run

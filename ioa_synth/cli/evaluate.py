@@ -66,7 +66,9 @@ def evaluate(
             "config": str(config) if config else None, "local_model": local_model,
             "questions_from": str(questions_from) if questions_from else None,
             "batch": mode_of_batch is not None, "batch_dir": str(batch_dir) if batch_dir else None}
-    plan = {k: v for k, v in args.items() if k not in ("workers", "batch", "batch_dir", "sample_cases")}
+    from ioa_synth.runs.spend import run_plan
+
+    plan = run_plan(args, paths=("data", "config", "questions_from"))
     params = {"data": data, "out": out, "config": config, "limit": limit, "sample": sample, "seed": seed,
               "mode": mode, "access": access,
               "rollouts": rollouts, "questions_from": questions_from, "local_model": local_model,

@@ -204,12 +204,34 @@ def record_run_estimate(catalog: Catalog, run_id: str, command: str,
     ``(plan, make)``: ``plan`` the run's arguments that decide what it will do (JSON-able),
     ``make(catalog)`` the estimate (the contract of :func:`fold`) or ``None`` when it cannot
     be made. Nothing is recorded (``make`` is not called) without ``estimate`` or when the
-    estimate recorded last is of the same ``plan`` (:func:`should_record`)."""
+    estimate recorded last is of the same ``plan`` (:func:`should_record`), nor an estimate
+    of no call (the run has nothing left to do)."""
     if estimate is None or not should_record(catalog, estimate[0]):
         return
     made = estimate[1](catalog)
-    if made is not None:
+    if made is not None and not nothing_left(made):
         record_estimate(catalog, run_id, command, estimate[0], made)
+
+
+#: Arguments of a run that do not change what it does (how it sends its calls), left out of its plan.
+NOT_PLAN = ("workers", "batch", "batch_dir", "sample_cases")
+
+
+def run_plan(args: dict[str, Any], paths: tuple[str, ...]) -> dict[str, Any]:
+    """The plan of a run (what decides what it will do) from its recorded ``args``: without
+    :data:`NOT_PLAN`, and each of ``paths`` (file arguments, as typed) made absolute, so that
+    the same file named another way ("seeds/demo.jsonl", "/home/me/p/seeds/demo.jsonl") is
+    the same plan: a resumed run keeps the estimate its job started from."""
+    from pathlib import Path
+
+    return {k: (str(Path(v).resolve()) if k in paths and isinstance(v, str) else v)
+            for k, v in args.items() if k not in NOT_PLAN}
+
+
+def nothing_left(made: dict[str, Any]) -> bool:
+    """True when an estimate counts no call: the run found nothing to do (a finished folder
+    run again), and the estimate its job started from stays the one ``status`` shows."""
+    return not (made.get("total") or {}).get("calls")
 
 
 def should_record(catalog: Catalog, plan: dict[str, Any]) -> bool:

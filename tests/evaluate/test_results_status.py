@@ -62,6 +62,15 @@ def test_evaluate_records_its_estimate_and_status_shows_it_beside_the_spend(cli,
     # the same plan again (all scored: no call) keeps the estimate the job started from
     assert cli("evaluate", "--data", SAMPLE, "--out", out, "--config", config, "--rollouts", "2").exit_code == 0
     assert q(out, "SELECT count(*) FROM estimates") == [(1,)]
+    # so do the same files named another way (a new user re-ran the demo with absolute paths,
+    # and status lost the estimate), and a new plan that finds nothing left to do
+    other = SAMPLE.parent / "test" / ".." / "test"
+    assert cli("evaluate", "--data", other, "--out", out, "--config", tmp_path / "." / "config.json",
+               "--rollouts", "2").exit_code == 0
+    assert cli("evaluate", "--data", SAMPLE, "--out", out, "--config", config, "--rollouts", "2",
+               "--limit", "1").exit_code == 0
+    assert q(out, "SELECT count(*) FROM estimates") == [(1,)]
+    assert json.loads(cli("status", "--out", out, "--json").stdout)["spend"]["estimate"]["total"]["calls"] == 6
     # and estimate evaluate reads a folder with records: nothing left to do
     res = cli("estimate", "evaluate", "--data", SAMPLE, "--out", out, "--rollouts", "2", "--tokenizer", "chars",
               "--json")
