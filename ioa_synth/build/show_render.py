@@ -96,12 +96,22 @@ def _render_checks(console: Console, stage: int, s: dict[str, Any]) -> None:
                                         "(the judge was not called)", style="red"))
     if not s["verdicts"]:
         return
-    dims = [d.name for d in load_rubric().stage(stage).dimensions]
-    table = Table(title=f"stage {stage}, attempt {s['attempt']}: judge scores", show_lines=True)
+    rubric = load_rubric()
+    dims = {d.name: d.max for d in rubric.stage(stage).dimensions}
+    need = rubric.threshold(stage)
+    table = Table(title=f"stage {stage}, attempt {s['attempt']}: judge scores (of the maximum; red: below θ{stage})",
+                  show_lines=True)
     for col in ("judge", "item", *dims, "feedback"):
         table.add_column(col)
     for v in s["verdicts"]:
         fb = v["feedback"] + (f"\n[red]judge inconsistency: {v['inconsistency']}[/red]" if v["inconsistency"] else "")
         table.add_row(f"{v['judge_role']}\n{v['judge_model']}", v["item"],
-                      *(str(v["scores"].get(d, "")) for d in dims), fb)
+                      *(_score(v["scores"].get(d), top, need.get(d)) for d, top in dims.items()), fb)
     console.print(table)
+
+
+def _score(score: int | None, top: int, need: int | None) -> Text:
+    """A judge's score as ``2/3``, red when below the stage's θ (``need``)."""
+    if score is None:
+        return Text("")
+    return Text(f"{score}/{top}", style="red" if need is not None and score < need else "")

@@ -123,10 +123,12 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     if n > gates.max_surface_words:
         return f"has {n} words; the shared phrase is two to {gates.max_surface_words} words, not a definition"
     plain = surface.strip().removesuffix(".")
-    debris = (re.search(gates.surface_punctuation, plain) or re.search(gates.unfinished_text, plain)
-              or GLUED_WORDS.search(plain))
+    debris = re.search(gates.surface_punctuation, plain) or re.search(gates.unfinished_text, plain)
     if debris:
         return f"has stray punctuation ({debris.group()!r}); give the phrase as plain words"
+    glued = GLUED_WORDS.search(plain)
+    if glued:
+        return f"has words run together ({glued.group()!r}); give the phrase as plain words"
     if set(toks[1:]) & set(gates.statement_words):
         return "is a statement about the phrase; give only the phrase both members say"
     last = surface.split()[-1].strip(".,;:!'\"()").lower() if surface.split() else ""

@@ -55,6 +55,8 @@ def test_show_accepted_case_latest_and_chosen_attempt(cli, built):
                    "thinks: For me the held-out set is the frozen 2,400 March questions",
                    "says:   So for the comparison", "judge scores", "naturalness", "No changes needed."):
         assert needle in text, needle
+    # scores out of their maximum: coverage 2 is its top, implicitness 2 would be below θ2
+    assert "3/3" in text and "2/2" in text and "of the maximum; red: below θ2" in text
 
 
 def test_show_discarded_case_with_gate_failures_and_reason(cli, built):
