@@ -130,26 +130,57 @@ def ma_types(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 
 def status_report(catalog: Catalog) -> dict[str, Any]:
-    """Machine-readable status: ``{"cells", "totals", "tokens", "pass_rates", "discards",
+    """Machine-readable status: ``{"run", "cells", "totals", "tokens", "pass_rates", "discards",
     "ma_types", "judge_health", "type_mix", "imported", "spend"}`` (see the module docstring;
     ``imported``: ``{split: cases}`` brought in by ``build import``, counted as accepted in
     ``cells``; ``spend``: the estimate the build started from beside what was spent since,
-    or ``None``)."""
+    or ``None``; ``run``: :func:`build_runs`)."""
     cells = cell_counts(catalog)
     totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
-    return {"cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
+    return {"run": build_runs(catalog), "cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
             "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog),
             "type_mix": type_mix_report(catalog), "imported": imported_counts(catalog),
             "spend": spend_report(catalog, lambda role: role.split(":", 1)[0])}
+
+
+def build_runs(catalog: Catalog) -> dict[str, Any] | None:
+    """The build's runs from the catalog's ``runs`` table: ``{"runs": N, "first_started_at",
+    "last_started_at", "last_finished_at" (``None`` while it runs or when it was stopped),
+    "components": {name: model}}`` (the models of the last run), or ``None`` before any run
+    (a folder of imported records only)."""
+    rows = catalog.query_dicts("SELECT started_at, finished_at, fingerprint_json FROM runs "
+                               "WHERE command = 'build' ORDER BY started_at")
+    if not rows:
+        return None
+    try:
+        parts = json.loads(rows[-1]["fingerprint_json"] or "{}").get("components", {})
+    except (ValueError, AttributeError):
+        parts = {}
+    return {"runs": len(rows), "first_started_at": str(rows[0]["started_at"]),
+            "last_started_at": str(rows[-1]["started_at"]),
+            "last_finished_at": None if rows[-1]["finished_at"] is None else str(rows[-1]["finished_at"]),
+            "components": {name: (c or {}).get("model") for name, c in parts.items() if isinstance(c, dict)}}
+
+
+def run_line(run: dict[str, Any] | None) -> str | None:
+    """One line for the top of ``status``: who made the build and when."""
+    if run is None:
+        return None
+    models = ", ".join(f"{name} {model or '?'}" for name, model in run["components"].items())
+    ended = f"finished {run['last_finished_at'][:19]}" if run["last_finished_at"] else "running or stopped"
+    runs = f"{plural(run['runs'], 'run')}, the first started {run['first_started_at'][:19]}, " if run["runs"] > 1 else ""
+    return f"build: {runs}last started {run['last_started_at'][:19]}, {ended} (UTC); {models}"
 
 
 def _pct(value: float | None) -> str:
     return fmt(value, percent=True)
 
 
-def status_tables(report: dict[str, Any]) -> list[Table]:
-    """Rich tables of a :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
-    tables = [cell_table(report["cells"])]
+def status_tables(report: dict[str, Any]) -> list[Table | str]:
+    """A line on who made the build and when (:func:`run_line`), then rich tables of a
+    :func:`status_report`: cells, pass rates, discards, tokens, MA types."""
+    line = run_line(report.get("run"))
+    tables: list[Any] = ([line] if line else []) + [cell_table(report["cells"])]
     if report.get("imported"):
         imp = Table(title="Imported cases (ioa-synth build import)")
         for col in ("split", "cases", "what they are"):

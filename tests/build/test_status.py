@@ -58,6 +58,12 @@ def test_status_reports_pass_rates_discards_tokens_and_types(cli, endpoint, seed
     assert res.exit_code == 0
     for text in ("θ pass rates", "75.0%", "stage 1: below theta_1", "generator", "24.2%", "definitional"):
         assert text in res.stdout
+    # who made the build and when (a new user could not tell from status which model made it)
+    run = report["run"]
+    assert run["runs"] == 1 and run["last_finished_at"] and set(run["components"]) == {"generator", "judge"}
+    model = run["components"]["generator"]
+    assert model and res.stdout.splitlines()[0].startswith("build: last started ")
+    assert f"generator {model}, judge {run['components']['judge']}" in res.stdout.splitlines()[0]
 
 
 def test_pass_rates_after_regenerate(cli, endpoint, seeds_file, tmp_path):
