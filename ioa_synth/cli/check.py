@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from ioa_synth.text.plural import plural
+
 from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_QUALITY, fail
 from ioa_synth.cli.options import json_option, out_dir_option, threshold_option
@@ -43,7 +45,7 @@ def check(
                                           "cross_split": p.cross_split} for p in pairs]}, indent=2))
     else:
         console = wide_console()
-        table = Table(title=f"Near-duplicate cases in {out} (Jaccard >= {threshold}, {cases} accepted cases)")
+        table = Table(title=f"Near-duplicate cases in {out} (Jaccard >= {threshold}, {plural(cases, 'accepted case')})")
         for col in ("case", "near-duplicate of", "similarity", "splits"):
             table.add_column(col, justify="right" if col == "similarity" else "left")
         for p in pairs:
@@ -51,6 +53,9 @@ def check(
                           style="red" if p.cross_split else None)
         if not pairs:
             table.add_row("(none)", "", "", "")
+        if not cases:  # nothing to compare: say so rather than print an empty table
+            console.print(f"{out}: no accepted case to compare yet (status --out {out} shows why)")
+            return
         console.print(table)
         console.print(f"{len(pairs)} pair(s), {len(cross)} spanning two splits")
     if cross:

@@ -42,6 +42,8 @@ def sql(
     if as_csv and as_json:
         fail("--csv and --json exclude each other")
     check_out_folder(out, "DIR")
+    if not out.exists():  # worded as status and show word it
+        fail(f"{out}: no such folder")
     opened = ExitStack()
     try:  # read-only without file access; while a run writes the folder, a copy of its catalog (as status)
         cat, snapshot = opened.enter_context(reading(out))

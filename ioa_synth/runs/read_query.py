@@ -24,7 +24,7 @@ def run_read_query(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str],
     kind = statements[0].type.name
     if kind not in READ_STATEMENTS:
         raise ValueError(f"only queries are allowed here ({', '.join(READ_STATEMENTS)}); "
-                         f"this is a {kind} statement")
+                         f"this is {'an' if kind[:1] in 'AEIOU' else 'a'} {kind} statement")
     cur = con.execute(sql)
     columns = [d[0] for d in cur.description or []]
     return columns, cur.fetchall() if columns else []

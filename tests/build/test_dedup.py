@@ -109,6 +109,17 @@ def test_check_within_one_split_exits_zero(cli, endpoint, seeds_file, tmp_path):
     assert not pair["cross_split"]
 
 
+def test_check_of_a_build_without_accepted_cases_says_so_instead_of_an_empty_table(cli, endpoint, seeds_file,
+                                                                                      tmp_path):
+    # a new user's demo build accepted nothing: check printed a "(none)" table of "0 accepted cases"
+    out = tmp_path / "out"
+    endpoint({"stage1_judge": ["low"] * 4})
+    assert cli("build", "--seeds", seeds_file(1), "--split", "test", "--out", out).exit_code == 0
+    res = cli("check", "--out", out)
+    assert res.exit_code == 0 and "no accepted case to compare yet" in res.stdout and "(none)" not in res.stdout
+    assert json.loads(cli("check", "--out", out, "--json").stdout)["accepted_cases"] == 0
+
+
 def test_check_of_a_missing_build_is_one_error_line(cli, tmp_path):
     res = cli("check", "--out", tmp_path / "nothing")
     assert res.exit_code == 2 and res.stderr.startswith("error: ") and res.stderr.count("\n") == 1

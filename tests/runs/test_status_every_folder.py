@@ -27,8 +27,9 @@ def test_a_damaged_catalog_is_said_to_be_unreadable_not_unwritable(cli, tmp_path
 def test_a_mistyped_folder_is_said_not_to_exist(cli, tmp_path):
     """A typo in --out is 'no such folder', not 'no catalog.duckdb here', which reads as if the
     folder were there but of the wrong kind; nothing is created."""
-    for extra in ((), ("--json",)):
-        res = cli("status", "--out", tmp_path / "dmeo", *extra)
+    for args in (("status", "--out", tmp_path / "dmeo"), ("status", "--out", tmp_path / "dmeo", "--json"),
+                 ("sql", tmp_path / "dmeo", "SELECT 1")):
+        res = cli(*args)
         assert res.exit_code == 2
         line = one_line_error(res, "dmeo", "no such folder")
         assert "catalog.duckdb" not in line
