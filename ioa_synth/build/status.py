@@ -236,7 +236,17 @@ def status_tables(report: dict[str, Any]) -> list[Table | str]:
     if spend:
         tables.append(spend_table(spend["estimate"], spend["spent"],
                                   f"Estimated (when the build started, {spend['estimated_at'][:19]}) and spent since"))
+    totals = report.get("totals") or {}
+    if totals.get("total") and not totals.get("accepted") and not totals.get("pending"):
+        tables.append(NOTHING_ACCEPTED)
     return tables
+
+
+#: The last line of ``status`` of a finished build that accepted nothing: what to do next.
+NOTHING_ACCEPTED = ("No case was accepted: the discard reasons above say why, and 'ioa-synth show --out DIR' prints "
+                    "the case that got furthest. A small model meets the gates and θ on some cases, not all "
+                    "(docs/build.md, the demo build); run more seeds or a capable endpoint (docs/models.md), or "
+                    "bring in released records with 'ioa-synth build import' to try check, export and evaluate.")
 
 
 def _health_table(health: dict[str, list[dict[str, Any]]]) -> Table:

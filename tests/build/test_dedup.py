@@ -118,6 +118,9 @@ def test_check_of_a_build_without_accepted_cases_says_so_instead_of_an_empty_tab
     res = cli("check", "--out", out)
     assert res.exit_code == 0 and "no accepted case to compare yet" in res.stdout and "(none)" not in res.stdout
     assert json.loads(cli("check", "--out", out, "--json").stdout)["accepted_cases"] == 0
+    # and status ends with what to do next
+    status = cli("status", "--out", out).stdout
+    assert status.rstrip().splitlines()[-1].startswith("No case was accepted: the discard reasons above say why")
 
 
 def test_check_of_a_missing_build_is_one_error_line(cli, tmp_path):
