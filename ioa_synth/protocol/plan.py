@@ -70,6 +70,11 @@ PLAN_VERSION = 7
 #: demo model otherwise wrote readings of three words ("the full matrix").
 UNDERSTANDING_MIN_CHARS = 30
 
+#: Most sentences in a scaffold-mode outline turn's description (the field asks for one):
+#: the 1.5B demo model ran one to its 400-character limit, cut mid-sentence ("... many
+#: iterations are"), which the cut-off gate discards (a clean-clone demo run, 2026-12-07).
+OUTLINE_SENTENCES = 2
+
 #: Hidden assumptions per member in a scaffold plan: the fewest the protocol allows (App.
 #: B.4: 3-5); the demo model wrote three nearly always, a plan makes it the rule.
 HIDDEN_ASSUMPTIONS = 3
@@ -179,6 +184,9 @@ class CasePlan:
             if first:  # the anchor turn lists its point: exactly that id
                 t["properties"]["ma_ids"] = {"type": "array", "prefixItems": [{"type": "string", "const": first[0]}],
                                              "minItems": 1, "maxItems": 1}
+            described = t["properties"]["description"]  # one or two whole sentences, as the field asks
+            t["properties"]["description"] = {**described, "pattern": "^%s$" % sentences(
+                OUTLINE_SENTENCES, described["maxLength"])}
             turns.append(t)
         props["conversation_outline"].update(prefixItems=turns, minItems=len(turns), maxItems=len(turns))
         return latin_text(schema)

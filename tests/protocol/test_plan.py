@@ -229,3 +229,14 @@ def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
         assert bool(line.match(text)) is ok, text
         assert bool(thought.match("I " + text[0].lower() + text[1:])) is ok, text
     assert not thought.match("Fine, I think.")  # a thought starts with "I"
+
+
+def test_scaffold_outline_descriptions_are_one_or_two_whole_sentences():
+    # the demo model ran an outline description to its 400-character limit, cut mid-sentence
+    seed = real_seed_tuples(1)[0]["seed_id"]
+    outline = CasePlan.for_seed(seed).stage1_schema()["properties"]["conversation_outline"]["prefixItems"]
+    for turn in outline:
+        text = re.compile(turn["properties"]["description"]["pattern"])
+        assert text.match("Ada opens the meeting.") and text.match("Ada opens the meeting. She names the v2.1 set.")
+        for bad in ("One. Two. Three.", "Ada opens the meeting and many iterations are", "x" * 250 + "."):
+            assert not text.match(bad), bad
