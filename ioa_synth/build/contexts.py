@@ -123,16 +123,19 @@ def _line_cues(profiles: dict[str, Any], names: dict[str, str]) -> list[dict[str
 
 def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feedback: str | None) -> dict[str, Any]:
     """Context of the scaffold plan's thoughts pass: the ``profiles`` (private states,
-    hidden assumptions and readings shown), the members' ``names`` (M1's, M2's) and the
-    ``lines`` of the lines pass, each with the ``readings`` its speaker holds (M1's
-    ``member_a_understanding``, M2's ``member_b_understanding``) of the phrases said in it (``[{phrase, reading}]``, matched case-insensitively); no outline.
+    hidden assumptions and readings shown), the members' ``names`` (M1's, M2's) and, per
+    line of the lines pass, its ``turn_idx``, ``speaker_id``, ``speaker_name`` and the
+    ``readings`` its speaker holds (M1's ``member_a_understanding``, M2's
+    ``member_b_understanding``) of the phrases said in it (``[{phrase, reading}]``, matched
+    case-insensitively); neither the outline nor what the lines say.
 
-    Why the readings beside their line (scaffold plan version 7): shown the readings only in
-    a list above the transcript, the 1.5B demo model wrote a thought that repeats its own
-    line in 3 of 4 cases of one clean-clone demo run (2026-12-06), which a gate rejects, and
-    generic thoughts elsewhere ("I look forward to working together"); the reading at the
-    line gives the thought what the speaker keeps to themselves."""
-    shown = profiles.model_dump()
+    Why not the lines (scaffold plan version 7): shown the transcript, the 1.5B demo model
+    wrote each thought as a copy of a line, mostly the next one (it went on with the
+    transcript), in two of four cases of a clean-clone demo run and three of another
+    (2026-12-06/07), which a gate rejects; shown the readings in a list above the
+    transcript or under their line, it copied the lines all the same. A pass that never
+    sees the lines cannot copy them: each thought is the speaker's reading at the turn that
+    says a phrase, their private state or an assumption elsewhere."""
     out = []
     for line in lines.turns:
         said = line.utterance.casefold()
@@ -140,7 +143,9 @@ def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feed
                      "reading": p.member_a_understanding if line.speaker_id == "M1" else p.member_b_understanding}
                     for p in profiles.misalignment_points if line.speaker_id in ("M1", "M2")
                     and p.surface_form.strip() and p.surface_form.strip().casefold() in said]
-        out.append(line.model_dump() | {"readings": readings})
+        out.append({"turn_idx": line.turn_idx, "speaker_id": line.speaker_id, "speaker_name": line.speaker_name,
+                    "readings": readings})
+    shown = profiles.model_dump()
     return {"feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
             "names": [m["name"] for m in shown["members"]], "lines": out}
 

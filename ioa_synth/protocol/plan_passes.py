@@ -6,14 +6,15 @@ docs/plan-modes.md) the stage-2 generator is asked twice per attempt instead of 
 | pass | the prompt shows | the prompt withholds | the reply |
 | --- | --- | --- | --- |
 | lines | scenario; members by name, role, expertise, background; each point's topic and surface form; the outline, ids written as names | private states, hidden assumptions, both readings of every point | ``{"turns": [{turn_idx, speaker_id, speaker_name, utterance}]}`` (:class:`DialogueLines`) |
-| thoughts | scenario; members with private states and hidden assumptions; both readings of every point; the lines of pass 1, under a line that says a phrase its speaker's reading of it | the outline | ``{"turns": [{turn_idx, inner_thought}]}`` (:class:`DialogueThoughts`) |
+| thoughts | scenario; members with private states and hidden assumptions; both readings of every point; per turn its speaker and, where pass 1's line says a phrase, the speaker's reading of it | the outline; what the lines say | ``{"turns": [{turn_idx, inner_thought}]}`` (:class:`DialogueThoughts`) |
 
 :func:`combined` joins them into the paper's :class:`~ioa_synth.protocol.schemas.Stage2Output`,
 which the gates and the judge see exactly as they see a one-call dialogue. Why: asked for
 both at once, the 1.5B demo model said the private readings aloud (6 of 8 stage-2 attempts of
 one demo run, 2026-12-06) and retold the outline in the inner thoughts (8 of 8): a pass that
 is never shown the readings cannot speak them, and one never shown the outline cannot retell
-it. The gates stay what they are: a line that voices a reading anyway still fails them. The
+it. Shown the lines, the thoughts pass copied them, mostly the next line (scaffold plan
+version 7 shows it none, :func:`ioa_synth.build.contexts.dialogue_thoughts_context`). The gates stay what they are: a line that voices a reading anyway still fails them. The
 paper's own one-call stage 2 is the protocol plan's (:mod:`ioa_synth.protocol.plan_modes`).
 """
 

@@ -25,10 +25,12 @@ LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
 
 
 #: :data:`LATIN_TEXT` without the sentence ends ``.?!``: a character inside a sentence;
-#: and without the space: one that may follow a ``.?!`` inside a sentence ("v2.1",
-#: "e.g.,", "...", "?!"), so that only ``.?!`` and a space (or the text's end) end one.
+#: and without the space and the capitals A-Z: one that may follow a ``.?!`` inside a
+#: sentence ("v2.1", "e.g.,", "...", "?!"), so that only ``.?!`` and a space (or the text's
+#: end) end one, and a sentence cannot be glued to the next ("340 law exams.Our goal", a
+#: demo line, 2026-12-07).
 _IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
-_AFTER_STOP = r"[!#-\[\]-~¡-ɏ‘’“”–—…]"
+_AFTER_STOP = r"[!#-@\[\]-~¡-ɏ‘’“”–—…]"
 
 #: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
 MAX_SENTENCES = 3

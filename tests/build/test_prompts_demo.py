@@ -61,25 +61,25 @@ def test_readme_demo_config_loads_and_sets_the_generator_penalty():
     assert cfg.judge.request_options == {}  # the judges keep the paper's settings
 
 
-def test_thoughts_prompt_puts_the_speakers_own_reading_under_the_line_that_says_its_phrase():
-    # shown the readings only in a list above the transcript, the 1.5B demo model wrote
-    # thoughts that repeat their own line (3 of 4 cases of one clean-clone demo run)
+def test_thoughts_prompt_gives_each_turn_its_speakers_reading_and_no_line_to_copy():
+    # shown the transcript (with the readings above it, or under each line), the 1.5B demo
+    # model wrote thoughts that copy a line, mostly the next one (two clean-clone demo runs)
     from ioa_synth.build.passes import TwoPasses
     from ioa_synth.protocol.plan_passes import DialogueLines
 
     profiles = Stage1Output.model_validate(valid_stage1())
     m1, m2 = profiles.members
     ma = profiles.misalignment_points[0]
+    said = ("Shall we start with the budget, Ana?", f"Yes. {ma.surface_form[0].upper() + ma.surface_form[1:]} is ready.",
+            f"Good, so {ma.surface_form} it is.", "Agreed, then we ship on Friday.")
     lines = DialogueLines.model_validate({"turns": [
-        {"turn_idx": 1, "speaker_id": "M1", "speaker_name": m1.name, "utterance": "Shall we start?"},
-        {"turn_idx": 2, "speaker_id": "M2", "speaker_name": m2.name,
-         "utterance": f"Yes. {ma.surface_form[0].upper() + ma.surface_form[1:]} is ready, I checked."},
-        {"turn_idx": 3, "speaker_id": "M1", "speaker_name": m1.name, "utterance": f"Good, so {ma.surface_form} it is."}]})
+        {"turn_idx": i, "speaker_id": m.id, "speaker_name": m.name, "utterance": text}
+        for i, (m, text) in enumerate(zip((m1, m2, m1, m2), said), start=1)]})
     prompt, _ = TwoPasses().thoughts_request(profiles, lines, None)
     text = prompt.messages[-1]["content"]
-    bracket = f'privately takes "{ma.surface_form}" to mean'
-    assert text.count(bracket) == 2
-    line1, line2, line3 = (text.index(f"{i}. ") for i in (1, 2, 3))
-    assert bracket not in text[line1:line2]  # no phrase said, no reading
-    assert f"[{m2.name} {bracket} {ma.member_b_understanding}]" in text[line2:line3]
-    assert f"[{m1.name} {bracket} {ma.member_a_understanding}]" in text[line3:]
+    assert not any(line in text for line in (said[0], said[3], "is ready", "it is."))  # no line to copy
+    turns = text[text.index("Turns ("):text.index("Rules:")]
+    assert f"1. {m1.name}: opens the meeting" in turns
+    assert f'2. {m2.name}: says "{ma.surface_form}" and privately takes it to mean {ma.member_b_understanding}' in turns
+    assert f'3. {m1.name}: says "{ma.surface_form}" and privately takes it to mean {ma.member_a_understanding}' in turns
+    assert f"4. {m2.name}: closes the meeting in agreement" in turns

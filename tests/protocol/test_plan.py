@@ -225,7 +225,8 @@ def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
                          ["inner_thought"]["pattern"])
     for text, ok in (("Fine.", True), ("We ship v2.1 on Friday, e.g., after review. Agreed? Yes!", True),
                      ("Hm... fine, Ana. Two.", True), ("One. Two. Three. Four.", False),
-                     ("We go on with the key", False), ("x" * 240 + ".", False)):
+                     ("We go on with the key", False), ("x" * 240 + ".", False),
+                     ("We took 340 law exams.Our goal is clear.", False)):  # glued sentences, a demo line
         assert bool(line.match(text)) is ok, text
         assert bool(thought.match("I " + text[0].lower() + text[1:])) is ok, text
     assert not thought.match("Fine, I think.")  # a thought starts with "I"

@@ -35,13 +35,13 @@ CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export",
 #: scaffold's two templates in its fingerprint), and to version 5 (the lines pass sees a cue
 #: per turn, not the stage-1 description; a thought starts with "I"), and to version 6 (an outline
 #: of 2n+2 turns, three hidden assumptions per member), and to version 7 (a planned phrase may open a
-#: sentence of its line, capitalised; the thoughts pass sees the speaker's reading under the line that
-#: says its phrase). A change here means every build directory made before
+#: sentence of its line, capitalised; the thoughts pass sees, per turn, the speaker's reading of a phrase the line
+#: says and not the lines). A change here means every build directory made before
 #: refuses to resume those components: change it only with a template, the rubric, the gates,
 #: the plan or the request settings on purpose.
 DEFAULT_SETUP = {False: ("21ab8f402b52c2d9", {"audit_judge": "130c9ae333b14736", "generator": "680e3ce04cf19d44",
                                               "judge": "130c9ae333b14736"}),
-                 True: ("027a4a24968ba197", {"audit_judge": "cf44d323fd1af5a9", "generator": "08a57e6f260042dd",
+                 True: ("00158e82c77afec2", {"audit_judge": "cf44d323fd1af5a9", "generator": "cad03129c0b18d25",
                                              "judge": "cf44d323fd1af5a9"})}
 
 
