@@ -106,8 +106,8 @@ def say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> No
     """Hold the utterance (changed in place in ``turns``, the stage-2 turn schemas) of the
     first outline turn listing each MA to contain that MA's surface form (scaffold mode):
     the demo model left a planned phrase unsaid in about one dialogue of two, which the
-    coverage gate discards. The line is one to :data:`MAX_SENTENCES` sentences: at most one
-    before the sentence that says the phrase(s), at most one after it. In that sentence the
+    coverage gate discards. The line is one to :data:`MAX_SENTENCES` sentences, any of them
+    the one that says the phrase(s). In that sentence the
     first phrase stands either inside it (a word, or ``,;:``, and a space before it; the
     phrase as written) or opens it (capitalised); any further phrase stands inside it; a
     space or ``,;:`` follows a phrase, and the sentence ends in ``.?!`` (held to one, the
@@ -120,7 +120,13 @@ def say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> No
     first ("As we D a code generation tool is crucial", "So, U the LEXam ..."), which the
     pasted-phrase gate rejects: 2 of 4 cases of one clean-clone demo run (2026-12-06).
     Why sentences: the model wrote five or six per line (see
-    :func:`~ioa_synth.protocol.plan_text.sentences`)."""
+    :func:`~ioa_synth.protocol.plan_text.sentences`). Why any of them, with the words around
+    the phrase up to a whole sentence's length: held to one sentence before the phrase's and
+    about 100 characters before the phrase in it, the model that ran past either had the
+    phrase forced in mid-word ("do y all base models will be trained", a clean-clone demo
+    run, 2026-12-07), which the pasted-phrase gate rejects. A line may so run a little past
+    the field's ``maxLength`` (the pattern replaces it for llama.cpp); the reply still parses,
+    and its sentences are whole."""
     phrase = {p.id: p.surface_form for p in profiles.misalignment_points}
     said: set[str] = set()
     for schema, planned in zip(turns, profiles.conversation_outline):
@@ -128,18 +134,18 @@ def say_surface_forms(turns: list[dict[str, Any]], profiles: Stage1Output) -> No
         said.update(planned.ma_ids)
         field = schema["properties"]["utterance"]
         each = field["maxLength"] // MAX_SENTENCES
-        room = each - sum(len(f) for f in forms)
-        if not forms or room < 2 * (len(forms) + 1):
+        share = each - sum(len(f) for f in forms) - 2  # the words around the phrase(s) in their sentence
+        if not forms or share < 2:
             continue
-        share = room // (len(forms) + 1) - 1
         said_in = ""
         for k, form in enumerate(forms):
             inside = ((in_sentence(1, share) if k == 0 else "[ ,;:]" + in_sentence(0, share))
                       + _WORD_END + " " + _literal(form, "inside"))
             said_in += "(%s|%s)" % (inside, _literal(form, "opening")) if k == 0 else inside
         said_in += "([ ,;:]%s)?[.?!]" % in_sentence(0, share)  # the sentence ends
-        other = sentence(each)
-        schema["properties"]["utterance"] = {**field, "pattern": "^(%s )?%s( %s)?$" % (other, said_in, other)}
+        o, p = sentence(each), said_in  # the phrase's sentence is the first, second or third
+        schema["properties"]["utterance"] = {**field, "pattern": "^(%s %s %s|%s %s( %s)?|%s( %s( %s)?)?)$" % (
+            o, o, p, o, p, o, p, o, o)}
 
 
 #: The character before the space that precedes a surface form said in a sentence: a word's

@@ -188,7 +188,7 @@ def test_scaffold_dialogue_turn_that_first_lists_a_point_must_say_its_surface_fo
         assert text.match(f"I think {said} is settled, Ana."), (i, utterance["pattern"])
         assert text.match(f"So we keep {said}."), i
         assert not text.match("We agree, then."), i
-        assert not text.match("x" * (utterance["maxLength"] - len(said)) + said + ".")  # within the field's length
+        assert not text.match("x" * (utterance["maxLength"] - len(said)) + said + ".")  # in sentences of their length
         # said in a sentence (the pasted-phrase gate): opening the line or a sentence only
         # capitalised (held to a word before it, the demo model wrote a stray letter first:
         # "As we D a code generation tool is crucial"), not glued to a word, not ending the
@@ -199,10 +199,14 @@ def test_scaffold_dialogue_turn_that_first_lists_a_point_must_say_its_surface_fo
         assert not text.match(f"{said} is settled, Ana."), i
         assert not text.match(f"Fine. {said} is settled."), i
         assert not text.match(f"So we keep {opening}."), i
-        # one to three sentences: at most one before the phrase's sentence and one after it
-        assert text.match(f"Right, v2.1 it is. I think {said} is settled, Ana. Good!"), i
-        assert not text.match(f"Right. Yes. I think {said} is settled."), i
-        assert not text.match(f"I think {said} is settled. Good. Fine."), i
+        # one to three sentences, any of them the phrase's
+        for ok in (f"Right, v2.1 it is. I think {said} is settled, Ana. Good!", f"Right. Yes. I think {said} is settled.",
+                   f"I think {said} is settled. Good. Fine.", f"Right. {opening} is settled. Good.",
+                   f"So, after a long look at every option we had on the table last week, I think {said} is settled."):
+            assert text.match(ok), (i, ok)
+        for bad in (f"Right. Yes. Fine. I think {said} is settled.", f"I think {said} is settled. Good. Fine. Yes.",
+                    f"Right. Yes. Fine. So we go."):
+            assert not text.match(bad), (i, bad)
         assert not text.match(f"Let us settle{said}."), i
         assert not text.match(f"Let us settle {said}"), i
 
