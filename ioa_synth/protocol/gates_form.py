@@ -19,6 +19,7 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
+from ioa_synth.protocol.glued import glued_word
 from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, scan_text, scannable, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 from ioa_synth.text.normalise import jaccard
@@ -127,8 +128,9 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
     if debris:
         return f"has stray punctuation ({debris.group()!r}); give the phrase as plain words"
     glued = GLUED_WORDS.search(plain)
-    if glued:
-        return f"has words run together ({glued.group()!r}); give the phrase as plain words"
+    run_on = glued.group() if glued else glued_word(plain)
+    if run_on:
+        return f"has words run together ({run_on!r}); give the phrase as plain words"
     if set(toks[1:]) & set(gates.statement_words):
         return "is a statement about the phrase; give only the phrase both members say"
     last = surface.split()[-1].strip(".,;:!'\"()").lower() if surface.split() else ""

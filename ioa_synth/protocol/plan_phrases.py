@@ -68,16 +68,15 @@ _JOINED = r"([-'’./&+][%s]{1,12})" % _WORD_CHARS
 #: A word of a planned surface form: runs of Latin letters and digits (at most 20, then up
 #: to two more of at most 12) joined by one of ``'-./&+``, an optional trailing ``%``: the
 #: demo model otherwise ran words together ("appropriateresponses") or trailed off in dots
-#: ("the matrix...of...second"). After the first word none is a statement word ("is",
-#: "are", "means", ...: :attr:`GateThresholds.statement_words`, "both models are evaluated
-#: on HumanEval").
-_WORD = _not_words(_DEFAULT_GATES.statement_words) + _JOINED + "{0,2}%?"
+#: ("the matrix...of...second"). Statement words ("is", "are") stay allowed, for the gates
+#: to reject: held away from "is", the demo model glued it to the next word instead ("our
+#: objective isaccuracy", in a case the gates then accepted, 2026-12-07).
+_WORD = "[%s]{1,20}%s{0,2}%%?" % (_WORD_CHARS, _JOINED)
 
 #: The last word of a planned surface form: a :data:`_WORD` that, when it is one plain run,
-#: is no :attr:`GateThresholds.dangling_words` either ("the impact of environmental
-#: policies on", cut at the word limit; the gates reject it).
-_LAST_WORD = "(%s%%?|%s%s{1,2}%%?)" % (_not_words(_DEFAULT_GATES.dangling_words + _DEFAULT_GATES.statement_words),
-                                       _not_words(_DEFAULT_GATES.statement_words), _JOINED)
+#: is no :attr:`GateThresholds.dangling_words` ("the impact of environmental policies on",
+#: cut at the word limit; the gates reject it).
+_LAST_WORD = "(%s%%?|[%s]{1,20}%s{1,2}%%?)" % (_not_words(_DEFAULT_GATES.dangling_words), _WORD_CHARS, _JOINED)
 
 #: The pattern of a planned surface form: one of :data:`SURFACE_FORM_STARTS` or a number,
 #: then zero to four more words (:data:`_WORD`) and a last one (:data:`_LAST_WORD`): no
@@ -86,7 +85,7 @@ _LAST_WORD = "(%s%%?|%s%s{1,2}%%?)" % (_not_words(_DEFAULT_GATES.dangling_words 
 #: every surface form had seven and failed the gates), so a run-on phrase is cut at six
 #: words; the last may not be an article, preposition or conjunction, so a cut lands on a
 #: content word (scaffold plan version 7: two of four cases of a clean-clone demo run
-#: ended at stage 1 on a phrase ending on "a" or "on", or with "are" in it).
+#: ended at stage 1 on a phrase ending on "a" or "on").
 SURFACE_FORM_PATTERN = r'^(%s|[0-9][0-9.,%%]{0,11})( %s){0,4} %s$' % ("|".join(SURFACE_FORM_STARTS), _WORD, _LAST_WORD)
 
 def _literal(text: str, case: str = "either") -> str:

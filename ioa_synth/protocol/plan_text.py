@@ -24,22 +24,25 @@ from __future__ import annotations
 LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
 
 
-#: :data:`LATIN_TEXT` without the sentence ends ``.?!``: a character inside a sentence;
-#: and without the space and the capitals A-Z: one that may follow a ``.?!`` inside a
-#: sentence ("v2.1", "e.g.,", "...", "?!"), so that only ``.?!`` and a space (or the text's
-#: end) end one, and a sentence cannot be glued to the next ("340 law exams.Our goal", a
-#: demo line, 2026-12-07).
+#: :data:`LATIN_TEXT` without the sentence ends ``.?!``: a character inside a sentence.
 _IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
-_AFTER_STOP = r"[!#-@\[\]-~¡-ɏ‘’“”–—…]"
+#: What may follow a ``.?!`` inside a sentence: a digit or punctuation ("v2.1", "e.g.,",
+#: "...", "?!"), so that only ``.?!`` and a space (or the text's end) end one, and a
+#: sentence is not glued to the next ("340 law exams.Our goal", "the model.uguayx, how",
+#: demo lines, 2026-12-07).
+_AFTER_STOP = r"[0-9,;:)'’”.?!…%-]"
+#: An abbreviation's inner dots: one letter between two (the ".g." of "e.g.", ".e." of "i.e.").
+_ABBREVIATION = r"[.][a-z][.]"
 
 #: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
 MAX_SENTENCES = 3
 
 
 def in_sentence(low: int, high: int) -> str:
-    """The regex (without anchors) of ``low`` to ``high`` characters inside one sentence of
-    :data:`LATIN_TEXT` (a ``.?!`` only where a non-space follows it, "v2.1")."""
-    return "(%s|[.?!]%s){%d,%d}" % (_IN_SENTENCE, _AFTER_STOP, low, high)
+    """The regex (without anchors) of ``low`` to ``high`` characters (about: an
+    abbreviation's ".g." counts as one) inside one sentence of :data:`LATIN_TEXT` (a ``.?!``
+    only before a digit or punctuation, "v2.1", or in "e.g.")."""
+    return "(%s|[.?!]%s|%s){%d,%d}" % (_IN_SENTENCE, _AFTER_STOP, _ABBREVIATION, low, high)
 
 
 def sentence(high: int) -> str:

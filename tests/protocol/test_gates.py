@@ -466,6 +466,15 @@ def test_glued_words_and_a_glued_surface_form_fail():
                  "the users' consent form", "our scRNA atlas"):
         p.misalignment_points[1].surface_form = fine
         assert not [f for f in stage1_gate_failures(p) if "run together" in f], fine
+    # all lower case, from a case the gates accepted (2026-12-07): a word list tells them apart
+    for glued in ("our objective isaccuracy", "our team agrees onprivacy regulations", "the results of thispaper",
+                  "our model beats thanbaselinemodel"):
+        p.misalignment_points[1].surface_form = glued
+        assert any("run together" in f for f in stage1_gate_failures(p)), glued
+    for fine in ("the onboarding checklist", "our dataset split", "the pretrained encoder", "the isotope list",
+                 "another option", "the inference budget", "our dataloader", "the thesis draft", "the island map"):
+        p.misalignment_points[1].surface_form = fine
+        assert not [f for f in stage1_gate_failures(p) if "run together" in f], fine
     p = Stage1Output.model_validate(SEPSIS)
     d = copy.deepcopy(SEPSIS_DIALOGUE)
     d["turns"][2]["utterance"] = "Thanks for the numbers, Tomás. Havea positive alert?"

@@ -72,15 +72,19 @@ def test_stage1_schema_holds_ids_names_count_definitional_and_outline():
                      "an identifier is a name given to a variable, function, or object in a set",
                      "the appropriateresponsesofthemodelundertheconstraints"):  # run-together words, recorded
         assert not pattern.match(question), question
-    # a phrase cut at the word limit on an article or preposition, or a statement (recorded
-    # from a clean-clone demo run, each a stage-1 gate failure): the grammar cannot write them
+    # a phrase cut at the word limit on an article or preposition (recorded from a clean-clone
+    # demo run, each a stage-1 gate failure): the grammar cannot write them
     gates = GateThresholds()
     for cut in ("the impact of environmental policies on", "our proposed methodology involves constructing a",
-                "both models are evaluated on HumanEval", "the data that is", "the On", "our plan Means"):
+                "the On"):
         assert not pattern.match(cut), cut
         assert surface_form_problem(cut, gates) is not None, cut
-    for word in gates.dangling_words + gates.statement_words:
+    for word in gates.dangling_words:
         assert not pattern.match(f"the final {word}") and not pattern.match(f"the final {word.upper()}"), word
+    # a statement stays the gates' to reject: held away from "is", the demo model glued it on
+    # ("our objective isaccuracy", accepted before the glue gate)
+    for statement in ("both models are evaluated on HumanEval", "our objective is accuracy"):
+        assert pattern.match(statement) and "statement" in surface_form_problem(statement, gates)
     for phrase in ("the impact of environmental policies", "the sign-off", "the onboarding", "the theory",
                    "the isotope list", "the a1 form", "the 40%", "the ONE metric", "our Q3 plan", "the set",
                    "the thesis", "the answer", "the inference", "the bytes"):  # words that start like a stop word
@@ -230,7 +234,8 @@ def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
     for text, ok in (("Fine.", True), ("We ship v2.1 on Friday, e.g., after review. Agreed? Yes!", True),
                      ("Hm... fine, Ana. Two.", True), ("One. Two. Three. Four.", False),
                      ("We go on with the key", False), ("x" * 240 + ".", False),
-                     ("We took 340 law exams.Our goal is clear.", False)):  # glued sentences, a demo line
+                     ("We took 340 law exams.Our goal is clear.", False),  # glued sentences, demo lines
+                     ("We improve the model.uguayx, how do you think?", False), ("So, i.e. the set, fine.", True)):
         assert bool(line.match(text)) is ok, text
         assert bool(thought.match("I " + text[0].lower() + text[1:])) is ok, text
     assert not thought.match("Fine, I think.")  # a thought starts with "I"
