@@ -124,10 +124,11 @@ def _line_cues(profiles: dict[str, Any], names: dict[str, str]) -> list[dict[str
 def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feedback: str | None) -> dict[str, Any]:
     """Context of the scaffold plan's thoughts pass: the ``profiles`` (private states,
     hidden assumptions and readings shown), the members' ``names`` (M1's, M2's) and, per
-    line of the lines pass, its ``turn_idx``, ``speaker_id``, ``speaker_name`` and the
+    line of the lines pass, its ``turn_idx``, ``speaker_id``, ``speaker_name``, the
     ``readings`` its speaker holds (M1's ``member_a_understanding``, M2's
     ``member_b_understanding``) of the phrases said in it (``[{phrase, reading}]``, matched
-    case-insensitively); neither the outline nor what the lines say.
+    case-insensitively), the speaker's ``private_state`` and one of their hidden
+    assumptions (``assumption``, in turn); neither the outline nor what the lines say.
 
     Why not the lines (scaffold plan version 7): shown the transcript, the 1.5B demo model
     wrote each thought as a copy of a line, mostly the next one (it went on with the
@@ -135,16 +136,21 @@ def dialogue_thoughts_context(profiles: Stage1Output, lines: DialogueLines, feed
     (2026-12-06/07), which a gate rejects; shown the readings in a list above the
     transcript or under their line, it copied the lines all the same. A pass that never
     sees the lines cannot copy them: each thought is the speaker's reading at the turn that
-    says a phrase, their private state or an assumption elsewhere."""
+    says a phrase, their private state or an assumption elsewhere (given only "answers ...",
+    the model wrote "I answer Leilani Whitfield.")."""
+    members = {m.id: m for m in profiles.members}
     out = []
-    for line in lines.turns:
+    for k, line in enumerate(lines.turns):
         said = line.utterance.casefold()
         readings = [{"phrase": p.surface_form,
                      "reading": p.member_a_understanding if line.speaker_id == "M1" else p.member_b_understanding}
                     for p in profiles.misalignment_points if line.speaker_id in ("M1", "M2")
                     and p.surface_form.strip() and p.surface_form.strip().casefold() in said]
+        member = members.get(line.speaker_id)
+        held = member.hidden_assumptions if member is not None else []
         out.append({"turn_idx": line.turn_idx, "speaker_id": line.speaker_id, "speaker_name": line.speaker_name,
-                    "readings": readings})
+                    "readings": readings, "private_state": member.private_state if member is not None else "",
+                    "assumption": held[(k // 2) % len(held)] if held else ""})
     shown = profiles.model_dump()
     return {"feedback": feedback, "fields": FIELD_DESCRIPTIONS, "profiles": shown,
             "names": [m["name"] for m in shown["members"]], "lines": out}

@@ -61,9 +61,11 @@ def _not_words(stop: tuple[str, ...], longest: int = 20) -> str:
 
 _DEFAULT_GATES = GateThresholds()
 
-#: The joined part of a word: one of ``'-./&+`` and a run of at most 12 letters or digits,
-#: at most twice ("held-out", "v2.1", "R&D", "model's").
-_JOINED = r"([-'’./&+][%s]{1,12})" % _WORD_CHARS
+#: The joined part of a word: one of ``'-/&+`` and a run of at most 12 letters or digits,
+#: or a ``.`` and a digit-led run ("held-out", "R&D", "model's", "v2.1"), at most twice; a
+#: dot before a letter was the demo model's way of packing words into the word limit
+#: ("multiple.time-series", "capable.ofGenerating.text", 2026-12-07).
+_JOINED = r"([-'’/&+][%s]{1,12}|[.][0-9][%s]{0,11})" % (_WORD_CHARS, _WORD_CHARS)
 
 #: A word of a planned surface form: runs of Latin letters and digits (at most 20, then up
 #: to two more of at most 12) joined by one of ``'-./&+``, an optional trailing ``%``: the
