@@ -79,8 +79,9 @@ def test_thoughts_prompt_gives_each_turn_its_speakers_reading_and_no_line_to_cop
     text = prompt.messages[-1]["content"]
     assert not any(line in text for line in (said[0], said[3], "is ready", "it is."))  # no line to copy
     turns = text[text.index("Turns ("):text.index("Rules:")]
-    assert f"1. {m1.name} opens the meeting; privately wants: {m1.private_state}" in turns
-    assert f'2. {m2.name} says "{ma.surface_form}"; by it {m2.name} privately means: {ma.member_b_understanding}' in turns
-    assert f'3. {m1.name} says "{ma.surface_form}"; by it {m1.name} privately means: {ma.member_a_understanding}' in turns
+    assert f"1. {m1.name} opens the meeting, privately wanting: {m1.private_state}" in turns
+    assert f'2. {m2.name} says "{ma.surface_form}", privately meaning: {ma.member_b_understanding}' in turns
+    assert f'3. {m1.name} says "{ma.surface_form}", privately meaning: {ma.member_a_understanding}' in turns
     # given only "answers ...", the model wrote "I answer Leilani Whitfield."
-    assert f"4. {m2.name} closes the meeting in agreement; privately takes for granted: {m2.hidden_assumptions[1]}" in turns
+    assert f"4. {m2.name} closes the meeting in agreement, privately taking for granted: {m2.hidden_assumptions[1]}" \
+        in turns

@@ -70,7 +70,7 @@ def test_scaffold_stage2_is_lines_then_thoughts_each_without_what_it_must_not_co
     assert profiles.misalignment_points[0].member_a_understanding in thought
     # nor the lines (it copied them, mostly the next one): per turn, its speaker and reading
     assert not any(t["utterance"] in thought for t in valid_stage2()["turns"])
-    assert f'says "{p1.surface_form}"; by it' in thought and p1.member_a_understanding in thought
+    assert f'says "{p1.surface_form}", privately meaning: {p1.member_a_understanding}' in thought
 
     rows = q(out, "SELECT role, tags->>'component' FROM llm_calls WHERE stage = 2 AND role LIKE 'generator%' "
                   "ORDER BY role")

@@ -41,7 +41,7 @@ CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export",
 #: the plan or the request settings on purpose.
 DEFAULT_SETUP = {False: ("21ab8f402b52c2d9", {"audit_judge": "130c9ae333b14736", "generator": "680e3ce04cf19d44",
                                               "judge": "130c9ae333b14736"}),
-                 True: ("fb1b29a944074225", {"audit_judge": "cf44d323fd1af5a9", "generator": "0a0d9f6cb83d2b1c",
+                 True: ("6a7bd3eb9fdc23a3", {"audit_judge": "cf44d323fd1af5a9", "generator": "a9e5fe38599f79d1",
                                              "judge": "cf44d323fd1af5a9"})}
 
 
