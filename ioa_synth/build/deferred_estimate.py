@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ioa_synth.llm import on_wire
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.recorder import now_utc
-from ioa_synth.runs.spend import nothing_left, record_estimate, should_record
+from ioa_synth.runs.spend import record_estimate, should_record
 
 #: ``(plan, make)``: the run's plan (JSON-able) and ``make(catalog)``, which reads the folder
 #: and returns ``finish()``, the estimate (or ``None`` when it cannot be made).
@@ -42,7 +42,7 @@ class DeferredEstimate:
 
         def record() -> None:
             made = finish()
-            if made is None or nothing_left(made):
+            if made is None:
                 return
             try:
                 record_estimate(catalog, run_id, "build", plan, made, created_at=read_at)

@@ -137,9 +137,10 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
     or ``None``; ``run``: :func:`build_runs`)."""
     cells = cell_counts(catalog)
     totals = {s: sum(r[s] for r in cells) for s in (*STATUSES, "total")}
-    return {"run": build_runs(catalog), "cells": cells, "totals": totals, "tokens": token_use(catalog), "pass_rates": pass_rates(catalog),
-            "discards": discards(catalog), "ma_types": ma_types(catalog), "judge_health": judge_health(catalog),
-            "type_mix": type_mix_report(catalog), "imported": imported_counts(catalog),
+    return {"run": build_runs(catalog), "cells": cells, "totals": totals, "tokens": token_use(catalog),
+            "pass_rates": pass_rates(catalog), "discards": discards(catalog), "ma_types": ma_types(catalog),
+            "judge_health": judge_health(catalog), "type_mix": type_mix_report(catalog),
+            "imported": imported_counts(catalog),
             "spend": spend_report(catalog, lambda role: role.split(":", 1)[0])}
 
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import typer
 
-from ioa_synth.text.plural import plural
-
 from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_QUALITY, fail
 from ioa_synth.cli.options import json_option, out_dir_option, threshold_option
+from ioa_synth.text.plural import plural
 
 
 @app.command(rich_help_panel=PANEL_QUALITY)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ioa_synth.llm.prices import Price
@@ -143,7 +144,9 @@ def record_estimate(catalog: Catalog, run_id: str, command: str, plan: dict[str,
                     estimate: dict[str, Any], created_at: Any = None) -> None:
     """Keep the estimate a run starts from (``status`` shows it beside what was spent since
     ``created_at``, default now: an estimate made while the run's first calls are out is
-    dated before them)."""
+    dated before them). An estimate of no call is not kept (:func:`nothing_left`)."""
+    if nothing_left(estimate):
+        return
     catalog.record([(ESTIMATES_TABLE, {"run_id": run_id, "command": command, "created_at": created_at or now_utc(),
                                        "plan_json": dumps(plan), "estimate_json": dumps(estimate)})])
 
@@ -205,11 +208,11 @@ def record_run_estimate(catalog: Catalog, run_id: str, command: str,
     ``make(catalog)`` the estimate (the contract of :func:`fold`) or ``None`` when it cannot
     be made. Nothing is recorded (``make`` is not called) without ``estimate`` or when the
     estimate recorded last is of the same ``plan`` (:func:`should_record`), nor an estimate
-    of no call (the run has nothing left to do)."""
+    of no call (:func:`record_estimate`)."""
     if estimate is None or not should_record(catalog, estimate[0]):
         return
     made = estimate[1](catalog)
-    if made is not None and not nothing_left(made):
+    if made is not None:
         record_estimate(catalog, run_id, command, estimate[0], made)
 
 
@@ -222,8 +225,6 @@ def run_plan(args: dict[str, Any], paths: tuple[str, ...]) -> dict[str, Any]:
     :data:`NOT_PLAN`, and each of ``paths`` (file arguments, as typed) made absolute, so that
     the same file named another way ("seeds/demo.jsonl", "/home/me/p/seeds/demo.jsonl") is
     the same plan: a resumed run keeps the estimate its job started from."""
-    from pathlib import Path
-
     return {k: (str(Path(v).resolve()) if k in paths and isinstance(v, str) else v)
             for k, v in args.items() if k not in NOT_PLAN}
 
