@@ -13,9 +13,24 @@ import signal
 import sys
 import threading
 
-import typer
 
-from ioa_synth.cli.app import SUBCOMMANDS, _plain_usage, app
+def _quit_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C while the commands load: nothing has been read or written yet."""
+    sys.stderr.write("error: interrupted\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+# a Ctrl-C in the half second typer and the command modules take to load ends the process with one
+# line (Python's default would print a traceback from whichever import it hit, typer's included)
+_LOADING = threading.current_thread() is threading.main_thread() and \
+    signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _LOADING:
+    signal.signal(signal.SIGINT, _quit_while_loading)
+
+import typer  # noqa: E402
+
+from ioa_synth.cli.app import SUBCOMMANDS, _plain_usage, app  # noqa: E402
 
 __all__ = ["app", "main"]
 
@@ -58,19 +73,6 @@ def _register() -> None:
     SUBCOMMANDS[("build", "import")] = typer.main.get_command(import_app)
 
 
-def _quit_while_loading(signum: int, frame: object) -> None:
-    """Ctrl-C while the commands load: nothing has been read or written yet."""
-    sys.stderr.write("error: interrupted\n")
-    sys.stderr.flush()
-    os._exit(130)
-
-
-# a Ctrl-C in the half second the command modules take to load ends the process with one line
-# (Python's default would print a traceback from whichever import it hit)
-_LOADING = threading.current_thread() is threading.main_thread() and \
-    signal.getsignal(signal.SIGINT) is signal.default_int_handler
-if _LOADING:
-    signal.signal(signal.SIGINT, _quit_while_loading)
 try:
     _register()
 finally:
@@ -78,11 +80,25 @@ finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _forget_caught_interrupt() -> None:
+    """Clear CPython's record of a KeyboardInterrupt that escaped code compiled from a string.
+
+    A Ctrl-C that lands inside ``exec``/``eval`` of a string (dataclasses, namedtuple and
+    pydantic build classes that way while a command imports lazily) leaves that record set even
+    after a command caught the interrupt; under ``python -m ioa_synth`` the interpreter then ends
+    by killing itself with SIGINT instead of the exit status given (``Py_RunMain``). Running any
+    string through ``exec`` clears it."""
+    exec("pass")
+
+
 def main() -> None:
     """Console entry point. A Ctrl-C that no command caught (one while typer builds the
-    command line) is one ``error: interrupted`` line and exit 130."""
+    command line) is one ``error: interrupted`` line and exit 130; a caught one exits with the
+    command's status under ``python -m`` too."""
     try:
         app()
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         sys.exit(130)
+    finally:
+        _forget_caught_interrupt()

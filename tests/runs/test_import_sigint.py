@@ -64,3 +64,16 @@ def test_ctrl_c_during_build_import_imports_whole_or_nothing(tmp_path):
         assert again.returncode == 0, again.stderr
         assert _state(out) == (300, 300)
         assert json.loads((out / "run.json").read_text())["kind"] == "build"
+
+
+def test_a_caught_interrupt_from_string_compiled_code_exits_130_under_python_m(tmp_path):
+    """A Ctrl-C that lands inside ``exec`` of a string (classes built lazily while a command runs)
+    and is caught: ``python -m ioa_synth`` exits 130 with the one line, not by SIGINT."""
+    (tmp_path / "interrupted_inside_exec.py").write_text(
+        "import ioa_synth.cli as cli\n"
+        "cli.app = lambda: exec('raise KeyboardInterrupt')\n"
+        "cli.main()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run([sys.executable, "-m", "interrupted_inside_exec"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stderr) == (130, "error: interrupted\n")
