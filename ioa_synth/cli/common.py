@@ -90,6 +90,14 @@ def refuse_other_kind(path: Path, wanted: str, option: str = "--out", hint: str 
         fail(str(exc))
     if option == "--out" and path.is_dir() and kinds.folder_kind(path) is None:
         foreign = sorted(p.name for p in path.iterdir() if p.name not in OWN_LEFTOVERS)
+        if foreign and (path / "run.json").is_file():  # a run.json that does not read hides the folder's kind
+            from ioa_synth.runs.manifest import ManifestError, read_manifest
+
+            try:
+                read_manifest(path)
+            except ManifestError as exc:
+                fail(f"{' '.join(str(exc).split())}; repair it (or move the folder away) before writing to "
+                     f"{option} {path}")
         if foreign:
             more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
             fail(f"{option} {path} is not empty ({foreign[0]}{more}) and is not {kinds.title(wanted)}; "
@@ -114,6 +122,21 @@ def folder_kind_of(path: Path) -> str | None:
     """What ``path`` holds by its ``run.json`` (or, without one, marker files) alone (no
     catalog opened: a run may hold it), or ``None``."""
     return _kinds().folder_kind(path, open_catalog=False)
+
+
+def warn_unreadable_manifest(path: Path) -> None:
+    """A reader (``status``, ``show``) of a folder whose ``run.json`` is there but does not
+    read: one ``warning:`` line on stderr naming the problem, and the command goes on from the
+    catalog (a command that writes the folder refuses it)."""
+    from ioa_synth.runs.manifest import MANIFEST_FILE, ManifestError, read_manifest
+
+    if not (path / MANIFEST_FILE).is_file():
+        return
+    try:
+        read_manifest(path)
+    except ManifestError as exc:
+        typer.echo(f"warning: {' '.join(str(exc).split())}; read from the catalog without it (a command that "
+                   "writes this folder refuses it until it is repaired)", err=True)
 
 
 def status_dir_callback(path: Path) -> Path:

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.common import PANEL_BUILD, fail
+from ioa_synth.cli.common import PANEL_BUILD, fail, warn_unreadable_manifest
 from ioa_synth.cli.options import json_option, out_dir_option
 
 
@@ -33,6 +33,7 @@ def show(
     picked = case_id is None
     try:
         require_catalog(out)
+        warn_unreadable_manifest(out)
         # a build still running holds its catalog: read a snapshot of it (as status does)
         with reading(out, [BUILD_TABLES]) as (cat, snapshot):
             where = cat.out_dir

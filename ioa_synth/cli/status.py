@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from ioa_synth.cli.app import app
-from ioa_synth.cli.common import PANEL_BUILD, fail, status_dir_callback
+from ioa_synth.cli.common import PANEL_BUILD, fail, status_dir_callback, warn_unreadable_manifest
 from ioa_synth.cli.options import json_option
 
 
@@ -104,6 +104,7 @@ def status(
 
     tables: list | None = None
     report: dict[str, Any] | None = None
+    warn_unreadable_manifest(out)
     try:
         found = _kind_of(out)
         if found is None or found[0] == "build":

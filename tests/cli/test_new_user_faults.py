@@ -157,3 +157,20 @@ def test_belief_report_points_at_the_judge_when_fpi_moves_without_an_attacker():
     lines = judge_check_lines(summary)
     assert len(lines) == 1 and "m|simpleqa|k=0: FPI 100% with no attacker" in lines[0]
     assert "belief agreement" in lines[0]
+
+
+def test_a_build_whose_run_json_does_not_read_is_read_with_a_warning_and_refused_for_writing(cli, tmp_path):
+    """status and show read a build from its catalog and say its run.json is broken; a command
+    that writes the folder names the broken file instead of calling the build someone else's."""
+    out = tmp_path / "b"
+    assert cli("build", "import", SAMPLE, "--split", "test", "--out", out).exit_code == 0
+    (out / "run.json").write_text('{"kind": "build", oops')
+    for command in (("status",), ("show",)):
+        res = cli(*command, "--out", out)
+        assert res.exit_code == 0, res.output
+        warnings = [ln for ln in res.stderr.splitlines() if ln.startswith("warning: ")]
+        assert len(warnings) == 1 and "run.json: invalid JSON" in warnings[0], res.stderr
+    before = _tree(out)
+    res = cli("build", "import", SAMPLE, "--split", "test", "--out", out)
+    one_line_error(res, "run.json: invalid JSON", "repair it")
+    assert _tree(out) == before
