@@ -42,7 +42,7 @@ from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.manifest import ManifestError, read_manifest
-from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
+from ioa_synth.runs.setup_check import SetupChanged, SetupCheck, stored_results
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
 from ioa_synth.runs.fanout import InlinePool
 from ioa_synth.runs.spend import record_run_estimate
@@ -88,9 +88,8 @@ def expected_conversations(job: RunJob) -> dict[str, int]:
     return {f"{source}|k={k}": n for source, n in sorted(per_source.items()) for k in job.settings.attackers}
 
 
-def _results_stored(catalog: Catalog) -> bool:
-    stored = catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
-    return bool(stored) or any((catalog.out_dir / "conversations").glob("*.json"))
+#: A study's results: any successful call or conversation record.
+_results_stored = stored_results("conversations", "*.json", calls=True)
 
 
 def stored_labelling(parts: dict[str, Any]) -> str:

@@ -22,12 +22,11 @@ tokens: measured per component and kind of call in the folder, else the componen
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
 from ioa_synth.collab.protocol import detector_of
-from ioa_synth.collab.report import record_path
+from ioa_synth.collab.records import RecordError, read_record, record_files, record_path
 from ioa_synth.collab.run import RunJob, component_of
 from ioa_synth.collab.tasks import BcbTask, HiddenProfileTask, Task
 from ioa_synth.collab.team import (MODERATOR, agent_names, answer_prompt, coder_prompt, final_prompt,
@@ -133,29 +132,29 @@ def _figures(out: Path, job: RunJob) -> dict[str, Any]:
     """The figures the walk assumes (module docstring), measured on the folder's task
     records where it has any; ``sources`` says which were measured."""
     records = []
-    for path in sorted((out / "tasks").glob("*.json")) if (out / "tasks").is_dir() else []:
+    for path in record_files(out):  # at any depth: BigCodeBench/13's record is in tasks/BigCodeBench/
         try:
-            records.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+            records.append(read_record(path))
+        except RecordError:  # a record the report would refuse: the walk's upper bounds stand for it
             continue
     s = job.settings
     figures: dict[str, Any] = {"bcb_rounds": float(s.bcb_rounds), "extra_rounds": float(s.extra_cap),
                                "questions": QUESTIONS, "triggered": {}}
     sources = {"bcb_rounds": "upper bound: every round", "extra_rounds": "upper bound: the cap",
                "questions": "stated", "triggered": {}}
-    initial = [max((t["round"] for t in r.get("turns", []) if t.get("phase") == "initial"), default=0)
-               for r in records if r.get("bench") == "bcb" and r.get("config") != "single"]
+    initial = [max((t.round for t in r.turns if t.phase == "initial"), default=0)
+               for r in records if r.bench == "bcb" and r.config != "single"]
     if initial:
         figures["bcb_rounds"], sources["bcb_rounds"] = sum(initial) / len(initial), "measured"
-    extra = [r.get("extra_rounds", 0) for r in records if r.get("triggered")]
+    extra = [r.extra_rounds for r in records if r.triggered]
     if extra:
         figures["extra_rounds"], sources["extra_rounds"] = sum(extra) / len(extra), "measured"
-    questions = [len(r.get("probes") or []) for r in records if str(r.get("config", "")).startswith("mcq:")]
+    questions = [len(r.probes) for r in records if r.config.startswith("mcq:")]
     if questions:
         figures["questions"], sources["questions"] = sum(questions) / len(questions), "measured"
     for config in job.configs:
         if config in ("self-reflection",) or config.startswith("mcq:"):
-            seen = [bool(r.get("triggered")) for r in records if r.get("config") == config]
+            seen = [bool(r.triggered) for r in records if r.config == config]
             figures["triggered"][config] = sum(seen) / len(seen) if seen else 1.0
             sources["triggered"][config] = "measured" if seen else "upper bound: every run"
     figures["sources"] = sources

@@ -27,32 +27,30 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from ioa_synth.collab.records import RecordError, TaskRecord, record_path
+from ioa_synth.collab.records import read_records as _read_typed
 from ioa_synth.collab.team import PLAIN_CONFIGS
-from ioa_synth.core.jsonl import read_json_records
 from ioa_synth.stats.bootstrap import CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
 from ioa_synth.stats.permutation import sign_flip_test
 
-#: What a task record holds at least (docs/collab.md, Records).
-RECORD_KEYS = ("task_id", "config", "turns", "final", "passed", "triggered", "extra_rounds")
+__all__ = ["ReportError", "build_report", "read_records", "record_path"]
 
 
 class ReportError(ValueError):
     """A folder that holds no collaboration results (one line)."""
 
 
-def record_path(out: Path, task_id: str, config: str) -> Path:
-    """``RESULTS/tasks/<task_id>__<config>.json`` (BigCodeBench's ``BigCodeBench/13`` puts
-    the file in a ``BigCodeBench/`` folder)."""
-    return out / "tasks" / f"{task_id}__{config}.json"
-
-
-def read_records(out: Path) -> list[dict[str, Any]]:
-    """Every task record under ``out/tasks`` (sorted by path).
+def read_records(out: Path) -> list[TaskRecord]:
+    """Every task record under ``out/tasks`` (sorted by path), typed
+    (:mod:`ioa_synth.collab.records`).
 
     Raises:
         ReportError: no record, or an unreadable one or one that is not a task record.
     """
-    records = read_json_records(sorted((out / "tasks").rglob("*__*.json")), RECORD_KEYS, "task record", ReportError)
+    try:
+        records = _read_typed(out)
+    except RecordError as exc:
+        raise ReportError(str(exc)) from None
     if not records:
         raise ReportError(f"{out}: no finished task yet (tasks/ is empty)")
     return records
@@ -68,26 +66,26 @@ def _mean(values: list[float]) -> float | None:
     return round(fmean(values), 12) if values else None
 
 
-def build_report(records: list[dict[str, Any]], bench: str | None = None,
+def build_report(records: list[TaskRecord], bench: str | None = None,
                  models: dict[str, str] | None = None, max_extra_rounds: int | None = None) -> dict[str, Any]:
     """The report of ``records`` (see the module docstring); ``models``: component -> model
     (the manifest's components); ``max_extra_rounds``: the run's cap (its settings)."""
-    by_config: dict[str, dict[str, dict[str, Any]]] = {}
+    by_config: dict[str, dict[str, TaskRecord]] = {}
     for rec in records:
-        by_config.setdefault(rec["config"], {})[rec["task_id"]] = rec
+        by_config.setdefault(rec.config, {})[rec.task_id] = rec
     configs = config_order(set(by_config))
-    tasks = sorted({r["task_id"] for r in records})
-    passed = {c: {t: float(bool(r["passed"])) for t, r in by_config[c].items()} for c in configs}
+    tasks = sorted({r.task_id for r in records})
+    passed = {c: {t: float(r.passed) for t, r in by_config[c].items()} for c in configs}
     pass_at_1 = {c: _mean(list(passed[c].values())) for c in configs}
     intervenes = {c: c not in ("single", "discussion") for c in configs}
-    trigger = {c: _mean([float(bool(r["triggered"])) for r in by_config[c].values()]) if intervenes[c] else None
+    trigger = {c: _mean([float(bool(r.triggered)) for r in by_config[c].values()]) if intervenes[c] else None
                for c in configs}
-    extra = {c: _mean([float(r["extra_rounds"]) for r in by_config[c].values()]) if intervenes[c] else None
+    extra = {c: _mean([float(r.extra_rounds) for r in by_config[c].values()]) if intervenes[c] else None
              for c in configs}
-    fired = {c: [r for r in by_config[c].values() if r["triggered"]] if intervenes[c] else [] for c in configs}
-    per_fired = {c: _mean([float(r["extra_rounds"]) for r in fired[c]]) if intervenes[c] else None for c in configs}
-    cap_rate = {c: _mean([float(r["extra_end"] == "cap") for r in fired[c]])
-                if intervenes[c] and all("extra_end" in r for r in fired[c]) else None for c in configs}
+    fired = {c: [r for r in by_config[c].values() if r.triggered] if intervenes[c] else [] for c in configs}
+    per_fired = {c: _mean([float(r.extra_rounds) for r in fired[c]]) if intervenes[c] else None for c in configs}
+    cap_rate = {c: _mean([float(r.extra_end == "cap") for r in fired[c]])
+                if intervenes[c] and all(r.has_extra_end() for r in fired[c]) else None for c in configs}
     comparisons = {}
     for a, b in combinations(configs, 2):
         both = sorted(set(passed[a]) & set(passed[b]))
@@ -110,7 +108,7 @@ def build_report(records: list[dict[str, Any]], bench: str | None = None,
             key = f"discussion vs {c}" if f"discussion vs {c}" in comparisons else f"{c} vs discussion"
             comp = comparisons.get(key)
             delta[c] = None if comp is None else (comp["diff"] if key.startswith("discussion") else -comp["diff"])
-    return {"bench": bench or (records[0].get("bench") if records else None), "models": dict(models or {}),
+    return {"bench": bench or (records[0].bench if records else None), "models": dict(models or {}),
             "n_tasks": len(tasks),
             "tasks_per_config": {c: len(by_config[c]) for c in configs}, "pass_at_1": pass_at_1,
             "delta_vs_discussion": delta, "trigger_rate": trigger, "extra_rounds": extra,

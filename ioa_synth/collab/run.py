@@ -38,12 +38,11 @@ from ioa_synth.collab.harness import check_solution, remove_stale_checks, result
 from ioa_synth.collab.phases import Phases
 from ioa_synth.collab.call_pool import PriorityPool
 from ioa_synth.collab.protocol import expected_steps, run_task
-from ioa_synth.collab.report import record_path
+from ioa_synth.collab.records import record_path, write_record
 from ioa_synth.collab.scoring import score
 from ioa_synth.collab.tables import COLLAB_TABLES
 from ioa_synth.collab.tasks import BcbTask, Task, tasks_digest
 from ioa_synth.collab.team import Ask, CollabSettings
-from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.core.templates import all_template_hashes, template_sha256
 from ioa_synth.llm.client import Endpoint, LLMCallError, LLMClient
 from ioa_synth.llm.config import ToolkitConfig
@@ -57,7 +56,7 @@ from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.fanout import InlinePool
 from ioa_synth.runs.fingerprint import component_identity, describe_components
 from ioa_synth.runs.recorder import CallKey, CallRecorder
-from ioa_synth.runs.setup_check import SetupCheck, check_folder_first
+from ioa_synth.runs.setup_check import SetupCheck, check_folder_first, stored_results
 from ioa_synth.runs.spend import record_run_estimate
 
 COMMAND = "collab run"
@@ -99,17 +98,12 @@ def describe(eps: dict[str, Endpoint], job: RunJob) -> dict[str, Any]:
                                              "study": job.settings.as_dict(), "tasks": tasks_digest(job.all_tasks)}
 
 
-def _results_stored(catalog: Catalog) -> bool:
-    stored = catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]
-    return bool(stored) or any((catalog.out_dir / "tasks").rglob("*.json"))
-
-
 #: The setup check of a team run: a changed component with stored calls is refused, and so
 #: are changed protocol settings or tasks once a call or a task record is stored (a new
 #: configuration or detector is neither).
 CHECK_SETUP = SetupCheck(commands=(COMMAND,), component_of=component_of,
                          protocol=lambda desc: {k: desc.get(k) for k in ("study", "tasks")},
-                         results_stored=_results_stored)
+                         results_stored=stored_results("tasks", "**/*.json", calls=True))
 
 
 @dataclass
@@ -245,8 +239,7 @@ def _run_units(job: RunJob, out: Path, run: RunContext, console: Console,
             return "failed"
         with phases.running("check") if isinstance(task, BcbTask) else nullcontext():
             record = score(record, task, job.settings, check=check, stop=run.guard.stop)
-        write_json_atomic(record_path(out, task.task_id, config), record)
-        return "passed" if record["passed"] else "failed-check"
+        return "passed" if write_record(out, record).passed else "failed-check"
 
     def done(unit: tuple[Task, str], status: str) -> None:
         stats["done" if status != "failed" else "failed"] += 1

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ioa_synth.collab.report import RECORD_KEYS, ReportError, config_order
-from ioa_synth.core.jsonl import read_json_records
+from ioa_synth.collab.records import RecordError, read_records
+from ioa_synth.collab.report import ReportError, config_order
 from ioa_synth.runs.folder_status import Group, Progress
 from ioa_synth.runs.manifest import Manifest
 
@@ -34,14 +34,17 @@ def collab_progress(out: Path, manifest: Manifest) -> Progress:
     Raises:
         ReportError: an unreadable task record.
     """
-    records = read_json_records(sorted((out / "tasks").rglob("*__*.json")), RECORD_KEYS, "task record", ReportError)
+    try:
+        records = read_records(out)
+    except RecordError as exc:
+        raise ReportError(str(exc)) from None
     configs = list((manifest.model_extra or {}).get("configs") or [])
-    configs = config_order(set(configs) | {r["config"] for r in records})
+    configs = config_order(set(configs) | {r.config for r in records})
     total = _task_count(manifest)
     groups = []
     for config in configs:
-        mine = [r for r in records if r["config"] == config]
-        passed = sum(1 for r in mine if r["passed"])
+        mine = [r for r in records if r.config == config]
+        passed = sum(1 for r in mine if r.passed)
         groups.append(Group(name=config, done=len(mine), total=max(total, len(mine)) if total is not None else None,
                             statuses={"passed": passed, "failed-check": len(mine) - passed}))
     notes = [] if total is not None else [f"the total is unknown: the tasks file {manifest.args.get('tasks')} no "

@@ -44,7 +44,7 @@ from ioa_synth.runs.recorder import CallKey, CallRecorder, load_replay_tries
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.manifest import component_settings
-from ioa_synth.runs.setup_check import SetupChanged, SetupCheck
+from ioa_synth.runs.setup_check import SetupChanged, SetupCheck, stored_results
 from ioa_synth.runs.spend import record_run_estimate
 
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
@@ -118,16 +118,12 @@ def _protocol(parts: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in parts.items() if k not in ("components", "questions_from")}
 
 
-def _results_stored(catalog: Catalog) -> bool:
-    return any((catalog.out_dir / "records").rglob("*.json"))
-
-
 #: The setup check of an evaluate run: a component may be reconfigured until it has
 #: successful calls stored here; everything else in the setup (templates, inputs, protocol
 #: settings, reused questions) may change only while nothing is stored (no successful call
 #: and no record).
 CHECK_SETUP = SetupCheck(commands=("evaluate",), component_of=component_of, protocol=_protocol,
-                         results_stored=_results_stored,
+                         results_stored=stored_results("records", "**/*.json"),
                          also_changed=lambda old, new: _questions_changed(old.get("questions_from"),
                                                                           new.get("questions_from")))
 

@@ -21,7 +21,7 @@ Usage::
 
     CHECK = SetupCheck(commands=("evaluate",), component_of=component_of,
                        protocol=lambda d: {k: v for k, v in d.items() if k != "components"},
-                       results_stored=lambda catalog: any((catalog.out_dir / "records").rglob("*.json")))
+                       results_stored=stored_results("records", "**/*.json"))
     with open_run(catalog, "evaluate", components, config, kind="evaluate", describe=..., check=CHECK): ...
 """
 
@@ -61,6 +61,20 @@ def _itself(role: str) -> str:
 
 def _nothing_stored(catalog: Catalog) -> bool:
     return False
+
+
+def stored_results(records: str, pattern: str = "*.json", *, calls: bool = False) -> Callable[[Catalog], bool]:
+    """``results_stored`` of a capability whose results are files matching ``pattern`` (a
+    glob, ``**`` for any depth) under the output folder's ``records`` directory and, with
+    ``calls``, also any successful model call in its catalog (a run whose calls feed records
+    written later: belief's conversations, collab's tasks)."""
+
+    def stored(catalog: Catalog) -> bool:
+        if calls and catalog.execute("SELECT count(*) FROM llm_calls WHERE error IS NULL")[0][0]:
+            return True
+        return any((catalog.out_dir / records).glob(pattern))
+
+    return stored
 
 
 @dataclass(frozen=True)

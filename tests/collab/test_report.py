@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from ioa_synth.collab.records import parse_record
 from ioa_synth.collab.report import ReportError, build_report, markdown, read_records, record_path
 
 
@@ -15,13 +16,17 @@ def rec(task, config, passed, triggered=None, extra=0):
             "extra_rounds": extra, "bench": "bcb"}
 
 
+def typed(records):
+    return [parse_record(r) for r in records]
+
+
 RECORDS = [rec("t1", "discussion", False), rec("t2", "discussion", True), rec("t3", "discussion", False),
            rec("t1", "mcq:a", True, True, 1), rec("t2", "mcq:a", True, False), rec("t3", "mcq:a", False, True, 1),
            rec("t4", "mcq:a", True, True, 1), rec("t1", "single", False)]
 
 
 def test_hand_counts():
-    r = build_report(RECORDS)
+    r = build_report(typed(RECORDS))
     assert r["n_tasks"] == 4 and r["tasks_per_config"] == {"single": 1, "discussion": 3, "mcq:a": 4}
     assert r["pass_at_1"] == {"single": 0.0, "discussion": pytest.approx(1 / 3), "mcq:a": 0.75}
     # paired over t1-t3 only: (1 - 0) + (1 - 1) + (0 - 0) = 1 of 3
@@ -41,7 +46,7 @@ def test_read_records_walks_task_folders(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(r))
     assert (tmp_path / "tasks" / "BigCodeBench" / "13__single.json").is_file()
-    assert {r["task_id"] for r in read_records(tmp_path)} == {"t1", "t2", "BigCodeBench/13"}
+    assert {r.task_id for r in read_records(tmp_path)} == {"t1", "t2", "BigCodeBench/13"}
     (tmp_path / "tasks" / "t9__single.json").write_text('{"task_id": "t9"}')
     with pytest.raises(ReportError, match="not a task record"):
         read_records(tmp_path)
