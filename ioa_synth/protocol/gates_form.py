@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.glued import glued_word
+from ioa_synth.protocol.glued import glued_word, run_together
 from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, scan_text, scannable, stems, words
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 from ioa_synth.text.normalise import jaccard
@@ -178,7 +178,9 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     """One failure listing every cut-off field, one listing every field with JSON syntax,
     one listing every field with characters of :attr:`GateThresholds.foreign_script`, one
     listing every unfinished text (:attr:`GateThresholds.unfinished_text`; surface forms have
-    their own check) and one every field using :attr:`GateThresholds.meta_terms`."""
+    their own check), one every field using :attr:`GateThresholds.meta_terms` and one every
+    field with words or sentences run together (:func:`~ioa_synth.protocol.glued.run_together`;
+    surface forms have their own check)."""
     script, unfinished = compiled((gates.foreign_script, gates.unfinished_text))
     meta, any_meta = compiled(gates.meta_terms, re.IGNORECASE), any_of(gates.meta_terms, re.IGNORECASE)
     fields = list(fields)
@@ -205,7 +207,17 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
         (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
+        (_run_together, "words or sentences run together in {fields}; write every word apart and start each "
+                        "sentence after a space"),
     ])
+
+
+def _run_together(where: str, text: str) -> str | None:
+    """``where`` with the words run together in its text (a surface form has its own check)."""
+    if where.endswith("surface_form"):
+        return None
+    found = run_together(text)
+    return f"{where} ({found!r})" if found else None
 
 
 #: Words glued together: by a full stop with no space, the second capitalised ("both.Readings",

@@ -64,7 +64,10 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: phrase, its speaker's reading of it (:func:`ioa_synth.build.contexts.dialogue_thoughts_context`);
 #: a surface form cannot end on an article or preposition nor hold "is"/"are" (:data:`~ioa_synth.protocol.plan_phrases.SURFACE_FORM_PATTERN`),
 #: and a stage-2 line or thought is one to three sentences (:func:`~ioa_synth.protocol.plan_text.sentences`).
-PLAN_VERSION = 7
+#: Version 8: no closing mark or ``,;:`` after a stop inside a sentence
+#: (:data:`~ioa_synth.protocol.plan_text._STOP_INSIDE`): past the three-sentence limit the
+#: model went on through it, ".'ve been", ".'re focusing", in a case the gates accepted.
+PLAN_VERSION = 8
 
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").

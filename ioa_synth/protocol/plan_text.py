@@ -27,12 +27,14 @@ LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
 #: :data:`LATIN_TEXT` without the sentence ends ``.?!``: a character inside a sentence.
 _IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
 #: A ``.?!`` inside a sentence: in a number ("v2.1", "3.5%"), an abbreviation's inner dots
-#: ("e.g.", "i.e."), an ellipsis, "?!", or before a closing mark or ``,;:`` ("e.g.,", "(v2.)"),
-#: so that only ``.?!`` and a space (or the text's end) end a sentence, and no sentence is
-#: glued to the next: "340 law exams.Our goal", "the model.uguayx, how", "our
-#: project..Previously", "evaluated.0nHumanEval" (demo lines, 2026-12-07; the last is a
-#: newline the grammar keeps out, written as "0n").
-_STOP_INSIDE = r"[0-9][.][0-9]|[.][a-z][.]|[.][.][.]|[?!][?!]|[.?!][,;:)'’”]"
+#: ("e.g.", "i.e."), an ellipsis or "?!", so that only ``.?!`` and a space (or the text's end)
+#: end a sentence, and no sentence is glued to the next: "340 law exams.Our goal", "the
+#: model.uguayx, how", "our project..Previously", "evaluated.0nHumanEval" (demo lines,
+#: 2026-12-07; the last is a newline the grammar keeps out, written as "0n"). Up to plan
+#: version 7 a closing mark or ``,;:`` could follow a stop inside a sentence; held to three
+#: sentences, the model went on through it: "research.'ve been working", "project.'re
+#: focusing" (a case the gates accepted, 2026-12-07). A line now ends after its third stop.
+_STOP_INSIDE = r"[0-9][.][0-9]|[.][a-z][.]|[.][.][.]|[?!][?!]"
 
 #: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
 MAX_SENTENCES = 3

@@ -502,6 +502,31 @@ def test_glued_words_and_a_glued_surface_form_fail():
     assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "pasted" in f]
 
 
+def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
+    """Recorded from a case the gates accepted (a clean-clone demo run, 2026-12-07): its lines
+    went on past a sentence's stop through a quote mark (".'ve been", ".'re focusing") and its
+    surface form ran three words together after a preposition ("acrossmultiplecales")."""
+    p = Stage1Output.model_validate(SEPSIS)
+    p.misalignment_points[1].surface_form = "final tune various base models acrossmultiplecales"
+    assert any("run together ('acrossmultiplecales')" in f for f in stage1_gate_failures(p))
+    p = Stage1Output.model_validate(SEPSIS)
+    for junk, shown in (("Let's dive into our next phase of research.'ve been working hard on it.", "research.'ve"),
+                        ("Are you ready to begin?'re excited to see how far we go.", "begin?'re"),
+                        ("We tuned the base models acrossmultiplecales last week.", "acrossmultiplecales"),
+                        ("We measured theperformance of the alert.", "theperformance")):
+        for field in ("utterance", "inner_thought"):
+            d = copy.deepcopy(SEPSIS_DIALOGUE)
+            d["turns"][2][field] = junk if field == "utterance" else "I " + junk[0].lower() + junk[1:]
+            failures = [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "run together" in f]
+            assert len(failures) == 1 and shown in failures[0] and "turn 3." in failures[0], (junk, failures)
+    for fine in ("We ran allreduce over the dataloader, e.g. in v2.1, and it's fine.",
+                 "She said 'done.' Then we shipped threading.Lock fixes.", "The throughput went up, didn't it?",
+                 "Informationally, the hyperparameters and the leaderboard look fine."):
+        d = copy.deepcopy(SEPSIS_DIALOGUE)
+        d["turns"][2]["utterance"] = fine
+        assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "run together" in f], fine
+
+
 def test_the_prompts_outline_marker_copied_into_a_line_fails():
     # recorded from the embedded Qwen 1.5B demo (two-pass scaffold, 2026-12-06): the marker
     # pasted onto a line, which no other gate caught

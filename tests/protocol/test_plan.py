@@ -237,7 +237,10 @@ def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
                      ("We took 340 law exams.Our goal is clear.", False),  # glued sentences, demo lines
                      ("We improve the model.uguayx, how do you think?", False), ("So, i.e. the set, fine.", True),
                      ("Our project..Previously we had feedback.", False), ("It was evaluated.0nHumanEval too.", False),
-                     ("We got 3.5% on v2.1, e.g., the set (v2.)!", True), ("Really?! Fine.", True)):
+                     ("We got 3.5% on v2.1, e.g., the set!", True), ("Really?! Fine.", True),
+                     # past the third sentence through a closing mark: demo lines, 2026-12-07 (plan version 8)
+                     ("Let's dive in. Research goes on.'ve been working hard.", False),
+                     ("Great project.'re focusing on it.", False), ("We said 'done.' Then left.", False)):
         assert bool(line.match(text)) is ok, text
         assert bool(thought.match("I " + text[0].lower() + text[1:])) is ok, text
     assert not thought.match("Fine, I think.")  # a thought starts with "I"
