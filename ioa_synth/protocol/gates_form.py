@@ -207,8 +207,8 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
         (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
-        (_run_together, "words or sentences run together in {fields}; write every word apart and start each "
-                        "sentence after a space"),
+        (_run_together, "words or sentences run together (or dots run on) in {fields}; write every word apart, "
+                        "end a sentence with one stop and start the next after a space"),
     ])
 
 

@@ -34,7 +34,10 @@ NOT_GLUED = frozenset({"onboarding", "onboard", "inpainting", "outpainting", "on
 #: A sentence's end glued to the next word by a quote mark: "research.'ve been", "project.'re
 #: focusing" (the 1.5B demo model's way past a three-sentence grammar, in a case the gates
 #: accepted, 2026-12-07). A quotation closed after its full stop is followed by a space.
-SENTENCE_DEBRIS = re.compile(r"[.!?]['’][A-Za-z]")
+SENTENCE_DEBRIS = re.compile(r"[.!?]['’][A-Za-z]"
+                             # dots run on past an ellipsis ("techniques...z....." and runs of 244-508
+                             # dots in the lines of one demo case, 2026-12-07)
+                             r"|\.{4,}")
 
 _TOKEN = re.compile(r"\b[a-z]{6,}\b")
 
@@ -69,12 +72,13 @@ def glued_word(text: str) -> str | None:
 
 
 def run_together(text: str) -> str | None:
-    """What of ``text`` is words or sentences run together (:func:`glued_word`, then
-    :data:`SENTENCE_DEBRIS` with the word around it), or ``None``."""
+    """What of ``text`` is words or sentences run together (:data:`SENTENCE_DEBRIS` with the
+    words around it, at most 40 characters; then :func:`glued_word`), or ``None``."""
     debris = SENTENCE_DEBRIS.search(text)
     if debris:
         start, end = debris.span()
-        return text[max(0, start - 8):end + 6].strip()
+        shown = text[max(0, start - 8):end + 6].strip()
+        return shown if len(shown) <= 40 else shown[:18] + "..." + shown[-18:]
     return glued_word(text)
 
 

@@ -67,7 +67,9 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: Version 8: no closing mark or ``,;:`` after a stop inside a sentence
 #: (:data:`~ioa_synth.protocol.plan_text._STOP_INSIDE`): past the three-sentence limit the
 #: model went on through it, ".'ve been", ".'re focusing", in a case the gates accepted.
-PLAN_VERSION = 8
+#: Version 9: the meeting scenario is one to four whole sentences (:data:`SCENARIO_SENTENCES`),
+#: and an ellipsis inside a sentence is followed by a space (the model ran hundreds of dots).
+PLAN_VERSION = 9
 
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").
@@ -77,6 +79,12 @@ UNDERSTANDING_MIN_CHARS = 30
 #: the 1.5B demo model ran one to its 400-character limit, cut mid-sentence ("... many
 #: iterations are"), which the cut-off gate discards (a clean-clone demo run, 2026-12-07).
 OUTLINE_SENTENCES = 2
+
+#: Most sentences in a scaffold-mode meeting scenario (occasion, link to the paper, agenda,
+#: outcome wanted): the 1.5B demo model ran the scenario to its 700-character limit, cut
+#: mid-sentence ("... quality assessments. By"), in 2 of 8 stage-1 attempts of one clean-clone
+#: run (2026-12-07) and in one case of an earlier run; the cut-off gate discards such a case.
+SCENARIO_SENTENCES = 4
 
 #: Hidden assumptions per member in a scaffold plan: the fewest the protocol allows (App.
 #: B.4: 3-5); the demo model wrote three nearly always, a plan makes it the rule.
@@ -177,6 +185,9 @@ class CasePlan:
         points = [_with_consts(point, id=i) for i in self.ma_ids]
         points[0]["properties"]["type"] = {"type": "string", "const": "definitional"}
         props["misalignment_points"].update(prefixItems=points, minItems=len(points), maxItems=len(points))
+        scenario = props["meeting_scenario"]  # whole sentences, ended before the length limit
+        props["meeting_scenario"] = {**scenario, "pattern": "^%s$" % sentences(SCENARIO_SENTENCES,
+                                                                               scenario["maxLength"])}
         turn = props["conversation_outline"].pop("items")
         turn["properties"]["ma_ids"] = {"type": "array", "items": {"type": "string", "enum": list(self.ma_ids)},
                                         "maxItems": 2}
@@ -238,5 +249,5 @@ def _with_consts(obj_schema: dict[str, Any], **consts: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CasePlan", "HIDDEN_ASSUMPTIONS", "LATIN_TEXT", "PLAN_VERSION", "UNDERSTANDING_MIN_CHARS", "latin_text", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
+__all__ = ["CasePlan", "HIDDEN_ASSUMPTIONS", "LATIN_TEXT", "PLAN_VERSION", "SCENARIO_SENTENCES", "UNDERSTANDING_MIN_CHARS", "latin_text", "SURFACE_FORM_PATTERN", "SURFACE_FORM_STARTS", "GIVEN_NAMES", "FAMILY_NAMES", "anchor_turns", "member_names", "points_for",
            "stage2_schema"]

@@ -34,7 +34,9 @@ _IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
 #: version 7 a closing mark or ``,;:`` could follow a stop inside a sentence; held to three
 #: sentences, the model went on through it: "research.'ve been working", "project.'re
 #: focusing" (a case the gates accepted, 2026-12-07). A line now ends after its third stop.
-_STOP_INSIDE = r"[0-9][.][0-9]|[.][a-z][.]|[.][.][.]|[?!][?!]"
+#: Since version 9 an ellipsis is followed by a space: the model ran ellipses together into
+#: hundreds of dots inside a line ("techniques...z....."; a clean-clone run, 2026-12-07).
+_STOP_INSIDE = r"[0-9][.][0-9]|[.][a-z][.]|[.][.][.] |[?!][?!]"
 
 #: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
 MAX_SENTENCES = 3

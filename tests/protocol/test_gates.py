@@ -513,13 +513,14 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
     for junk, shown in (("Let's dive into our next phase of research.'ve been working hard on it.", "research.'ve"),
                         ("Are you ready to begin?'re excited to see how far we go.", "begin?'re"),
                         ("We tuned the base models acrossmultiplecales last week.", "acrossmultiplecales"),
-                        ("We measured theperformance of the alert.", "theperformance")):
+                        ("We measured theperformance of the alert.", "theperformance"),
+                        ("We discussed the techniques...z" + "." * 300 + " fine.", "z....")):
         for field in ("utterance", "inner_thought"):
             d = copy.deepcopy(SEPSIS_DIALOGUE)
             d["turns"][2][field] = junk if field == "utterance" else "I " + junk[0].lower() + junk[1:]
             failures = [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "run together" in f]
             assert len(failures) == 1 and shown in failures[0] and "turn 3." in failures[0], (junk, failures)
-    for fine in ("We ran allreduce over the dataloader, e.g. in v2.1, and it's fine.",
+    for fine in ("We ran allreduce over the dataloader, e.g. in v2.1, and it's fine... or is it?",
                  "She said 'done.' Then we shipped threading.Lock fixes.", "The throughput went up, didn't it?",
                  "Informationally, the hyperparameters and the leaderboard look fine."):
         d = copy.deepcopy(SEPSIS_DIALOGUE)

@@ -240,7 +240,8 @@ def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
                      ("We got 3.5% on v2.1, e.g., the set!", True), ("Really?! Fine.", True),
                      # past the third sentence through a closing mark: demo lines, 2026-12-07 (plan version 8)
                      ("Let's dive in. Research goes on.'ve been working hard.", False),
-                     ("Great project.'re focusing on it.", False), ("We said 'done.' Then left.", False)):
+                     ("Great project.'re focusing on it.", False), ("We said 'done.' Then left.", False),
+                     ("We tried the techniques...z.......... fine.", False), ("Hm...no.", False)):
         assert bool(line.match(text)) is ok, text
         assert bool(thought.match("I " + text[0].lower() + text[1:])) is ok, text
     assert not thought.match("Fine, I think.")  # a thought starts with "I"
@@ -255,3 +256,15 @@ def test_scaffold_outline_descriptions_are_one_or_two_whole_sentences():
         assert text.match("Ada opens the meeting.") and text.match("Ada opens the meeting. She names the v2.1 set.")
         for bad in ("One. Two. Three.", "Ada opens the meeting and many iterations are", "x" * 250 + "."):
             assert not text.match(bad), bad
+
+
+def test_scaffold_meeting_scenario_is_one_to_four_whole_sentences():
+    # the demo model ran the scenario to its 700-character limit, cut mid-sentence ("... By")
+    seed = real_seed_tuples(1)[0]["seed_id"]
+    scenario = CasePlan.for_seed(seed).stage1_schema()["properties"]["meeting_scenario"]
+    text = re.compile(scenario["pattern"])
+    assert scenario["maxLength"] == 700
+    assert text.match("A review of the v2.1 pipeline. We agree on the scope. Then the budget. Then the date.")
+    for bad in ("One. Two. Three. Four. Five.", "The team meets to review quality assessments. By",
+                ("x" * 170 + ". ") * 4 + "y."):
+        assert not text.match(bad), bad

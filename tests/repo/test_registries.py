@@ -37,12 +37,13 @@ CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export",
 #: of 2n+2 turns, three hidden assumptions per member), and to version 7 (a planned phrase may open a
 #: sentence of its line, capitalised; the thoughts pass sees, per turn, the speaker's reading of a phrase the line
 #: says and not the lines), and to version 8 (no closing mark after a stop inside a sentence: the
-#: model went on past its third sentence through one, ".'re focusing"). A change here means every build directory made before
+#: model went on past its third sentence through one, ".'re focusing"), and to version 9 (the meeting
+#: scenario is one to four whole sentences: the model ran it to its length limit). A change here means every build directory made before
 #: refuses to resume those components: change it only with a template, the rubric, the gates,
 #: the plan or the request settings on purpose.
 DEFAULT_SETUP = {False: ("21ab8f402b52c2d9", {"audit_judge": "130c9ae333b14736", "generator": "680e3ce04cf19d44",
                                               "judge": "130c9ae333b14736"}),
-                 True: ("f44a170648dfcc8a", {"audit_judge": "cf44d323fd1af5a9", "generator": "ee40a65d14b0c919",
+                 True: ("e4d288e5679bd8ed", {"audit_judge": "cf44d323fd1af5a9", "generator": "5ba98addf50df4bd",
                                              "judge": "cf44d323fd1af5a9"})}
 
 
