@@ -51,6 +51,22 @@ def require_catalog(out_dir: Path) -> None:
         raise BuildDirError(f"{out_dir}: no {CATALOG_FILE} here (not a build directory; run 'ioa-synth build')")
 
 
+def seeds_in_other_splits(out_dir: Path, split: str, seed_ids: list[str]) -> dict[str, str]:
+    """``{seed_id: split}`` of the ``seed_ids`` that ``out_dir`` already builds in another
+    split than ``split`` (``{}`` for a folder without a catalog). A paper in two splits leaks
+    between them (the released splits share no seed paper), so ``build --seeds`` refuses it.
+
+    Raises:
+        ioa_synth.runs.catalog.CatalogLocked: another process holds the catalog.
+    """
+    if not seed_ids or not (Path(out_dir) / CATALOG_FILE).is_file():
+        return {}
+    with Catalog(out_dir, read_only=True, tables=[BUILD_TABLES]) as cat:
+        rows = cat.execute("SELECT seed_id, min(split) FROM cases WHERE split <> ? AND list_contains(?, seed_id) "
+                           "GROUP BY seed_id ORDER BY seed_id", [split, list(seed_ids)])
+    return {seed_id: other for seed_id, other in rows}
+
+
 class StageAttempts:
     """Mixin of a case that knows its accepted attempt per stage: a class with
     ``stage1_attempt`` and ``stage2_attempt`` (ints: attempt numbers of the loop)

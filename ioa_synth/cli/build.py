@@ -154,7 +154,15 @@ def _load_plans(out: Path, split: str, seeds: Path | None, limit: int | None) ->
     from ioa_synth.build.run import plan_from_seeds
 
     if seeds is not None:
+        from ioa_synth.build.builddir import seeds_in_other_splits
+
         tuples = load_seed_file(seeds)
+        elsewhere = seeds_in_other_splits(out, split, [t.seed_id for t in tuples])
+        if elsewhere:
+            first, other = next(iter(elsewhere.items()))
+            more = f" and {len(elsewhere) - 1} more" if len(elsewhere) > 1 else ""
+            raise ValueError(f"{seeds}: {first}{more} already in split {other} of {out}; a seed paper in two splits "
+                             f"leaks between them: give --split {other}, or another seeds file or --out")
         return plan_from_seeds(tuples[:limit] if limit else tuples), tuples
     return _pool_plans(out, split, limit)
 

@@ -101,6 +101,10 @@ def load_cases(data_dir: Path) -> list[EvalCase]:
     paths = sorted((p for p in data_dir.rglob("*.json")  # a build directory's manifest is no case
                     if not hidden(p, data_dir) and p != data_dir / MANIFEST_FILE),
                    key=lambda p: p.relative_to(data_dir).as_posix())
+    if not paths and kind == "build":  # a build that accepted nothing (yet): say so, and where cases go
+        raise InputError(f"--data {data_dir} is a build directory with no accepted case (see ioa-synth status --out "
+                         f"{data_dir}); evaluate reads accepted cases from one split folder, e.g. --data "
+                         f"{data_dir / 'test'}")
     if not paths:
         raise InputError(f"--data {data_dir} holds no *.json case{jsonl_hint(data_dir)}")
     splits = sorted({p.relative_to(data_dir).parts[0] for p in paths} & set(SPLITS))

@@ -187,6 +187,23 @@ def test_changed_setup_is_refused(cli, endpoint, seeds_file, tmp_path):
     assert "judge.temperature: 0.3 -> 0.0" in res.output and "new --out" in res.output
 
 
+def test_a_seed_paper_already_in_another_split_is_refused_before_any_call(cli, endpoint, seeds_file, tmp_path):
+    """A new user built the demo's papers into split val of the folder that held them in test
+    (2026-12-07): the same paper in two splits leaks between them, so it is refused."""
+    server = endpoint()
+    seeds, out = seeds_file(2), tmp_path / "out"
+    assert build(cli, seeds, out).exit_code == 0
+    before, n = case_rows(out), len(server.requests)
+    catalog = (out / "catalog.duckdb").read_bytes()
+    res = cli("build", "--seeds", seeds, "--split", "val", "--out", out)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), res.output
+    assert "1 more already in split test" in lines[0] and "--split test" in lines[0]
+    assert len(server.requests) == n and case_rows(out) == before and (out / "catalog.duckdb").read_bytes() == catalog
+    assert cli("estimate", "build", "--seeds", seeds, "--split", "val", "--out", out).exit_code == 2
+    assert build(cli, seeds, out).exit_code == 0  # its own split resumes
+
+
 def test_two_endpoints_each_with_its_own_key_and_settings(cli, seeds_file, tmp_path, monkeypatch):
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({

@@ -174,3 +174,15 @@ def test_a_build_whose_run_json_does_not_read_is_read_with_a_warning_and_refused
     res = cli("build", "import", SAMPLE, "--split", "test", "--out", out)
     one_line_error(res, "run.json: invalid JSON", "repair it")
     assert _tree(out) == before
+
+
+def test_evaluate_of_a_build_with_no_accepted_case_says_so_and_where_cases_go(cli, tmp_path):
+    """A new user gave evaluate the demo build that had accepted nothing (2026-12-07)."""
+    import shutil
+
+    out = tmp_path / "demo"
+    assert cli("build", "import", SAMPLE, "--split", "test", "--out", out).exit_code == 0
+    shutil.rmtree(out / "test")  # as after a build whose cases were all discarded
+    res = cli("evaluate", "--data", out, "--out", tmp_path / "eval")
+    one_line_error(res, "is a build directory with no accepted case", f"--data {out / 'test'}")
+    assert not (tmp_path / "eval").exists()
