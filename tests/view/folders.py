@@ -25,7 +25,8 @@ from evaluate.eval_helpers import Q, Study  # noqa: E402
 from meetings.conftest import SAMPLES as MEETING_SAMPLES, MeetingResponder, write_detectors  # noqa: E402
 
 #: What the XSS case's dialogue says (a model-written string: it must show as text).
-XSS = "<script>window.__xss = 1</script><img src=x onerror=\"window.__xss=2\">"
+#: (``onError``: attribute names are case-blind in HTML, and the gates reject "onerror" as words run together)
+XSS = "<script>window.__xss = 1</script><img src=x onError=\"window.__xss=2\">"
 #: What the stage-1 regeneration rewrites (MA1's why_undetected), seen in the diff.
 REWRITTEN = "each has said it in every planning meeting this year and nobody ever asked"
 KEY = "sk-view-test-SECRET-0123456789"
