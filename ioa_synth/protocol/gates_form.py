@@ -188,6 +188,7 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     json_seen = not scannable(gates.json_syntax) or has_json_syntax(scan, gates)
     script_seen = not scannable([gates.foreign_script]) or script.search(scan) is not None
     meta_seen = not scannable(gates.meta_terms) or any_meta.search(scan) is not None
+    run_seen = run_together(scan) is not None  # no pattern of it crosses a line break, nor a token of glued_word
 
     def meta_term(where: str, text: str) -> str | None:
         if not any_meta.search(text):  # which term, only when one is there
@@ -207,7 +208,7 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
         (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
-        (_run_together, "words or sentences run together (or dots run on) in {fields}; write every word apart, "
+        (_run_together if run_seen else None, "words or sentences run together (or dots run on) in {fields}; write every word apart, "
                         "end a sentence with one stop and start the next after a space"),
     ])
 
