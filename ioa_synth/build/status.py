@@ -146,10 +146,12 @@ def status_report(catalog: Catalog) -> dict[str, Any]:
 
 def build_runs(catalog: Catalog) -> dict[str, Any] | None:
     """The build's runs from the catalog's ``runs`` table: ``{"runs": N, "first_started_at",
-    "last_started_at", "last_finished_at" (``None`` while it runs or when it was stopped),
-    "components": {name: model}}`` (the models of the last run), or ``None`` before any run
-    (a folder of imported records only)."""
-    rows = catalog.query_dicts("SELECT started_at, finished_at, fingerprint_json FROM runs "
+    "last_started_at", "last_finished_at" (``None`` while it runs or when it was killed),
+    "last_stopped" (what stopped the last run - ``"KeyboardInterrupt: ..."`` for a Ctrl-C - or
+    ``None`` when it ran to the end), "components": {name: model}}`` (the models of the last
+    run), or ``None`` before any run (a folder of imported records only). A run stopped by
+    Ctrl-C or an error also gets its ``finished_at`` (the time it stopped)."""
+    rows = catalog.query_dicts("SELECT started_at, finished_at, fingerprint_json, summary_json FROM runs "
                                "WHERE command = 'build' ORDER BY started_at")
     if not rows:
         return None
@@ -157,9 +159,14 @@ def build_runs(catalog: Catalog) -> dict[str, Any] | None:
         parts = json.loads(rows[-1]["fingerprint_json"] or "{}").get("components", {})
     except (ValueError, AttributeError):
         parts = {}
+    try:
+        stopped = json.loads(rows[-1]["summary_json"] or "{}").get("stopped")
+    except (ValueError, AttributeError):
+        stopped = None
     return {"runs": len(rows), "first_started_at": str(rows[0]["started_at"]),
             "last_started_at": str(rows[-1]["started_at"]),
             "last_finished_at": None if rows[-1]["finished_at"] is None else str(rows[-1]["finished_at"]),
+            "last_stopped": stopped if isinstance(stopped, str) else None,
             "components": {name: (c or {}).get("model") for name, c in parts.items() if isinstance(c, dict)}}
 
 
@@ -168,7 +175,13 @@ def run_line(run: dict[str, Any] | None) -> str | None:
     if run is None:
         return None
     models = ", ".join(f"{name} {model or '?'}" for name, model in run["components"].items())
-    ended = f"finished {run['last_finished_at'][:19]}" if run["last_finished_at"] else "running or stopped"
+    if not run["last_finished_at"]:
+        ended = "running or killed"
+    elif run.get("last_stopped"):
+        why = "interrupted" if run["last_stopped"].startswith(("KeyboardInterrupt", "RunInterrupted")) else "stopped by an error"
+        ended = f"{why} {run['last_finished_at'][:19]} (the same command resumes)"
+    else:
+        ended = f"finished {run['last_finished_at'][:19]}"
     runs = f"{plural(run['runs'], 'run')}, the first started {run['first_started_at'][:19]}, " if run["runs"] > 1 else ""
     return f"build: {runs}last started {run['last_started_at'][:19]}, {ended} (UTC); {models}"
 

@@ -161,3 +161,26 @@ def test_a_case_still_running_counts_only_once_its_stage_is_decided(cli, endpoin
     sub = s1["dimensions"]["subtlety"]
     assert (sub["items_first"], sub["items_final"]) == (4, 2)
     assert sub["first_attempt"] < 1.0 and sub["after_regeneration"] == 1.0
+
+
+def test_status_says_a_stopped_build_was_interrupted_not_finished(tmp_path):
+    # a build stopped by Ctrl-C or an error gets its runs row closed with the time it stopped:
+    # status said "finished" for it, which read as a build that ran to the end
+    from ioa_synth.build.status import build_runs, run_line
+    from ioa_synth.runs.catalog import Catalog
+    from ioa_synth.runs.run_rows import finish_run, start_run
+
+    with Catalog(tmp_path) as catalog:
+        done = start_run(catalog, "build", {}, {"components": {"generator": {"model": "m"}}})
+        finish_run(catalog, done, {"tokens": 0})
+        assert run_line(build_runs(catalog)).split("; ")[0].endswith("(UTC)")
+        assert "finished " in run_line(build_runs(catalog))
+        cut = start_run(catalog, "build", {}, {"components": {"generator": {"model": "m"}}})
+        finish_run(catalog, cut, {"stopped": "RunInterrupted: interrupted", "tokens": 0})
+        line = run_line(build_runs(catalog))
+        assert "interrupted " in line and "finished" not in line and "resumes" in line
+        failed = start_run(catalog, "build", {}, None)
+        finish_run(catalog, failed, {"stopped": "ConnectionError: cannot reach"})
+        assert "stopped by an error" in run_line(build_runs(catalog))
+        start_run(catalog, "build", {}, None)
+        assert "running or killed" in run_line(build_runs(catalog))
