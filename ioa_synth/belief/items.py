@@ -15,6 +15,7 @@ from ioa_synth.belief.matching import mentions
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import json_problem, read_problem
+from ioa_synth.core.validation import first_problem
 
 #: Fields the item writer fills in when an imported item lacks them.
 WRITTEN_FIELDS = ("true_statement", "manipulated_statement", "discussion_seed")
@@ -119,9 +120,7 @@ def _validate(model: type[Item], path: Path, n: int, data: dict[str, Any]) -> It
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "line"
-        msg = "missing field" if err["type"] == "missing" else err["msg"].removeprefix("Value error, ")
+        where, msg = first_problem(exc, top="line")
         raise ItemsError(f"{path}:{n}: {where}: {msg}") from exc
 
 

@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from ioa_synth.collab.tasks import LETTERS, HiddenProfileTask, task_id_problem
 from ioa_synth.core.jsonl import json_problem, read_problem
 from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.core.validation import first_problem
 
 #: The field names read for each piece, first present wins (module docstring).
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -149,9 +150,7 @@ def convert(obj: Any, where: str, file: str, index: int) -> dict[str, Any]:
     try:
         HiddenProfileTask.model_validate(record)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
+        field, msg = first_problem(exc)
         raise HiddenBenchError(f"{where}: {field + ': ' if field else ''}{msg}") from None
     return record
 

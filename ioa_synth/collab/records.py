@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.core.validation import first_problem
 
 
 class _Open(BaseModel):
@@ -95,10 +96,8 @@ def parse_record(data: Any, where: str = "a task record") -> TaskRecord:
     try:
         return TaskRecord.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "the record"
-        raise RecordError(f"{where}: not a task record ({field}: {err['msg'].removeprefix('Value error, ')})") \
-            from None
+        field, msg = first_problem(exc, top="the record")
+        raise RecordError(f"{where}: not a task record ({field}: {msg})") from None
 
 
 def read_record(path: Path) -> TaskRecord:

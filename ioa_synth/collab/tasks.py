@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ioa_synth.core.jsonl import json_problem, read_problem
 from ioa_synth.text.utf8 import decode_utf8
+from ioa_synth.core.validation import first_problem
 
 BENCHES: tuple[str, ...] = ("bcb", "hidden-profile")
 #: The ``format`` marker of a hidden-profile document.
@@ -214,11 +215,9 @@ def load_tasks(path: Path, bench: str) -> list[Task]:
         try:
             task = model.model_validate(obj)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
+            field, msg = first_problem(exc)
             tid = obj.get("task_id") if isinstance(obj, dict) else None
             named = f" ({tid})" if isinstance(tid, str) else ""
-            msg = err["msg"].removeprefix("Value error, ")
             raise TasksError(f"{where}{named}: {field + ': ' if field else ''}{msg}") from exc
         if task.task_id in seen:
             raise TasksError(f"{where}: task_id {task.task_id!r} repeats")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, model_validator
+from ioa_synth.core.validation import first_problem, more_problems
 
 #: Reasons of a Category-C question, in the order evaluate checks them (paper §4.2, App. E.2).
 CReason = Literal["not_diverging", "not_meaningful", "not_implicit", "redundant"]
@@ -153,8 +154,5 @@ class EvalRecord(_Open):
 
 def validation_problem(path: Path, exc: ValidationError) -> str:
     """One line naming ``path``, the first problem's place and message, and how many more."""
-    errors = exc.errors()
-    first = errors[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    return f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}{more}"
+    where, msg = first_problem(exc, top="(top level)")
+    return f"{path}: {where}: {msg}{more_problems(exc)}"

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ioa_synth.core.jsonl import read_json
+from ioa_synth.core.validation import first_problem
 
 #: Batch price as a share of the live price when none is given (OpenAI, Together: 50% off).
 BATCH_SHARE = 0.5
@@ -75,9 +76,8 @@ def parse_price(data: Any, where: str) -> Price:
     try:
         return Price.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise PricesError(f"{where}{'.' + loc if loc else ''}: {err['msg'].removeprefix('Value error, ')}") from None
+        loc, msg = first_problem(exc)
+        raise PricesError(f"{where}{'.' + loc if loc else ''}: {msg}") from None
 
 
 def load_prices(path: Path) -> dict[str, Price]:

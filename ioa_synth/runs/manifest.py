@@ -52,6 +52,7 @@ from ioa_synth.core.templates import overrides_record
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.runs import kind_registry as folder_kinds
 from ioa_synth.runs.kind_registry import Settings
+from ioa_synth.core.validation import first_problem, more_problems
 
 #: The manifest's file name inside a results folder.
 MANIFEST_FILE = "run.json"
@@ -200,10 +201,8 @@ def read_manifest(folder: str | Path, kind: str | None = None) -> Manifest:
     try:
         return parse_manifest(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        where = ".".join(str(p) for p in errors[0]["loc"]) or "(top level)"
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise ManifestError(f"{path}: {where}: {errors[0]['msg']}{more}") from None
+        where, msg = first_problem(exc, top="(top level)")
+        raise ManifestError(f"{path}: {where}: {msg}{more_problems(exc)}") from None
 
 
 def unfinished_start(folder: Path, kind: str, fingerprint: str) -> str | None:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ioa_synth.protocol.cells import DOMAINS, TASK_TYPES
 from ioa_synth.core.jsonl import iter_jsonl
+from ioa_synth.core.validation import first_problem
 
 
 class SeedError(ValueError):
@@ -75,9 +76,7 @@ def load_seed_file(path: str | Path) -> list[SeedTuple]:
         try:
             seed = SeedTuple.model_validate(obj)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "line"
-            msg = "missing field" if err["type"] == "missing" else err["msg"].removeprefix("Value error, ")
+            field, msg = first_problem(exc, top="line")
             raise SeedError(f"{where}: {field}: {msg}") from exc
         if seed.seed_id in seen:
             raise SeedError(f"{where}: duplicate seed_id {seed.seed_id!r}")

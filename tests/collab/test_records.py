@@ -37,7 +37,7 @@ def test_a_record_is_written_as_the_protocol_made_it_and_read_back_typed(tmp_pat
 def test_a_record_missing_its_score_is_never_written(tmp_path):
     record = bcb("t1", "discussion", 1)
     del record["passed"]
-    with pytest.raises(RecordError, match="not a task record \\(passed: Field required\\)"):
+    with pytest.raises(RecordError, match="not a task record \\(passed: missing field\\)"):
         write_record(tmp_path, record)
     assert not (tmp_path / "tasks").exists()
 

@@ -72,7 +72,7 @@ def test_the_resume_check_reads_a_record_and_retries_a_broken_one(tmp_path):
 
 @pytest.mark.parametrize("text, needle", [
     ('{"status": "scored"', "line 1"),
-    ('{"status": "failed"}', "case_id: Field required"),
+    ('{"status": "failed"}', "case_id: missing field"),
     ('[1, 2]', "(top level)"),
 ])
 def test_a_bad_record_is_one_line_naming_the_file(tmp_path, text, needle):
