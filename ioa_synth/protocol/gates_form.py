@@ -208,7 +208,7 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),
         (meta_term if meta_seen else None, "the benchmark's own vocabulary inside the meeting in {fields}; describe the meeting itself, "
                     "never the plan or its misalignment points"),
-        (_run_together if run_seen else None, "words or sentences run together (or dots run on) in {fields}; write every word apart, "
+        (_run_together if run_seen else None, "words or sentences run together (or punctuation run on) in {fields}; write every word apart, "
                         "end a sentence with one stop and start the next after a space"),
     ])
 

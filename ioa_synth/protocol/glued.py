@@ -1,7 +1,7 @@
 """Words run together in lower case ("isaccuracy", "onprivacy", "thispaper"): a function word
 glued to the next word, which the camel-case patterns of
 :data:`~ioa_synth.protocol.gates_form.GLUED_WORDS` cannot see; and a sentence's end glued to
-what follows (:data:`SENTENCE_DEBRIS`).
+what follows, or punctuation run on (:data:`SENTENCE_DEBRIS`).
 
 A token counts as glued when it is all lower-case letters, is no word of an English word
 list (pyspellchecker's, about 160,000 words), and splits into one of :data:`FUNCTION_WORDS`
@@ -37,7 +37,11 @@ NOT_GLUED = frozenset({"onboarding", "onboard", "inpainting", "outpainting", "on
 SENTENCE_DEBRIS = re.compile(r"[.!?]['’][A-Za-z]"
                              # dots run on past an ellipsis ("techniques...z....." and runs of 244-508
                              # dots in the lines of one demo case, 2026-12-07)
-                             r"|\.{4,}")
+                             r"|\.{4,}"
+                             # question and exclamation marks run on ("ok?!!!!!??!!!..." for 400 characters
+                             # in the line of a case the gates accepted, a clean-clone demo run, 2026-12-07;
+                             # "Really?!" and "Great!!!" stay), and any other mark six times in a row ("******")
+                             r"|[!?]{4,}|([^\w\s])\1{5,}")
 
 _TOKEN = re.compile(r"\b[a-z]{6,}\b")
 

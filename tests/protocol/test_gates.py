@@ -514,7 +514,10 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
                         ("Are you ready to begin?'re excited to see how far we go.", "begin?'re"),
                         ("We tuned the base models acrossmultiplecales last week.", "acrossmultiplecales"),
                         ("We measured theperformance of the alert.", "theperformance"),
-                        ("We discussed the techniques...z" + "." * 300 + " fine.", "z....")):
+                        ("We discussed the techniques...z" + "." * 300 + " fine.", "z...."),
+                        # a later demo case's line (2026-12-07), accepted before this mark ran on
+                        ("Welcome back again today... ok?!!!!!??!!!??!!!!?" + "!!!???????" * 30 + "I our model", "ok?!!!"),
+                        ("We agreed on the plan ****** and moved on.", "******")):
         for field in ("utterance", "inner_thought"):
             d = copy.deepcopy(SEPSIS_DIALOGUE)
             d["turns"][2][field] = junk if field == "utterance" else "I " + junk[0].lower() + junk[1:]
@@ -522,7 +525,8 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
             assert len(failures) == 1 and shown in failures[0] and "turn 3." in failures[0], (junk, failures)
     for fine in ("We ran allreduce over the dataloader, e.g. in v2.1, and it's fine... or is it?",
                  "She said 'done.' Then we shipped threading.Lock fixes.", "The throughput went up, didn't it?",
-                 "Informationally, the hyperparameters and the leaderboard look fine."):
+                 "Informationally, the hyperparameters and the leaderboard look fine.",
+                 "Really?! That is great!!! Did it pass??? ... yes -- it did."):
         d = copy.deepcopy(SEPSIS_DIALOGUE)
         d["turns"][2]["utterance"] = fine
         assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "run together" in f], fine
