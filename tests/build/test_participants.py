@@ -1,0 +1,125 @@
+"""Multi-party builds (``build --participants N``) at the HTTP boundary: a three-person build
+records each point's sides by participant; a dialogue in which a participant off a side holds
+that side's reading fails the gate (and so does a silent participant); bad counts are one
+error line; a two-person build is the paper's, byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ioa_helpers import one_line_error, q
+
+from ioa_synth.build.fingerprint import build_setup_description
+from ioa_synth.llm.client import Endpoint
+from ioa_synth.llm.config import ComponentConfig
+from ioa_synth.runs.fingerprint import fingerprint
+from ioa_synth.testing.scripted_multi import MultiResponder
+from ioa_synth.testing.scripted_server import request_kind
+
+
+def _build(cli, seeds: Path, out: Path, *extra: str):
+    return cli("build", "--seeds", seeds, "--split", "test", "--out", out, "--workers", "1", "--type-mix", "none",
+               *extra)
+
+
+def _bodies(server, kind: str) -> list[dict]:
+    return [r["body"] for r in server.requests if request_kind(r["body"]) == kind]
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(Path(p).read_text(encoding="utf-8"))
+            for (p,) in q(out, "SELECT path FROM cases WHERE status = 'accepted' ORDER BY case_id")]
+
+
+def test_a_three_person_build_plants_sides_by_participant(cli, endpoint, seeds_file, tmp_path):
+    server = endpoint(responder=MultiResponder())
+    out = tmp_path / "out"
+    res = _build(cli, seeds_file(1), out, "--participants", "3")
+    assert res.exit_code == 0, res.output
+    (record,) = _records(out)
+    members = [m["id"] for m in record["profiles"]["members"]]
+    assert members == ["M1", "M2", "M3"]
+    sides = {p["id"]: (p["between"], p["neutral"]) for p in record["profiles"]["misalignment_points"]}
+    assert sides == {"MA1": ({"a": ["M1", "M3"], "b": ["M2"]}, []), "MA2": ({"a": ["M1"], "b": ["M2"]}, ["M3"]),
+                     "MA3": ({"a": ["M3"], "b": ["M1", "M2"]}, [])}
+    assert {t["speaker_id"] for t in record["dialogue"]["turns"]} == {"M1", "M2", "M3"}
+    # the requests: N members and the sides in the stage-1 schema, the multi-party prompts
+    (s1,) = _bodies(server, "stage1_generator")
+    schema = s1["response_format"]["json_schema"]["schema"]["properties"]
+    assert [m["properties"]["id"]["const"] for m in schema["members"]["prefixItems"]] == ["M1", "M2", "M3"]
+    point = schema["misalignment_points"]["prefixItems"][0]["properties"]
+    assert point["between"]["properties"]["a"]["items"]["enum"] == ["M1", "M2", "M3"]
+    assert "meeting of 3 people" in s1["messages"][-1]["content"]
+    (j1,) = _bodies(server, "stage1_judge")
+    assert "side a (M1, M3) understands" in j1["messages"][-1]["content"]
+    (j2,) = _bodies(server, "stage2_judge")
+    assert "neutral members included" in j2["messages"][-1]["content"]
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert manifest["settings"]["participants"] == 3 and manifest["args"]["participants"] == 3
+    # resuming with another meeting size is refused (the fingerprint has the size)
+    again = _build(cli, seeds_file(1), out, "--participants", "4")
+    one_line_error(again, "participants")
+
+
+@pytest.mark.parametrize("first, second, status", [("wrong_side", "wrong_side", "discarded"),
+                                                   ("wrong_side", "ok", "accepted"),
+                                                   ("silent", "silent", "discarded")])
+def test_a_participant_off_a_side_holding_its_reading_fails_the_gate(cli, endpoint, seeds_file, tmp_path,
+                                                                    first, second, status):
+    server = endpoint(responder=MultiResponder(script={"stage2_generator": [first, second]}))
+    out = tmp_path / "out"
+    res = _build(cli, seeds_file(1), out, "--participants", "3")
+    assert res.exit_code == 0, res.output
+    ((got, reason),) = q(out, "SELECT status, discard_reason FROM cases")
+    assert got == status
+    regen = _bodies(server, "stage2_generator")[1]["messages"][-1]["content"]
+    if first == "wrong_side":
+        assert "turn 3: M3 (Chiara Zanetti) holds MA1's side-b reading" in regen
+        assert "that reading is held only by M2" in regen
+    else:
+        assert "every participant must speak (M3 never does)" in regen
+    if status == "discarded":
+        assert "stage 2 failed twice" in reason
+    assert len(_bodies(server, "stage2_judge")) == (status == "accepted")  # no judge call for a failed gate
+
+
+@pytest.mark.parametrize("value, needle", [("1", "--participants"), ("7", "--participants"),
+                                           ("x", "--participants")])
+def test_a_bad_participant_count_is_one_error_line_and_writes_nothing(cli, seeds_file, tmp_path, value, needle):
+    out = tmp_path / "out"
+    res = _build(cli, seeds_file(1), out, "--participants", value)
+    assert res.exit_code == 2
+    one_line_error(res, needle)
+    assert not out.exists()
+
+
+def test_two_participants_is_the_paper_build_byte_for_byte(cli, endpoint, seeds_file, tmp_path):
+    endpoint()
+    seeds = seeds_file(2)
+    plain, two = tmp_path / "plain", tmp_path / "two"
+    assert _build(cli, seeds, plain).exit_code == 0
+    assert _build(cli, seeds, two, "--participants", "2").exit_code == 0
+    for a, b in zip(_records(plain), _records(two), strict=True):
+        assert a == b and all("between" not in p and "neutral" not in p for p in a["profiles"]["misalignment_points"])
+    for folder in (plain, two):
+        manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        assert "participants" not in manifest["settings"] and "participants" not in manifest["args"]
+    prints = [q(f, "SELECT fingerprint FROM runs WHERE command = 'build'") for f in (plain, two)]
+    assert prints[0] == prints[1]
+
+
+def test_the_fingerprint_of_a_multi_party_setup_names_its_size_and_templates():
+    eps = {c: Endpoint.from_config(c, ComponentConfig(), "http://host:9000/v1", "m", None, False)
+           for c in ("generator", "judge")}
+    two = build_setup_description(eps)
+    assert build_setup_description(eps, participants=2) == two
+    three = build_setup_description(eps, participants=3)
+    assert fingerprint(three) != fingerprint(two) != fingerprint(build_setup_description(eps, participants=4))
+    gen, judge = three["components"]["generator"], three["components"]["judge"]
+    assert gen["participants"] == 3 and set(gen["multi_templates"]) == {"build_multi/stage1_generator.jinja2",
+                                                                        "build_multi/stage2_generator.jinja2"}
+    assert set(judge["multi_templates"]) == {"build_multi/stage1_judge.jinja2", "build_multi/stage2_judge.jinja2"}
+    assert {k: v for k, v in gen.items() if k not in ("participants", "multi_templates", "multi_plan",
+                                                       "multi_gates")} == two["components"]["generator"]
