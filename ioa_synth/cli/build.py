@@ -71,7 +71,8 @@ def build(
     def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
         from ioa_synth.build.estimate import prepared_estimate
 
-        return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds)
+        return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds,
+                                 participants=participants)
 
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,

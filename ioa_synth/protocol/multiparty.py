@@ -60,6 +60,16 @@ class MultiStage1Output(Stage1Output):
     misalignment_points: list[MultiMisalignmentPoint] = _items(2, 4)
 
 
+def stage1_model(profiles: dict[str, Any]) -> type[Stage1Output]:
+    """The model that reads a record's ``profiles`` (a dict) without dropping a field:
+    :class:`MultiStage1Output` when a point names its sides or there are more than two
+    members, :class:`~ioa_synth.protocol.schemas.Stage1Output` otherwise (a two-person
+    record, read exactly as before)."""
+    points = profiles.get("misalignment_points") or []
+    multi = len(profiles.get("members") or []) > 2 or any(isinstance(p, dict) and "between" in p for p in points)
+    return MultiStage1Output if multi else Stage1Output
+
+
 def sides_of(point: BaseModel | dict[str, Any]) -> dict[str, list[str]]:
     """``{"a": [...], "b": [...], "neutral": [...]}`` of ``point`` (a model or a record's
     dict); a point without ``between`` is a dyad's: ``a = [M1]``, ``b = [M2]``."""
@@ -155,5 +165,5 @@ def multi_stage2_problems(out: Stage2Output, n: int) -> list[str]:
 
 
 __all__ = ["MAX_PARTICIPANTS", "MIN_PARTICIPANTS", "MultiMisalignmentPoint", "MultiStage1Output", "SIDES", "Sides",
-           "member_ids", "multi_stage1_problems", "multi_stage2_problems", "reading_of", "side_of", "side_problems",
+           "member_ids", "stage1_model", "multi_stage1_problems", "multi_stage2_problems", "reading_of", "side_of", "side_problems",
            "sides_of"]

@@ -123,3 +123,35 @@ def test_the_fingerprint_of_a_multi_party_setup_names_its_size_and_templates():
     assert set(judge["multi_templates"]) == {"build_multi/stage1_judge.jinja2", "build_multi/stage2_judge.jinja2"}
     assert {k: v for k, v in gen.items() if k not in ("participants", "multi_templates", "multi_plan",
                                                        "multi_gates")} == two["components"]["generator"]
+
+
+def test_estimate_prices_a_multi_party_build_from_its_own_prompts(cli, seeds_file, tmp_path):
+    args = ("estimate", "build", "--seeds", seeds_file(2), "--split", "test", "--out", tmp_path / "o",
+            "--type-mix", "none", "--tokenizer", "chars", "--json")
+    two = json.loads(cli(*args).stdout)
+    assert json.loads(cli(*args, "--participants", "2").stdout) == two
+    three, six = (json.loads(cli(*args, "--participants", str(n)).stdout) for n in (3, 6))
+    prompt = [e["components"]["judge"]["prompt_tokens"] for e in (two, three, six)]
+    assert prompt[0] < prompt[1] < prompt[2]  # more members, sides and turns in every judge prompt
+    assert six["components"]["generator"]["prompt_tokens"] > three["components"]["generator"]["prompt_tokens"]
+    res = cli(*args, "--participants", "7")
+    assert res.exit_code == 2 and "--participants" in res.stderr and not (tmp_path / "o").exists()
+
+
+def test_regenerate_and_audit_of_a_three_person_build_keep_its_stages(cli, endpoint, seeds_file, tmp_path):
+    server = endpoint(responder=MultiResponder(script={"stage2_generator": ["wrong_side", "wrong_side"]}))
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    assert q(out, "SELECT status FROM cases") == [("discarded",)]
+    res = cli("regenerate", "--out", out, "--workers", "1", "--stage", "2")
+    assert res.exit_code == 0, res.output
+    (record,) = _records(out)
+    assert record["profiles"]["misalignment_points"][0]["between"] == {"a": ["M1", "M3"], "b": ["M2"]}
+    assert len(_bodies(server, "stage2_generator")) == 3  # the regeneration: multi-party prompt and gates
+    assert "meeting of 3 people" in _bodies(server, "stage2_generator")[-1]["messages"][0]["content"]
+    audit_server = endpoint(responder=MultiResponder(), env="AUDIT_JUDGE")
+    res = cli("audit", "--out", out, "--split", "test", "--workers", "1")
+    assert res.exit_code == 0, res.output
+    prompts = [r["body"]["messages"][-1]["content"] for r in audit_server.requests]
+    assert len(prompts) == 2 and "side a (M1, M3) understands" in prompts[0]
+    assert "neutral members included" in prompts[1]
