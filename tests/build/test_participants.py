@@ -155,3 +155,30 @@ def test_regenerate_and_audit_of_a_three_person_build_keep_its_stages(cli, endpo
     prompts = [r["body"]["messages"][-1]["content"] for r in audit_server.requests]
     assert len(prompts) == 2 and "side a (M1, M3) understands" in prompts[0]
     assert "neutral members included" in prompts[1]
+
+
+
+@pytest.fixture
+def three_person_export(cli, endpoint, seeds_file, tmp_path):
+    """A three-person build run through ``check`` and ``export``: the exported records."""
+    endpoint(responder=MultiResponder())
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    res = cli("check", "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    res = cli("export", "--out", out, "--to", tmp_path / "hub", "--splits", "test")
+    assert res.exit_code == 0, res.output
+    return [json.loads(line) for p in (tmp_path / "hub").rglob("*.jsonl")
+            for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_check_and_export_run_on_a_three_person_build(three_person_export):
+    assert [m["id"] for m in three_person_export[0]["profiles"]["members"]] == ["M1", "M2", "M3"]
+    assert {t["speaker_id"] for t in three_person_export[0]["dialogue"]["turns"]} == {"M1", "M2", "M3"}
+
+
+@pytest.mark.xfail(strict=True, reason="export's features have no 'between'/'neutral' yet (part of the issue "
+                                       "not done: export features, card, annotate for N > 2)")
+def test_export_keeps_each_points_sides(three_person_export):
+    point = three_person_export[0]["profiles"]["misalignment_points"][0]
+    assert (point["between"], point["neutral"]) == ({"a": ["M1", "M3"], "b": ["M2"]}, [])
