@@ -158,27 +158,43 @@ def test_regenerate_and_audit_of_a_three_person_build_keep_its_stages(cli, endpo
 
 
 
-@pytest.fixture
-def three_person_export(cli, endpoint, seeds_file, tmp_path):
-    """A three-person build run through ``check`` and ``export``: the exported records."""
-    endpoint(responder=MultiResponder())
-    out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+
+def _export(cli, out: Path, to: Path) -> list[dict]:
+    """``check`` and ``export`` of the build directory ``out`` into ``to``: the exported records."""
     res = cli("check", "--out", out, "--json")
     assert res.exit_code == 0, res.output
-    res = cli("export", "--out", out, "--to", tmp_path / "hub", "--splits", "test")
+    res = cli("export", "--out", out, "--to", to, "--splits", "test")
     assert res.exit_code == 0, res.output
-    return [json.loads(line) for p in (tmp_path / "hub").rglob("*.jsonl")
+    return [json.loads(line) for p in to.rglob("*.jsonl")
             for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def test_check_and_export_run_on_a_three_person_build(three_person_export):
-    assert [m["id"] for m in three_person_export[0]["profiles"]["members"]] == ["M1", "M2", "M3"]
-    assert {t["speaker_id"] for t in three_person_export[0]["dialogue"]["turns"]} == {"M1", "M2", "M3"}
+def test_check_and_export_of_a_three_person_build_keep_each_points_sides(cli, endpoint, seeds_file, tmp_path):
+    endpoint(responder=MultiResponder())
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    (record,) = _export(cli, out, tmp_path / "hub")
+    assert [m["id"] for m in record["profiles"]["members"]] == ["M1", "M2", "M3"]
+    assert {t["speaker_id"] for t in record["dialogue"]["turns"]} == {"M1", "M2", "M3"}
+    sides = [(p["between"], p["neutral"]) for p in record["profiles"]["misalignment_points"]]
+    assert sides == [({"a": ["M1", "M3"], "b": ["M2"]}, []), ({"a": ["M1"], "b": ["M2"]}, ["M3"]),
+                     ({"a": ["M3"], "b": ["M1", "M2"]}, [])]
+    card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
+    assert "Three-person work meetings" in card and "the members' public profiles" in card
+    assert "name: between" in card and "name: neutral" in card  # the features in the card's header
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(tmp_path / "hub"), split="test")
+    assert loaded[0]["profiles"]["misalignment_points"][1]["neutral"] == ["M3"]
 
 
-@pytest.mark.xfail(strict=True, reason="export's features have no 'between'/'neutral' yet (part of the issue "
-                                       "not done: export features, card, annotate for N > 2)")
-def test_export_keeps_each_points_sides(three_person_export):
-    point = three_person_export[0]["profiles"]["misalignment_points"][0]
-    assert (point["between"], point["neutral"]) == ({"a": ["M1", "M3"], "b": ["M2"]}, [])
+def test_a_two_person_export_has_no_sides(cli, endpoint, seeds_file, tmp_path):
+    endpoint()
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out).exit_code == 0
+    (record,) = _export(cli, out, tmp_path / "hub")
+    assert all(list(p) == ["id", "type", "topic", "surface_form", "member_a_understanding",
+                           "member_b_understanding", "why_undetected"] for p in record["profiles"]["misalignment_points"])
+    card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
+    assert "Two-person work meetings" in card and "the two members' public profiles,\nprivate states" in card
+    assert "between" not in card and "neutral" not in card
