@@ -22,6 +22,7 @@ from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.build.record_files import record_file
 from ioa_synth.protocol.multiparty import stage1_model
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
 
@@ -135,6 +136,16 @@ def is_imported(record: Any) -> bool:
     """True when ``record`` (a parsed record file) was brought in by ``build import``."""
     return isinstance(record, dict) and isinstance(record.get("provenance"), dict) \
         and record["provenance"].get("kind") == IMPORTED
+
+
+def build_participants(out_dir: Path) -> int:
+    """People per meeting of the build directory ``out_dir``: its manifest's
+    ``settings.participants`` (2 when absent, or for a directory without a manifest)."""
+    try:
+        manifest = read_manifest(out_dir, "build")
+    except ManifestError:  # no manifest (an older directory): a two-person build
+        return 2
+    return manifest.settings.participants or 2
 
 
 def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:

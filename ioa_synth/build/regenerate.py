@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from rich.console import Console
 
-from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.builddir import build_participants, open_catalog
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
@@ -32,7 +32,6 @@ from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.multiparty import stage1_model
 from ioa_synth.protocol.schemas import Stage1Output
-from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.runs.context import RunContext, open_run
 
@@ -134,16 +133,6 @@ def plan_targets(catalog: Catalog, out_dir: Path, rows: list[dict], stage: int,
             target.profiles, target.stage1 = found
         targets.append(target)
     return targets, skipped
-
-
-def build_participants(out_dir: Path) -> int:
-    """People per meeting of the build directory ``out_dir``: its manifest's
-    ``settings.participants`` (2 when absent, or for a directory without a manifest)."""
-    try:
-        manifest = read_manifest(out_dir, "build")
-    except ManifestError:  # no manifest (an older directory): a two-person build
-        return 2
-    return manifest.settings.participants or 2
 
 
 def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], status: str | None, split: str | None,

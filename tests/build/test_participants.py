@@ -198,3 +198,32 @@ def test_a_two_person_export_has_no_sides(cli, endpoint, seeds_file, tmp_path):
     card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
     assert "Two-person work meetings" in card and "the two members' public profiles,\nprivate states" in card
     assert "between" not in card and "neutral" not in card
+
+
+def test_annotate_export_and_show_name_each_readings_holders_in_a_three_person_build(cli, endpoint, seeds_file,
+                                                                                     tmp_path):
+    endpoint(responder=MultiResponder())
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    res = cli("annotate", "export", "--out", out, "--split", "test", "--per-cell", "1", "--calibration", "0",
+              "--format", "csv")
+    assert res.exit_code == 0, res.output
+    (items,) = out.rglob("items.csv")
+    text = items.read_text(encoding="utf-8")
+    assert "M1 (Ada Okafor), M3 (Chiara Zanetti) understand:" in text and "M2 (Ben Lindqvist) understands:" in text
+    assert "Neutral (neither reading): M3 (Chiara Zanetti)" in text
+    res = cli("show", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert "side a" in res.stdout and "(M1, M3)" in res.stdout and "neutral: M3" in res.stdout
+    assert "rule and gate failures" not in res.stdout  # read by the three-person rules, not the dyad's
+
+
+def test_show_reports_the_side_gate_of_a_three_person_case(cli, endpoint, seeds_file, tmp_path):
+    endpoint(responder=MultiResponder(script={"stage2_generator": ["wrong_side", "wrong_side"]}))
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    res = cli("show", "--out", out)
+    assert res.exit_code == 0, res.output
+    shown = " ".join(res.stdout.replace("│", " ").split())
+    assert "rule and gate failures" in shown and "holds MA1's side-b reading" in shown, shown
+    assert "members must be" not in shown
