@@ -56,6 +56,11 @@ QUESTIONS = [MQ("q1 which questions", {"M1": "A", "M2": "B", "M3": "A"}, "MA1"),
              MQ("q6 what is the bar again", {"M1": "A", "M2": "B", "M3": "C"}, "MA3")]
 
 
+#: --mode direct items and the point the filter names (no answers: nothing to separate)
+ITEMS = [("M2 reads the held-out set as a fresh sample", "MA1"), ("The ship bar differs", "MA3"),
+         ("They disagree about lunch", None)]
+
+
 class MultiStudy:
     """The three components for :data:`QUESTIONS` (prober, simulator per participant, filter)."""
 
@@ -65,6 +70,8 @@ class MultiStudy:
         self._lock = threading.Lock()
 
     def prober(self, body, headers):
+        if '"items"' in user_text(body):  # --mode direct
+            return chat_reply(json.dumps({"items": [{"description": d} for d, _ in ITEMS]}))
         return chat_reply(json.dumps({"questions": [{"question": q.stem, "options": q.options()} for q in QUESTIONS]}))
 
     def simulator(self, body, headers):
@@ -79,6 +86,12 @@ class MultiStudy:
         return chat_reply(json.dumps({"answers": answers}))
 
     def filter(self, body, headers):
+        items = dict(ITEMS)
+        shown = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^Item (\d+): (.+)$", user_text(body), re.M)]
+        if shown:  # --mode direct: the filter's attribution alone
+            return chat_reply(json.dumps({"judgements": [
+                {"question": n, "is_meaningful": True, "is_implicit": True, "redundant_with": None,
+                 "hits_ground_truth": items[d]} for n, d in shown]}))
         out = [{"question": n, "is_meaningful": self.by_stem[stem].meaningful, "is_implicit": True,
                 "redundant_with": None, "hits_ground_truth": self.by_stem[stem].hit}
                for n, stem, _ in shown_questions(user_text(body))]
@@ -191,3 +204,28 @@ def test_a_two_person_record_has_no_multi_party_field():
     entries, metrics = score_questions(qs, answers, {1: j}, ["MA1", "MA2"])
     assert "separates" not in entries[0] and list(entries[0]["answers"]) == ["M1", "M2"]
     assert (entries[0]["category"], entries[0]["ma_id"], metrics["recall"]) == ("A", "MA1", 0.5)
+
+
+def test_a_rerun_asks_nothing_again(cli, trio, data, tmp_path):
+    servers = trio(study=MultiStudy())
+    out = tmp_path / "res"
+    assert cli("evaluate", "--data", data, "--out", out, "--workers", "1").exit_code == 0
+    before = servers.counts()
+    assert before == (1, 3, 1)  # one prober call, one simulator call per participant, one filter call
+    res = cli("evaluate", "--data", data, "--out", out, "--workers", "1")
+    assert res.exit_code == 0, res.output
+    assert servers.counts() == before
+
+
+def test_direct_mode_on_a_three_person_case_takes_the_filters_attribution(cli, trio, data, tmp_path):
+    servers = trio(study=MultiStudy())
+    out = tmp_path / "res"
+    res = cli("evaluate", "--data", data, "--out", out, "--workers", "1", "--mode", "direct")
+    assert res.exit_code == 0, res.output
+    record = json.loads((out / "records" / f"{CASE}.json").read_text(encoding="utf-8"))
+    assert [(q["category"], q["ma_id"]) for q in record["questions"]] == [("A", "MA1"), ("A", "MA3"), ("B", None)]
+    assert (record["metrics"]["precision"], record["metrics"]["recall"]) == (1.0, 0.6667)
+    assert all("separates" not in q for q in record["questions"])
+    (flt,) = [user_text(r["body"]) for r in servers.validity_filter.requests]
+    assert "A detector suspects" in flt and "neutral: M3" in flt and "M1, M3 understand:" in flt
+    assert not servers.simulator.requests
