@@ -20,6 +20,7 @@ import polars as pl
 
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.build.builddir import AcceptedCase
+from ioa_synth.protocol.multiparty import sides_of
 from ioa_synth.protocol.rubric import Dimension, load_rubric
 from ioa_synth.annotate.sample import DIALOGUE_ITEM, AnnotationError, Manifest, SampledCase, annotation_dir
 
@@ -96,6 +97,15 @@ def _scenario(c: AcceptedCase) -> str:
 def _point(c: AcceptedCase, ma_id: str) -> str:
     names = {m.id: m.name for m in c.profiles.members}
     p = next(p for p in c.profiles.misalignment_points if p.id == ma_id)
+    if getattr(p, "between", None):  # a multi-party case: each reading's holders, and who holds neither
+        sides = sides_of(p)
+        who = {s: ", ".join(f"{i} ({names.get(i, i)})" for i in sides[s]) for s in sides}
+        verb = {s: "understands" if len(sides[s]) == 1 else "understand" for s in ("a", "b")}
+        return (f"{p.id} [{p.type}] topic: {p.topic}\nSurface form: \"{p.surface_form}\"\n"
+                f"{who['a']} {verb['a']}: {p.member_a_understanding}\n"
+                f"{who['b']} {verb['b']}: {p.member_b_understanding}\n"
+                + (f"Neutral (neither reading): {who['neutral']}\n" if sides["neutral"] else "")
+                + f"Why it goes undetected: {p.why_undetected}")
     return (f"{p.id} [{p.type}] topic: {p.topic}\nSurface form: \"{p.surface_form}\"\n"
             f"M1 ({names.get('M1', 'M1')}) understands: {p.member_a_understanding}\n"
             f"M2 ({names.get('M2', 'M2')}) understands: {p.member_b_understanding}\n"

@@ -24,7 +24,8 @@ from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
 from ioa_synth.build.pipeline import Case, Pipeline
-from ioa_synth.build.stages import STAGES, stage_spec
+from ioa_synth.build.stages import STAGES
+from ioa_synth.build.stages_multi import stages_for
 from ioa_synth.reports.output import write_report
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
@@ -123,7 +124,7 @@ def _score_one(pipeline: Pipeline, job: AuditJob) -> str | None:
     Raises :class:`~ioa_synth.llm.errors.StopRun` (setup error, Ctrl-C): it stops the run."""
     c = job.case
     case = Case(c.case_id, c.split, c.seed_tuple(), c.path)
-    spec = stage_spec(job.stage)
+    spec = stages_for(len(c.profiles.members))[job.stage]  # a multi-party case: its own judge templates
     try:
         pipeline.judge_stage(case, spec, job.attempt, c.profiles, getattr(c, spec.name))
     except StopRun:

@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.build.record_files import record_file
+from ioa_synth.protocol.multiparty import stage1_model
+from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
 
@@ -136,6 +138,16 @@ def is_imported(record: Any) -> bool:
         and record["provenance"].get("kind") == IMPORTED
 
 
+def build_participants(out_dir: Path) -> int:
+    """People per meeting of the build directory ``out_dir``: its manifest's
+    ``settings.participants`` (2 when absent, or for a directory without a manifest)."""
+    try:
+        manifest = read_manifest(out_dir, "build")
+    except ManifestError:  # no manifest (an older directory): a two-person build
+        return 2
+    return manifest.settings.participants or 2
+
+
 def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
     """A record's ``profiles`` and ``dialogue`` as stage outputs. For the released format: a
     misalignment point without ``type`` gets :data:`UNTYPED`, a missing outline is empty, and
@@ -149,7 +161,7 @@ def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
     untyped = {i for i, p in enumerate(points) if isinstance(p, dict) and p.get("type") is None}
     profiles["misalignment_points"] = [{**p, "type": "other"} if i in untyped else p for i, p in enumerate(points)]
     profiles.setdefault("conversation_outline", [])
-    parsed = Stage1Output.model_validate(profiles)
+    parsed = stage1_model(profiles).model_validate(profiles)  # a multi-party record keeps its sides
     if untyped:  # validated with a taxonomy type, then shown as not given
         parsed = parsed.model_copy(update={"misalignment_points": [
             p.model_copy(update={"type": UNTYPED}) if i in untyped else p
@@ -172,7 +184,7 @@ def load_accepted(row: dict[str, Any], catalog: Catalog) -> AcceptedCase:
             attempts = 0, 0
         else:
             quality = record["quality"]
-            profiles = Stage1Output.model_validate(record["profiles"])
+            profiles = stage1_model(record["profiles"]).model_validate(record["profiles"])
             dialogue = Stage2Output.model_validate({"turns": record["dialogue"]["turns"]})
             attempts = int(quality["stage1"]["attempt"]), int(quality["stage2"]["attempt"])
     except (OSError, json.JSONDecodeError) as exc:

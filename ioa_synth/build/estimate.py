@@ -39,6 +39,7 @@ from ioa_synth.protocol.plan import CasePlan
 from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+from ioa_synth.build.estimate_multi import multi_skeletons
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
 from ioa_synth.seeds.tuples import SeedTuple
@@ -63,6 +64,8 @@ class BuildPlan:
     given_rates: dict[str, dict[str, float]] = field(default_factory=dict)
     #: the split's whole seed list before ``--limit``, what types are planted over (default: ``seeds``)
     split_seeds: list[SeedTuple] | None = None
+    #: people per meeting (``--participants``): the multi-party stages' prompts are counted above 2
+    participants: int = 2
 
 
 def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
@@ -92,8 +95,11 @@ class _Case:
 
 
 def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
-               judge: ComponentSetup) -> dict[str, int]:
-    """Tokens of the case's prompts with every earlier output left blank."""
+               judge: ComponentSetup, participants: int = 2) -> dict[str, int]:
+    """Tokens of the case's prompts with every earlier output left blank (a meeting of
+    ``participants`` people: :mod:`ioa_synth.build.stages_multi` above two)."""
+    if participants != 2:
+        return multi_skeletons(case, participants, rubric, gen.counter.messages, judge.counter.messages)
     profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
     s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
                                                                    case.planned_types))
@@ -189,7 +195,7 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
     counted = sampled(todo)
-    sk = [_skeletons(c, plan_mode, rubric, gen, judge) for c in counted]
+    sk = [_skeletons(c, plan_mode, rubric, gen, judge, plan.participants) for c in counted]
 
     def mean(key: str) -> float:
         return sum(s[key] for s in sk) / len(sk) if sk else 0.0
@@ -232,7 +238,8 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
         CallKind("generator", "stage 2 generator", reach2 * retried(2, "generator"), s2g, e2),
         CallKind("generator", "stage 2 regeneration", reach2 * (1 - r2["first_attempt"]) * retried(2, "generator"),
                  s2g + c2, e2),
-        *_thought_kinds(plan_mode, measured, reach2, r2, mean("s2t"), e2, retried(2, THOUGHTS_ROLE), gen),
+        *(_thought_kinds(plan_mode, measured, reach2, r2, mean("s2t"), e2, retried(2, THOUGHTS_ROLE), gen)
+          if plan.participants == 2 else []),  # a multi-party stage 2 is one call
         CallKind("judge", "stage 2 judge", reach2 * (2 - r2["first_attempt"]) * r2["judged"] * retried(2, "judge"),
                  s2j, c2),
     ]
@@ -266,8 +273,8 @@ def _thought_kinds(plan_mode: str, measured: Measured, reach2: float, r2: dict[s
 
 
 def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: ToolkitConfig, local_model: str | None,
-                      type_mix: str | None, batch: bool, split_seeds: list[SeedTuple] | None = None
-                      ) -> Callable[[], dict[str, Any] | None]:
+                      type_mix: str | None, batch: bool, split_seeds: list[SeedTuple] | None = None,
+                      participants: int = 2) -> Callable[[], dict[str, Any] | None]:
     """The estimate of a build about to run over ``plans`` (cells of
     :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``, in two steps:
     the build directory is read now (what is finished, measured), and the returned
@@ -278,7 +285,8 @@ def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: Toolkit
     reserve = sum(len(p.reserve) for p in plans.values())
     setups = cache(lambda: {c: component_setup(c, config, local_model) for c in ("generator", "judge")})
     try:
-        fold_estimate = _read_folder(BuildPlan(seeds, reserve, split, type_mix, split_seeds=split_seeds),
+        fold_estimate = _read_folder(BuildPlan(seeds, reserve, split, type_mix, split_seeds=split_seeds,
+                                               participants=participants),
                                      catalog.out_dir, catalog, setups)
     except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
         return lambda: None

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ioa_synth.build.prompts import CAPABILITY
+from ioa_synth.build.prompts import CAPABILITY, MULTI_CAPABILITY
 from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.protocol.gates import load_gates
+from ioa_synth.protocol.gates_multi import multi_gate_settings
+from ioa_synth.protocol.plan_multi import MULTI_PLAN_VERSION
 from ioa_synth.protocol.plan_modes import plan_version
 from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
 from ioa_synth.runs.catalog import Catalog
@@ -54,14 +56,34 @@ def rubric_identity() -> dict[str, Any]:
     return {"version": load_rubric().version, "sha256": rubric_sha256()}
 
 
-def build_setup_description(endpoints: Mapping[str, Any]) -> dict[str, Any]:
+def build_setup_description(endpoints: Mapping[str, Any], participants: int = 2) -> dict[str, Any]:
     """The fingerprinted facts of a build run: ``endpoints`` maps component -> ``Endpoint``;
     ``{"fingerprint_version": 2, "components": {name: component_description}}``. The
-    ``describe`` of ``build``, ``regenerate`` and ``audit``."""
+    ``describe`` of ``build``, ``regenerate`` and ``audit``. With ``participants`` above 2
+    each component also lists the meeting size and the multi-party templates it renders,
+    and the generator the multi-party plan and gates (:func:`multi_party_parts`); two
+    people describe themselves exactly as before."""
     templates = all_template_hashes(CAPABILITY)
     rubric = rubric_identity()
-    return describe_components(endpoints, lambda name, identity: component_description(name, identity, templates,
-                                                                                           rubric))
+
+    def part(name: str, identity: dict[str, Any]) -> dict[str, Any]:
+        desc = component_description(name, identity, templates, rubric)
+        return desc | multi_party_parts(name, participants) if participants != 2 else desc
+
+    return describe_components(endpoints, part)
+
+
+def multi_party_parts(component: str, participants: int) -> dict[str, Any]:
+    """What a multi-party build adds to ``component``'s description: ``participants``, the
+    ``build_multi/`` templates it renders (``multi_templates``) and, for the generator,
+    the multi-party plan's version and gate settings."""
+    multi = all_template_hashes(MULTI_CAPABILITY)
+    out: dict[str, Any] = {"participants": participants,
+                           "multi_templates": templates_rendered(multi, "judge" if component in JUDGE_ROLES
+                                                                 else component)}
+    if component == "generator":
+        out |= {"multi_plan": MULTI_PLAN_VERSION, "multi_gates": multi_gate_settings()}
+    return out
 
 
 def _upgrade_v1(component: str, stored: dict[str, Any], description: dict[str, Any]) -> dict[str, Any]:

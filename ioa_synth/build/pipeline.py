@@ -36,6 +36,7 @@ from ioa_synth.build.prompts import CAPABILITY
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
 from ioa_synth.build.stage2_inputs import Stage2Inputs
 from ioa_synth.build.stages import DIALOGUE, PROFILES, StageSpec, judge_prompt, next_stage
+from ioa_synth.build.stages_multi import stages_for
 from ioa_synth.core.templates import Prompt, compile_templates
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
@@ -118,6 +119,8 @@ class Pipeline:
     plan_mode: str | None = None
     #: near-duplicate index of accepted cases (``build --dedup``), or ``None``
     dedup: Any = None
+    #: participants per meeting (``build --participants``; 2: the paper's dyad)
+    participants: int = 2
     #: the case the scheduler starts next (its stage-1 request is made while this worker's
     #: last judge call is on the wire), or ``None``
     upcoming: Callable[[], Case | None] = lambda: None
@@ -133,6 +136,7 @@ class Pipeline:
         compile_templates(CAPABILITY)
         self._ahead = RequestsAhead(self._generation_request)
         self._prepared = RequestsAhead(self._prepare)  # a stage's inputs made from the profiles: gate reference, judge prompt
+        self.stages = stages_for(self.participants)  # STAGES itself for two people
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -151,9 +155,9 @@ class Pipeline:
             case.planned_types = stored_types(self.catalog, case.case_id)
         try:
             if profiles is None:
-                s1 = self._stage(case, PROFILES, first_attempt, out, profiles=None)
+                s1 = self._stage(case, self.stages[PROFILES.stage], first_attempt, out, profiles=None)
                 profiles, stage1 = s1.output, {"attempt": s1.attempt, **s1.judgement.as_quality()}
-            s2 = self._stage(case, DIALOGUE, first_attempt, out, profiles=profiles)
+            s2 = self._stage(case, self.stages[DIALOGUE.stage], first_attempt, out, profiles=profiles)
         except Discard as exc:
             out.status, out.reason = "discarded", str(exc)
         except StopRun:
@@ -233,6 +237,7 @@ class Pipeline:
         dialogues with), or after the last stage the next case's first stage
         (:mod:`ioa_synth.llm.ahead`)."""
         after = next_stage(spec)
+        after = self.stages[after.stage] if after is not None else None  # this build's spec of that stage
         if after is not None:
             self._ahead.start((case.case_id, after.stage, first_attempt), case, after, gen, None, None)
             if after.prepare is not None:
@@ -240,7 +245,7 @@ class Pipeline:
             return
         nxt = self.upcoming()
         if nxt is not None and nxt is not case and nxt.planned_types is not None:  # its types are known
-            self._ahead.start((nxt.case_id, PROFILES.stage, 1), nxt, PROFILES, None, None, None)
+            self._ahead.start((nxt.case_id, PROFILES.stage, 1), nxt, self.stages[PROFILES.stage], None, None, None)
 
     def _prepare(self, case: Case, spec: StageSpec, profiles: Stage1Output) -> Stage2Inputs:
         """What ``spec`` makes from the accepted ``profiles`` before its output exists."""

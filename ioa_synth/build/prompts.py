@@ -53,3 +53,22 @@ register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates",
                             "stage2_lines_scaffold.jinja2": "generator (scaffold plan)",
                             "stage2_thoughts_scaffold.jinja2": "generator (scaffold plan)"})
 register_instructions("build generator templates", generator_instructions)
+
+#: The capability name of the multi-party templates (``build --participants 3..6``,
+#: :mod:`ioa_synth.build.stages_multi`): a capability of their own, so that a two-person
+#: build's fingerprint, which lists the ``build/`` templates, stays as it was.
+MULTI_CAPABILITY = "build_multi"
+
+#: (stage, role) -> template name of a multi-party build.
+MULTI_TEMPLATE_FILES: dict[tuple[int, str], str] = {
+    (1, "generator"): "build_multi/stage1_generator.jinja2",
+    (1, "judge"): "build_multi/stage1_judge.jinja2",
+    (2, "generator"): "build_multi/stage2_generator.jinja2",
+    (2, "judge"): "build_multi/stage2_judge.jinja2",
+}
+
+register_templates(MULTI_CAPABILITY, Path(__file__).resolve().parent / "templates_multi",
+                   renders={"stage1_generator.jinja2": "generator (--participants 3-6)",
+                            "stage2_generator.jinja2": "generator (--participants 3-6)",
+                            "stage1_judge.jinja2": "judge, audit_judge (--participants 3-6)",
+                            "stage2_judge.jinja2": "judge, audit_judge (--participants 3-6)"})

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
 from rich.console import Console
 
-from ioa_synth.build.builddir import open_catalog
+from ioa_synth.build.builddir import build_participants, open_catalog
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
@@ -29,6 +30,7 @@ from ioa_synth.build.stages import PROFILES, stage_spec, stages_from
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import Rubric, load_rubric
+from ioa_synth.protocol.multiparty import stage1_model
 from ioa_synth.protocol.schemas import Stage1Output
 from ioa_synth.seeds.tuples import SeedTuple
 from ioa_synth.runs.context import RunContext, open_run
@@ -102,7 +104,8 @@ def accepted_profiles(catalog: Catalog, rubric: Rubric, case_id: str) -> tuple[S
     texts = {role: stored.get((case_id, PROFILES.stage, role, attempt)) for role in ("generator", "judge")}
     if None in texts.values():
         return None
-    profiles = Stage1Output.model_validate(reply_json(texts["generator"]))
+    generated = reply_json(texts["generator"])
+    profiles = stage1_model(generated).model_validate(generated)  # a multi-party case keeps its sides
     ma_ids = [p.id for p in profiles.misalignment_points]
     judgement = parse_judgement(rubric, PROFILES.stage, reply_json(texts["judge"]), ma_ids)
     return profiles, {"attempt": attempt, **judgement.as_quality()}
@@ -156,11 +159,14 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
         on_start()
+        participants = build_participants(out_dir)  # the directory's meeting size (2 unless built with more)
+        describe = (partial(build_setup_description, participants=participants) if participants != 2
+                    else build_setup_description)
         with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args,
-                      describe=build_setup_description, check=check_build_setup, in_kind="build") as run:
+                      describe=describe, check=check_build_setup, in_kind="build") as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
-                                on_tokens=run.tokens.add)
+                                on_tokens=run.tokens.add, participants=participants)
             run.recorders.append(pipeline.calls)  # its calls are counted when Ctrl-C stops the run
             run.summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, run)
         return run.summary

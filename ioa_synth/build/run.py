@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Callable
 
@@ -64,7 +64,7 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
               type_mix: str | None = None, dedup: float | None = None,
               on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
               estimate: EstimateOf | None = None,
-              split_seeds: list[SeedTuple] | None = None) -> dict:
+              split_seeds: list[SeedTuple] | None = None, participants: int = 2) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix``, planned over ``split_seeds``, the split's
@@ -77,7 +77,9 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     ``(plan, make)``: ``make(catalog)`` reads the folder and gives ``finish()``, the estimate
     of this run, recorded for ``status`` unless the estimate recorded last is of the same
     ``plan``; ``finish()`` runs once the first request is on the wire
-    (:mod:`ioa_synth.build.deferred_estimate`).
+    (:mod:`ioa_synth.build.deferred_estimate`). ``participants``: people per meeting (2, the
+    paper's dyad, or 3-6: :mod:`ioa_synth.build.stages_multi`); recorded in the manifest's
+    settings and the fingerprint only when it is not 2.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -89,16 +91,20 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     catalog = Catalog(out_dir, tables=[BUILD_TABLES])
     try:
         on_start()
+        settings = {"split": split, "type_mix": type_mix, "dedup": dedup}
+        describe = build_setup_description
+        if participants != 2:  # a two-person build's manifest and fingerprint stay as they were
+            settings["participants"] = participants
+            describe = partial(build_setup_description, participants=participants)
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args, kind="build",
-                      settings={"split": split, "type_mix": type_mix, "dedup": dedup},
-                      describe=build_setup_description, check=check_build_setup) as run:
+                      settings=settings, describe=describe, check=check_build_setup) as run:
             deferred, finished = DeferredEstimate(catalog, run.run_id, estimate), False
             if batch is not None:  # its calls go out in files: no request to wait for
                 deferred.start()
             try:
                 run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console, type_mix=type_mix,
                                           dedup=dedup, batch=batch, split_seeds=split_seeds,
-                                          estimate=deferred).run()
+                                          estimate=deferred, participants=participants).run()
                 finished = True
             finally:
                 deferred.close(finished)
@@ -111,12 +117,13 @@ class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
                  run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
                  batch: BatchMode | None = None, split_seeds: list[SeedTuple] | None = None,
-                 estimate: DeferredEstimate | None = None) -> None:
+                 estimate: DeferredEstimate | None = None, participants: int = 2) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
-        self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
+        self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
+                                 participants=participants)
         self.type_mix, self.batch, self.estimate = type_mix, batch, estimate
         # every tuple this run may build is in the planted list (after split_seeds when missing from it);
         # planted when a case is new (a finished split's resume plants nothing)

@@ -10,8 +10,10 @@ from ioa_synth.runs.kind_registry import Settings
 
 class BuildSettings(Settings):
     """``split`` (``train`` | ``val`` | ``test``), ``type_mix`` (``--type-mix``, ``None``:
-    the default mix) and ``dedup`` (``--dedup`` threshold, ``None``: off)."""
+    the default mix), ``dedup`` (``--dedup`` threshold, ``None``: off) and ``participants``
+    (``--participants``; ``None``: two, the paper's dyad, and the key is not written)."""
 
     split: str | None = None
     type_mix: str | None = None
     dedup: float | None = None
+    participants: int | None = None

@@ -24,12 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ioa_synth.build.builddir import open_catalog, record_stages
+from ioa_synth.build.builddir import build_participants, open_catalog, record_stages
 from ioa_synth.build.importer import imported_source
 from ioa_synth.build.record_files import record_file
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.rubric import load_rubric
-from ioa_synth.build.stages import DIALOGUE, PROFILES, STAGES, stage_spec
+from ioa_synth.build.stages import DIALOGUE, PROFILES, STAGES, StageSpec
+from ioa_synth.build.stages_multi import stages_for
 from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
@@ -196,9 +197,10 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Pat
         source = _written_from(cat, case_id, a2) if a2 is not None else None
         if source is not None and attempt is None:
             a1 = source
-        stage1 = _stage_view(cat, case_id, 1, a1, have[1], gens, None)
-        profiles = _parse(PROFILES.output, gens[(PROFILES.stage, source)])[0] if source is not None else None
-        stage2 = _stage_view(cat, case_id, 2, a2, have[2], gens, profiles, pending)
+        specs = stages_for(build_participants(Path(home or out_dir)))  # a multi-party build: its own rules
+        stage1 = _stage_view(cat, case_id, specs[1], a1, have[1], gens, None)
+        profiles = _parse(specs[1].output, gens[(PROFILES.stage, source)])[0] if source is not None else None
+        stage2 = _stage_view(cat, case_id, specs[2], a2, have[2], gens, profiles, pending)
         if stage2 is not None:
             stage2["profiles_attempt"] = source
         return {"case_id": case_id, "split": row["split"], "domain": row["domain"], "task_type": row["task_type"],
@@ -249,14 +251,15 @@ def _pick(attempts: list[int], attempt: int | None) -> int | None:
     return max((a for a in attempts if a < attempt), default=None)
 
 
-def _stage_view(cat: Catalog, case_id: str, stage: int, attempt: int | None, attempts: list[int],
+def _stage_view(cat: Catalog, case_id: str, spec: StageSpec, attempt: int | None, attempts: list[int],
                 gens: dict[tuple[int, int], str], profiles: BaseModel | None,
                 pending: AbstractSet[tuple[int, int]] = frozenset()) -> dict[str, Any] | None:
-    """One stage's attempt as shown; ``thoughts_pending``: its lines are written and its
-    inner thoughts not yet (the gates then wait for them: an empty thought is no failure)."""
+    """One stage's attempt as shown, read and checked by ``spec`` (the build's stage: a
+    multi-party one for ``--participants`` N > 2); ``thoughts_pending``: its lines are written
+    and its inner thoughts not yet (the gates then wait for them: an empty thought is no failure)."""
     if attempt is None:
         return None
-    spec = stage_spec(stage)
+    stage = spec.stage
     output, unreadable = _parse(spec.output, gens[(stage, attempt)])
     problems = [unreadable] if unreadable else []
     gates: list[str] = []

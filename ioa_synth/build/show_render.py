@@ -62,11 +62,17 @@ def _render_profiles(console: Console, p: dict[str, Any]) -> None:
                         m["private_state"], "\n".join(f"- {a}" for a in m["hidden_assumptions"]))
     console.print(members)
     points = Table(title="misalignment points", show_lines=True)
-    for col in ("id", "type / topic", "surface form", "M1 understands", "M2 understands", "why undetected"):
+    multi = any("between" in m for m in p["misalignment_points"])  # build --participants N > 2: sides by member
+    readers = ("side a understands", "side b understands") if multi else ("M1 understands", "M2 understands")
+    for col in ("id", "type / topic", "surface form", *readers, "why undetected"):
         points.add_column(col)
     for m in p["misalignment_points"]:
-        points.add_row(m["id"], f"{m['type']}\n{m['topic']}", m["surface_form"], m["member_a_understanding"],
-                       m["member_b_understanding"], m["why_undetected"])
+        ma, a, b = m["id"], m["member_a_understanding"], m["member_b_understanding"]
+        if "between" in m:
+            if m.get("neutral"):
+                ma += f"\nneutral: {', '.join(m['neutral'])}"
+            a, b = (f"({', '.join(m['between'][s])}) {text}" for s, text in (("a", a), ("b", b)))
+        points.add_row(ma, f"{m['type']}\n{m['topic']}", m["surface_form"], a, b, m["why_undetected"])
     console.print(points)
     if not p["conversation_outline"]:
         return

@@ -41,6 +41,8 @@ def build(
     threshold: float = threshold_option("Jaccard similarity of a near-copy (with --dedup)"),
     batch: bool = batch_option(),
     batch_dir: Optional[Path] = batch_dir_option(),
+    participants: int = typer.Option(2, "--participants", min=2, max=6,
+                                     help="People per meeting, 2-6 (2: the paper's two-person meetings)"),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
@@ -60,6 +62,8 @@ def build(
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
             "dedup": threshold if dedup else None, "batch": mode is not None,
             "batch_dir": str(batch_dir) if batch_dir else None}
+    if participants != 2:  # a two-person build records its arguments as before
+        args["participants"] = participants
     from ioa_synth.runs.spend import run_plan
 
     plan = run_plan(args, paths=("seeds", "config"))
@@ -67,12 +71,14 @@ def build(
     def estimate(catalog):  # the estimate this run starts from (status shows it beside what was spent)
         from ioa_synth.build.estimate import prepared_estimate
 
-        return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds)
+        return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds,
+                                 participants=participants)
 
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
-                            batch=mode, estimate=(plan, estimate), split_seeds=split_seeds)
+                            batch=mode, estimate=(plan, estimate), split_seeds=split_seeds,
+                            participants=participants)
     from ioa_synth.build.status import cell_counts, cell_table  # (polars: after the run, not before its first call)
     from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.reports.output import wide_console

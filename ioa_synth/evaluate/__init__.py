@@ -15,6 +15,10 @@ register_templates("evaluate", Path(__file__).resolve().parent / "templates",  #
                    renders={"simulator.jinja2": "simulator", "validity_filter.jinja2": "validity_filter",
                             "validity_filter_items.jinja2": "validity_filter"},
                    shared=True)
+register_templates("evaluate_multi", Path(__file__).resolve().parent / "templates_multi",  # meetings of 3-6 people
+                   renders={"simulator.jinja2": "simulator (3-6 participants)",
+                            "validity_filter.jinja2": "validity_filter (3-6 participants)",
+                            "validity_filter_items.jinja2": "validity_filter (3-6 participants)"})
 from ioa_synth.evaluate.run_settings import EvaluateSettings
 from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 

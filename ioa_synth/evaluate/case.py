@@ -14,7 +14,8 @@ from pydantic import ValidationError
 from ioa_synth.evaluate.stored_questions import QuestionsFromError
 from ioa_synth.evaluate.record_model import EvalRecord
 from ioa_synth.evaluate.scoring import c_breakdown, categorize, dialogue_metrics, expression_overlaps
-from ioa_synth.evaluate.simulator import PARTICIPANTS, Permutation, modal, simulate
+from ioa_synth.evaluate.multiparty import case_sides, diverges, found, is_multi, separated
+from ioa_synth.evaluate.simulator import Permutation, modal, simulate
 from ioa_synth.evaluate.validity import judge_divergent, judge_items
 from ioa_synth.probing.probers import Probe, Prober
 from ioa_synth.probing.calls import CaseCalls
@@ -43,7 +44,8 @@ class EvalSettings:
 def _head(case: EvalCase, settings: EvalSettings) -> dict[str, Any]:
     return {"case_id": case.case_id, "source_file": case.source_file, "domain": case.domain,
             "task_type": case.task_type, "status": "failed", **settings.as_dict(),
-            "misalignment_points": [{"id": p.id, "type": p.type, "topic": p.topic, "surface_form": p.surface_form}
+            "misalignment_points": [{"id": p.id, "type": p.type, "topic": p.topic, "surface_form": p.surface_form,
+                                     **({"between": p.between, "neutral": p.neutral or []} if p.between else {})}
                                     for p in case.profiles.misalignment_points]}
 
 
@@ -54,7 +56,7 @@ def modal_answers(rollouts: dict[str, list[dict[int, str]]], count: int) -> list
     out = []
     for n in range(1, count + 1):
         answers = {}
-        for p in PARTICIPANTS:
+        for p in rollouts:  # M1, M2 (M1..MN in a multi-party case), as simulate made them
             picks = [r[n] for r in rollouts[p]]
             option, consistency = modal(picks)
             answers[p] = {"option": option, "rollouts": picks, "consistency": consistency}
@@ -63,19 +65,29 @@ def modal_answers(rollouts: dict[str, list[dict[int, str]]], count: int) -> list
 
 
 def score_questions(questions: list[Question], answers: list[dict[str, dict[str, Any]]],
-                    judgements: dict[int, Any], ma_ids: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                    judgements: dict[int, Any], ma_ids: list[str],
+                    sides: dict[str, dict[str, list[str]]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Question entries of a record and the dialogue's metrics (pure: no call), from the
-    :func:`modal_answers` of the questions and the filter's judgements by question number."""
+    :func:`modal_answers` of the questions and the filter's judgements by question number.
+    ``sides`` (a multi-party case's :func:`~ioa_synth.evaluate.multiparty.case_sides`):
+    apply the found rule (:func:`~ioa_synth.evaluate.multiparty.found`) and list in each
+    entry's ``separates`` the points whose sides its answers separate."""
     entries, cats = [], []
     for n, (q, answer) in enumerate(zip(questions, answers), 1):
-        divergent = answer["M1"]["option"] != answer["M2"]["option"]
+        options = {p: a["option"] for p, a in answer.items()}
+        divergent = diverges(options)  # for two people: M1's option differs from M2's
         j = judgements.get(n) if divergent else None
         jd = j.model_dump(exclude={"question"}) if j is not None else None
         category, reason, ma = categorize(divergent, jd)
+        extra: dict[str, Any] = {}
+        if sides is not None:
+            split = separated(options, sides)
+            category, reason, ma = found(category, reason, ma, split)
+            extra = {"separates": split}
         cats.append((category, ma))
         entries.append({"number": n, "key": q.key, "kind": "question", "question": q.question, "options": q.options,
                         "answers": answer, "divergent": divergent, "filter": jd, "category": category,
-                        "reason": reason, "ma_id": ma})
+                        "reason": reason, "ma_id": ma, **extra})
     return entries, dialogue_metrics(cats, ma_ids)
 
 
@@ -104,9 +116,10 @@ def _questions_through_simulator(case: EvalCase, settings: EvalSettings, questio
             if settings.permute_seed is not None else Permutation.identity(questions))
     rollouts = simulate(case, questions, perm, settings.rollouts, clients["simulator"], calls)
     answers = modal_answers(rollouts, len(questions))
-    chosen = {p: {n: a[p]["option"] for n, a in enumerate(answers, 1)} for p in PARTICIPANTS}
+    chosen = {p: {n: a[p]["option"] for n, a in enumerate(answers, 1)} for p in rollouts}
     judgements = judge_divergent(case, questions, chosen, clients["validity_filter"], calls)
-    entries, metrics = score_questions(questions, answers, judgements, case.ma_ids)
+    entries, metrics = score_questions(questions, answers, judgements, case.ma_ids,
+                                       case_sides(case) if is_multi(case) else None)
     return entries, metrics, perm
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ioa_synth.core.templates import render_template
-from ioa_synth.evaluate.access import filter_context, simulator_context
+from ioa_synth.evaluate.access import filter_context
 from ioa_synth.evaluate.inputs import load_cases, pick_cases
 from ioa_synth.evaluate.records import read_record
 from ioa_synth.evaluate.run import component_of, needed_components
-from ioa_synth.evaluate.simulator import PARTICIPANTS, TEMPLATE as SIMULATOR_TEMPLATE
+from ioa_synth.evaluate.multiparty import TEMPLATES as MULTI, is_multi, multi_filter_context, participants_of
+from ioa_synth.evaluate.simulator import simulator_prompt
 from ioa_synth.evaluate.validity import TEMPLATE as FILTER_TEMPLATE
 from ioa_synth.probing.cases import EvalCase
 from ioa_synth.probing.probers import PROBERS, first_prompt
@@ -99,13 +100,17 @@ def estimate_evaluate(params: dict[str, Any], prices: dict[str, Price], tokenize
         calls = 2 if mode == "ambiguity" else 1
         kinds.append(CallKind("prober", f"prober ({mode})", n * calls * retried("prober"), first, prober_out))
     if "simulator" in setups:
-        sk = _mean([setups["simulator"].counter.messages(render_template(
-            SIMULATOR_TEMPLATE, **simulator_context(c, p), questions=[]).messages) for c in counted for p in PARTICIPANTS])
-        kinds.append(CallKind("simulator", "simulator", n * len(PARTICIPANTS) * rollouts * retried("simulator"),
+        prompts = [simulator_prompt(c, p) for c in counted for p in participants_of(c)]
+        sk = _mean([setups["simulator"].counter.messages(render_template(name, **ctx, questions=[]).messages)
+                    for name, ctx in prompts])
+        people = _mean([len(participants_of(c)) for c in counted]) if counted else 2  # one call per participant
+        kinds.append(CallKind("simulator", "simulator", n * people * rollouts * retried("simulator"),
                               shown("simulator", sk), completion("simulator")))
     if "validity_filter" in setups:
         sk = _mean([setups["validity_filter"].counter.messages(render_template(
-            FILTER_TEMPLATE, **filter_context(c), questions=[]).messages) for c in counted])
+            MULTI["filter"], **multi_filter_context(c), questions=[]).messages) if is_multi(c) else
+                    setups["validity_filter"].counter.messages(render_template(
+                        FILTER_TEMPLATE, **filter_context(c), questions=[]).messages) for c in counted])
         kinds.append(CallKind("validity_filter", "validity filter", n * filtered * retried("validity_filter"),
                               shown("validity_filter", sk), completion("validity_filter")))
     assumptions = {

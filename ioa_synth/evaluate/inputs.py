@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ioa_synth.probing.cases import EvalCase, EvalCaseFile
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
+from ioa_synth.evaluate.multiparty import multi_party_members, sides_problem
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
@@ -45,7 +46,8 @@ def read_case(path: Path, rel: Path) -> EvalCase:
 
     Raises (the message starts with ``path``):
         InputError: not UTF-8, not JSON, not an object, a missing or malformed field, members other
-            than M1/M2, repeated MA ids, no turn, or a turn by an unknown speaker.
+            than M1/M2 (or M1..MN, N = 3..6, whose points each name their sides), repeated MA ids,
+            no turn, or a turn by an unknown speaker.
     """
     try:
         raw = path.read_bytes()
@@ -65,11 +67,13 @@ def read_case(path: Path, rel: Path) -> EvalCase:
             raise InputError(f"{path}: not an IoA case: missing field {_where(err)}") from exc
         raise InputError(f"{path}: field {_where(err)}: {err['msg'].removeprefix('Value error, ')}") from exc
     ids = sorted(m.id for m in parsed.profiles.members)
-    if ids != ["M1", "M2"]:
+    if ids != ["M1", "M2"] and not multi_party_members(ids):
         raise InputError(f"{path}: field profiles.members: members must be M1 and M2 (got {ids})")
     ma_ids = [p.id for p in parsed.profiles.misalignment_points]
     if len(set(ma_ids)) != len(ma_ids):
         raise InputError(f"{path}: field profiles.misalignment_points: ids repeat ({ma_ids})")
+    if (wrong := sides_problem(parsed.profiles)) is not None:  # a multi-party case: who holds which reading
+        raise InputError(f"{path}: field {wrong}")
     if not parsed.dialogue.turns:
         raise InputError(f"{path}: field dialogue.turns: the dialogue has no turns (nothing to evaluate)")
     names = {m.id: m.name for m in parsed.profiles.members}

@@ -38,6 +38,7 @@ from ioa_synth.probing.calls import CaseCalls
 from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import all_template_hashes, compile_templates
+from ioa_synth.evaluate.multiparty import MULTI_CAPABILITY, is_multi
 from ioa_synth.core.atomic import write_bytes_atomic, write_json_atomic
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.runs.recorder import CallKey, CallRecorder, load_replay_tries
@@ -79,12 +80,15 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
     request settings; not the base URL nor the key, so the same model on another host
     resumes), evaluate templates' sha256, every input file's sha256, the protocol
     settings, and for ``--questions-from`` the sha256 of each reused case's questions
-    (so the same folder named by another path resumes)."""
+    (so the same folder named by another path resumes); with a multi-party case among the
+    inputs, the ``evaluate_multi`` templates' sha256 too (``multi_templates``)."""
     comps = {name: ep.identity() for name, ep in sorted(eps.items())}
     return {"fingerprint_version": EVAL_SETUP_VERSION, "toolkit_version": __version__, "components": comps,
             "templates": all_template_hashes("evaluate"),
             "inputs": {c.source_file: c.sha256 for c in job.all_cases}, **job.settings.as_dict(),
-            "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None}
+            "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None,
+            **({"multi_templates": all_template_hashes(MULTI_CAPABILITY)} if any(map(is_multi, job.all_cases))
+               else {})}
 
 
 def needed_components(mode: str, reuses_questions: bool) -> list[str]:

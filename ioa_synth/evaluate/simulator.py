@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ioa_synth.evaluate.access import simulator_context
+from ioa_synth.evaluate.multiparty import TEMPLATES as MULTI, is_multi, participants_of
+from ioa_synth.evaluate.multiparty import simulator_context as multi_simulator_context
 from ioa_synth.evaluate.replies import SimulatorReply, parse_answers
 from ioa_synth.probing.cases import EvalCase
 from ioa_synth.probing.calls import CaseCalls
@@ -75,25 +77,38 @@ def simulate(case: EvalCase, questions: list[Question], perm: Permutation, rollo
              calls: CaseCalls) -> dict[str, list[dict[int, str]]]:
     """Per participant, the answers of each rollout as ``{original number: original letter}``.
 
-    One call per participant per rollout (attempt = rollout number), none when there are
+    One call per participant per rollout (every participant of a multi-party case:
+    :mod:`ioa_synth.evaluate.multiparty`) (attempt = rollout number), none when there are
     no questions.
 
     Raises:
         ioa_synth.llm.client.LLMCallError: no usable simulator reply.
     """
-    out: dict[str, list[dict[int, str]]] = {p: [] for p in PARTICIPANTS}
+    participants = participants_of(case)  # M1, M2; M1..MN in a multi-party case
+    out: dict[str, list[dict[int, str]]] = {p: [] for p in participants}
     if not questions:
         return out
     shown = perm.present(questions)
     letters = ["".join(q.options) for q in shown]
     schema = request_schema(SimulatorReply)
-    prompts = {p: render_template(TEMPLATE, **simulator_context(case, p), questions=shown) for p in PARTICIPANTS}
-    jobs = [(rollout, p) for rollout in range(1, rollouts + 1) for p in PARTICIPANTS]
+    prompts = {}
+    for p in participants:
+        name, context = simulator_prompt(case, p)
+        prompts[p] = render_template(name, **context, questions=shown)
+    jobs = [(rollout, p) for rollout in range(1, rollouts + 1) for p in participants]
     replies = gather([partial(calls.call, client, "simulator", p, rollout, prompts[p], schema,
                               lambda d: parse_answers(d, letters)) for rollout, p in jobs])
     for (_, p), answers in zip(jobs, replies):  # independent calls: one wave in batch mode
         out[p].append(perm.to_original(answers))
     return out
+
+
+def simulator_prompt(case: EvalCase, participant: str) -> tuple[str, dict[str, Any]]:
+    """``(template name, context but the questions)`` of the simulator playing ``participant``
+    of ``case`` (the multi-party template for more than two people)."""
+    if is_multi(case):
+        return MULTI["simulator"], multi_simulator_context(case, participant)
+    return TEMPLATE, simulator_context(case, participant)
 
 
 def modal(options: list[str]) -> tuple[str, float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ioa_synth.evaluate.access import filter_context
+from ioa_synth.evaluate.multiparty import TEMPLATES as MULTI, diverges, is_multi, multi_filter_context
 from ioa_synth.evaluate.replies import FilterReply, Judgement, parse_judgements
 from ioa_synth.probing.cases import EvalCase
 from ioa_synth.probing.calls import CaseCalls
@@ -33,18 +34,24 @@ def judgement_schema(numbers: list[int]) -> dict[str, Any]:
 def judge_divergent(case: EvalCase, questions: list[Question], chosen: dict[str, dict[int, str]],
                     client: LLMClient, calls: CaseCalls) -> dict[int, Judgement]:
     """``{original question number: Judgement}`` for the questions where M1's and M2's
-    (modal) options differ, in one call; no call when none differs.
+    (modal) options differ (in a multi-party case: where not every participant chose the
+    same option), in one call; no call when none differs.
 
     Raises:
         ioa_synth.llm.client.LLMCallError: no usable filter reply (an unknown MA id, a
             missing or extra judgement, a bad ``redundant_with`` are unusable replies).
     """
-    divergent = [n for n in range(1, len(questions) + 1) if chosen["M1"][n] != chosen["M2"][n]]
+    divergent = [n for n in range(1, len(questions) + 1) if diverges({p: chosen[p][n] for p in chosen})]
     if not divergent:
         return {}
-    shown = [{"number": n, "question": questions[n - 1].question, "options": questions[n - 1].options,
-              "m1": chosen["M1"][n], "m2": chosen["M2"][n]} for n in divergent]
-    prompt = render_template(TEMPLATE, **filter_context(case), questions=shown)
+    if is_multi(case):  # every participant's answer, one by one, and each point's sides
+        shown = [{"number": n, "question": questions[n - 1].question, "options": questions[n - 1].options,
+                  "answers": {p: chosen[p][n] for p in chosen}} for n in divergent]
+        prompt = render_template(MULTI["filter"], **multi_filter_context(case), questions=shown)
+    else:
+        shown = [{"number": n, "question": questions[n - 1].question, "options": questions[n - 1].options,
+                  "m1": chosen["M1"][n], "m2": chosen["M2"][n]} for n in divergent]
+        prompt = render_template(TEMPLATE, **filter_context(case), questions=shown)
     ma_ids = case.ma_ids
     return calls.call(client, "validity_filter", None, 1, prompt, judgement_schema(divergent),
                       lambda d: parse_judgements(d, divergent, ma_ids))
@@ -66,7 +73,8 @@ def judge_items(case: EvalCase, items: list[Question], client: LLMClient, calls:
         return {}
     numbers = list(range(1, len(items) + 1))
     shown = [{"number": n, "description": items[n - 1].question} for n in numbers]
-    prompt = render_template(ITEMS_TEMPLATE, **filter_context(case), items=shown)
+    prompt = (render_template(MULTI["items"], **multi_filter_context(case), items=shown) if is_multi(case)
+              else render_template(ITEMS_TEMPLATE, **filter_context(case), items=shown))
     ma_ids = case.ma_ids
     return calls.call(client, "validity_filter", None, 1, prompt, judgement_schema(numbers),
                       lambda d: parse_judgements(d, numbers, ma_ids))

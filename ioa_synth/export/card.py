@@ -24,10 +24,10 @@ def size_category(n: int) -> str:
 
 
 def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str | list[str], pretty_name: str,
-                num_bytes: dict[str, int] | None = None):
+                num_bytes: dict[str, int] | None = None, sides: bool = False):
     """The card's metadata (``huggingface_hub.DatasetCardData``) with the ``default``
     config's data files, split sizes (``num_bytes``: bytes per split file) and the features
-    of :func:`ioa_synth.export.records.features`."""
+    of :func:`ioa_synth.export.records.features` (with each point's sides when ``sides``)."""
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
@@ -42,7 +42,7 @@ def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str
     splits = SplitDict()
     for name, n in sizes.items():
         splits.add(SplitInfo(name=name, num_examples=n, num_bytes=(num_bytes or {}).get(name, 0)))
-    DatasetInfosDict({"default": DatasetInfo(features=features(), splits=splits)}).to_dataset_card_data(data)
+    DatasetInfosDict({"default": DatasetInfo(features=features(sides), splits=splits)}).to_dataset_card_data(data)
     return data
 
 
@@ -76,8 +76,21 @@ def default_name(provenance: dict[str, Any], split_sizes: dict[str, int]) -> str
     return f"IoA cases {how} with ioa-synth ({', '.join(split_sizes)})"
 
 
-def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: str, pretty_name: str) -> str:
-    """The card's Markdown body; generated and imported cases each described as what they are."""
+#: Number words of the meeting sizes ``build --participants`` makes.
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def meetings_word(people: list[int]) -> str:
+    """``"two-person"`` (the paper's), ``"three-person"``, ``"two- to four-person"`` for the
+    export's meeting sizes ``people`` (ascending)."""
+    low, high = (_WORDS.get(n, str(n)) for n in (people[0], people[-1]))
+    return f"{low}-person" if low == high else f"{low}- to {high}-person"
+
+
+def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: str, pretty_name: str,
+              people: list[int] | None = None) -> str:
+    """The card's Markdown body; generated and imported cases each described as what they are
+    (meetings of ``people`` members: ``[2]``, the paper's, when not given)."""
     from ioa_synth import __version__
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("ioa_synth.export", "templates"),
@@ -85,12 +98,17 @@ def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: 
     generated, imported = case_counts(provenance, split_sizes)
     return env.get_template("card.md.jinja2").render(
         p=provenance, split_sizes=split_sizes, license=license, pretty_name=pretty_name, generated=generated,
-        imported=imported, toolkit_version=__version__, pct=_pct, num=_num)
+        imported=imported, toolkit_version=__version__, pct=_pct, num=_num,
+        meetings=meetings_word(people or [2]), multi=max(people or [2]) > 2)
 
 
 def dataset_card(provenance: dict[str, Any], split_files: dict[str, str], sizes: dict[str, int], license: str,
-                 pretty_name: str, num_bytes: dict[str, int] | None = None) -> str:
-    """The whole ``README.md``: YAML header between ``---`` lines, then the body."""
+                 pretty_name: str, num_bytes: dict[str, int] | None = None, people: list[int] | None = None,
+                 sides: bool = False) -> str:
+    """The whole ``README.md``: YAML header between ``---`` lines, then the body (``people``:
+    the meeting sizes, :func:`~ioa_synth.export.records.meeting_sizes`; ``sides``: the
+    features have each point's sides, :func:`~ioa_synth.export.records.multi_party`)."""
     licences = card_licences(provenance, sizes, license)
-    header = card_header(split_files, sizes, licences[0] if len(licences) == 1 else licences, pretty_name, num_bytes)
-    return f"---\n{header.to_yaml()}\n---\n\n{card_body(provenance, sizes, license, pretty_name)}"
+    header = card_header(split_files, sizes, licences[0] if len(licences) == 1 else licences, pretty_name, num_bytes,
+                         sides=sides)
+    return f"---\n{header.to_yaml()}\n---\n\n{card_body(provenance, sizes, license, pretty_name, people)}"

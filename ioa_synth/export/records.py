@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ioa_synth.protocol.multiparty import sides_of
+
 #: Export split names of the build's splits (Hugging Face's conventional names).
 SPLIT_NAMES = {"train": "train", "val": "validation", "test": "test"}
 
@@ -57,10 +59,7 @@ def export_record(case_id: str, domain: str, task_type: str, record: dict[str, A
             "meeting_scenario": profiles["meeting_scenario"],
             "members": [{k: m[k] for k in ("id", "name", "role", "expertise", "background", "private_state",
                                            "hidden_assumptions")} for m in profiles["members"]],
-            "misalignment_points": [{k: p.get(k) if k == "type" else p[k]
-                                     for k in ("id", "type", "topic", "surface_form", "member_a_understanding",
-                                               "member_b_understanding", "why_undetected")}
-                                    for p in profiles["misalignment_points"]],
+            "misalignment_points": [_point(p) for p in profiles["misalignment_points"]],
             "conversation_outline": [{k: t[k] for k in ("turn", "speaker", "description", "ma_ids")}
                                      for t in profiles.get("conversation_outline") or []],
         },
@@ -71,8 +70,45 @@ def export_record(case_id: str, domain: str, task_type: str, record: dict[str, A
     }
 
 
-def features():
-    """The ``datasets.Features`` of an export record."""
+def _point(p: dict[str, Any]) -> dict[str, Any]:
+    """One misalignment point of an export record; a multi-party build's (``build
+    --participants N``) keeps who holds each reading (``between``, ``neutral``)."""
+    out = {k: p.get(k) if k == "type" else p[k] for k in ("id", "type", "topic", "surface_form",
+                                                         "member_a_understanding", "member_b_understanding",
+                                                         "why_undetected")}
+    if "between" in p:
+        out |= {"between": {"a": list(p["between"]["a"]), "b": list(p["between"]["b"])},
+                "neutral": list(p.get("neutral") or [])}
+    return out
+
+
+def meeting_sizes(records: list[dict[str, Any]]) -> list[int]:
+    """The numbers of members of the export ``records`` (each once, ascending): ``[2]`` for
+    the paper's two-person cases."""
+    return sorted({len(r["profiles"]["members"]) for r in records})
+
+
+def multi_party(records: list[dict[str, Any]]) -> bool:
+    """True when a record of ``records`` is a meeting of more than two people or names its
+    points' sides: the export then has the ``between`` and ``neutral`` features."""
+    return any(len(r["profiles"]["members"]) > 2 or any("between" in p for p in r["profiles"]["misalignment_points"])
+               for r in records)
+
+
+def with_sides(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``between`` and ``neutral`` on every point, for an export that has
+    them: a two-person point holds ``a = [M1]``, ``b = [M2]``, nobody neutral
+    (:func:`~ioa_synth.protocol.multiparty.sides_of`)."""
+    points = []
+    for p in record["profiles"]["misalignment_points"]:
+        sides = sides_of(p)
+        points.append(p | {"between": {"a": sides["a"], "b": sides["b"]}, "neutral": sides["neutral"]})
+    return record | {"profiles": record["profiles"] | {"misalignment_points": points}}
+
+
+def features(sides: bool = False):
+    """The ``datasets.Features`` of an export record; ``sides``: each point's ``between``
+    (``{"a": [ids], "b": [ids]}``) and ``neutral`` (``[ids]``), for a multi-party export."""
     from datasets import Features, Sequence, Value
 
     text = Value("string")
@@ -86,7 +122,9 @@ def features():
                          "private_state": text, "hidden_assumptions": Sequence(text)}],
             "misalignment_points": [{"id": text, "type": text, "topic": text, "surface_form": text,
                                      "member_a_understanding": text, "member_b_understanding": text,
-                                     "why_undetected": text}],
+                                     "why_undetected": text,
+                                     **({"between": {"a": Sequence(text), "b": Sequence(text)},
+                                         "neutral": Sequence(text)} if sides else {})}],
             "conversation_outline": [{"turn": Value("int32"), "speaker": text, "description": text,
                                       "ma_ids": Sequence(text)}],
         },

@@ -55,7 +55,7 @@ def prober_context(case: EvalCase, access: str) -> dict[str, Any]:
     if access not in ACCESS_LEVELS:
         raise ValueError(f"access must be one of {', '.join(ACCESS_LEVELS)}")
     fields = FULL_PROFILE_FIELDS if access.startswith("private") else PUBLIC_PROFILE_FIELDS
-    thoughts = frozenset({"M1", "M2"}) if access.endswith("thoughts") else frozenset()
+    thoughts = frozenset(m.id for m in case.profiles.members) if access.endswith("thoughts") else frozenset()
     return {"member_profiles": [profile_view(m, fields) for m in case.profiles.members],
             "transcript": transcript_view(case, thoughts), "with_thoughts": bool(thoughts),
             "people": people_word(len(case.profiles.members))}

@@ -42,6 +42,9 @@ class EvalMA(_Lenient):
     member_a_understanding: str
     member_b_understanding: str
     why_undetected: str
+    #: multi-party cases only (``build --participants N``): who holds each reading, and who neither
+    between: dict[str, list[str]] | None = None
+    neutral: list[str] | None = None
 
     @field_validator("type", mode="before")
     @classmethod
@@ -109,7 +112,7 @@ class EvalCase:
     turns: list[EvalTurn]
 
     def member(self, member_id: str) -> EvalMember:
-        """The member with id ``member_id`` (``M1``/``M2``)."""
+        """The member with id ``member_id`` (``M1``/``M2``, or up to ``M6`` in a multi-party case)."""
         return next(m for m in self.profiles.members if m.id == member_id)
 
     @property

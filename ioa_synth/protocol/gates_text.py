@@ -192,11 +192,11 @@ def overlap(a: str, b: str) -> float:
 
 
 def text_fields(prefix: str, obj: BaseModel) -> Iterable[tuple[str, str]]:
-    """``(where, text)`` for every free-text field of ``obj`` (lists item by item; ids, types,
+    """``(where, text)`` for every free-text field of ``obj`` (lists item by item; ids, types, a point's ``neutral`` ids,
     speakers and an outline turn's ``ma_ids`` are no text), ``where`` being ``prefix.field``
     or ``prefix.field[i]``."""
     for name, value in obj.model_dump().items():
-        if name in ("id", "type", "speaker", "speaker_id", "ma_ids"):
+        if name in ("id", "type", "speaker", "speaker_id", "ma_ids", "neutral"):
             continue
         if isinstance(value, str):
             yield f"{prefix}.{name}", value
