@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from rich.console import Console
 
 from ioa_synth.build.builddir import open_catalog
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
+from ioa_synth.build.run_settings import build_language
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
@@ -156,11 +158,13 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
         if not targets:
             return {"cases": [], "skipped": skipped, "tokens": 0}
         on_start()
+        language = build_language(out_dir)  # the build's own: its prompts, gates and setup
         with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args,
-                      describe=build_setup_description, check=check_build_setup, in_kind="build") as run:
+                      describe=partial(build_setup_description, language=language), check=check_build_setup,
+                      in_kind="build") as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
-                                on_tokens=run.tokens.add)
+                                on_tokens=run.tokens.add, language=language)
             run.recorders.append(pipeline.calls)  # its calls are counted when Ctrl-C stops the run
             run.summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, run)
         return run.summary

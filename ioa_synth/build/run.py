@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Callable
 
@@ -30,6 +30,7 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split, split_plans
+from ioa_synth.build.run_settings import language_setting
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
@@ -64,7 +65,7 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
               type_mix: str | None = None, dedup: float | None = None,
               on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
               estimate: EstimateOf | None = None,
-              split_seeds: list[SeedTuple] | None = None) -> dict:
+              split_seeds: list[SeedTuple] | None = None, language: str | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix``, planned over ``split_seeds``, the split's
@@ -77,7 +78,9 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     ``(plan, make)``: ``make(catalog)`` reads the folder and gives ``finish()``, the estimate
     of this run, recorded for ``status`` unless the estimate recorded last is of the same
     ``plan``; ``finish()`` runs once the first request is on the wire
-    (:mod:`ioa_synth.build.deferred_estimate`).
+    (:mod:`ioa_synth.build.deferred_estimate`). ``language`` (BCP-47, ``None``: English) is
+    the language the cases are written in (``build --language``): stored in the manifest's
+    settings and each record, in the setup description, its prompts and its gates.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -90,15 +93,15 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     try:
         on_start()
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args, kind="build",
-                      settings={"split": split, "type_mix": type_mix, "dedup": dedup},
-                      describe=build_setup_description, check=check_build_setup) as run:
+                      settings={"split": split, "type_mix": type_mix, "dedup": dedup} | language_setting(language),
+                      describe=partial(build_setup_description, language=language), check=check_build_setup) as run:
             deferred, finished = DeferredEstimate(catalog, run.run_id, estimate), False
             if batch is not None:  # its calls go out in files: no request to wait for
                 deferred.start()
             try:
                 run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console, type_mix=type_mix,
                                           dedup=dedup, batch=batch, split_seeds=split_seeds,
-                                          estimate=deferred).run()
+                                          estimate=deferred, language=language).run()
                 finished = True
             finally:
                 deferred.close(finished)
@@ -111,12 +114,13 @@ class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
                  run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
                  batch: BatchMode | None = None, split_seeds: list[SeedTuple] | None = None,
-                 estimate: DeferredEstimate | None = None) -> None:
+                 estimate: DeferredEstimate | None = None, language: str | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
-        self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id)
+        self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
+                                 language=language)
         self.type_mix, self.batch, self.estimate = type_mix, batch, estimate
         # every tuple this run may build is in the planted list (after split_seeds when missing from it);
         # planted when a case is new (a finished split's resume plants nothing)
@@ -126,7 +130,7 @@ class _Scheduler:
         if dedup is not None:  # datasketch (and scipy) load only for --dedup
             from ioa_synth.build.dedup import NearDuplicateIndex
 
-            self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
+            self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup, language=language)
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
         cases = register_cases(self.catalog, self.out_dir, self.split, seeds)
