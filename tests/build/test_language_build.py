@@ -93,6 +93,10 @@ def test_an_english_turn_in_a_german_build_is_rejected_and_the_case_discarded(cl
     assert (status, attempts) == ("discarded", 2)
     assert reason.count("text not written in German in turn 5.utterance (English)") == 2
     assert q(out, "SELECT count(*) FROM llm_calls WHERE stage = 2 AND role = 'judge'") == [(0,)]
+    shown = cli("show", "--out", out, "--json")  # re-checks the stored reply in the build's language
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["stage2"]["gate_failures"] == [
+        "text not written in German in turn 5.utterance (English); write every field in German"]
 
 
 def test_an_english_build_sends_the_prompts_and_writes_the_records_of_before(cli, endpoint, seeds_file, tmp_path):
