@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ioa_synth.core.templates import Prompt, register_templates, render_template, template_prose
+from ioa_synth.core.templates import Prompt, register_templates, render_template, template_prose, with_note
 from ioa_synth.protocol.gates_text import register_instructions
 from ioa_synth.text.languages import language
 
@@ -64,11 +64,8 @@ def with_language(prompt: Prompt, tag: str | None, role: str) -> Prompt:
     lang = language(tag)
     if lang.english:
         return prompt
-    note = render_template(LANGUAGE_NOTE, language=lang, role="generator" if role == "generator" else "judge")
-    messages = [dict(m) for m in prompt.messages]
-    for message, extra in zip(messages, note.messages):
-        message["content"] = f"{message['content']}\n\n{extra['content']}"
-    return Prompt(messages=messages, template_sha256=prompt.template_sha256)
+    return with_note(prompt, render_template(LANGUAGE_NOTE, language=lang,
+                                             role="generator" if role == "generator" else "judge"))
 
 
 register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates",
