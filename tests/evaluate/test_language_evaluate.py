@@ -4,7 +4,8 @@ PROVENANCE.md) beside an English one, against the three scripted servers. Each p
 a case in another language says the language and its conventions (the prober writes its
 questions in it, the simulator answers as a speaker of it, the filter judges in it); English
 prompts and setups stay as they were; the lexical baselines' expression overlap follows the
-dialogue's language (values worked out by hand below)."""
+dialogue's language (values worked out by hand below); ``--mode wordnet`` (English WordNet)
+refuses a case in another language."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from .eval_helpers import Q, Study, toolkit_case, user_text, write_case
 from .test_modes import ModeStudy, evaluate
+from ioa_helpers import one_line_error
 from ioa_synth.evaluate.inputs import InputError, load_cases
 from ioa_synth.text.languages import language
 
@@ -119,6 +121,22 @@ def test_the_ambiguity_baselines_overlap_is_read_in_the_dialogues_language(cli, 
     record = json.loads((out / "records/ml_research/planning_000.json").read_text(encoding="utf-8"))
     assert record["status"] == "scored"
     assert [(e["expression"], e["turn"], e["overlaps_ma"]) for e in record["expressions"]] == EXPRESSIONS[tag]
+
+
+def test_wordnet_mode_refuses_a_case_in_another_language(cli, tmp_path):
+    pytest.importorskip("nltk")
+    from ioa_synth.probing.wordnet import WordNetMissing, load_wordnet
+
+    try:
+        load_wordnet()
+    except WordNetMissing:
+        pytest.skip("WordNet is not installed")
+    data = tmp_path / "data"
+    write_case(data, "ml_research/planning_000.json", written_record("de"))
+    res = evaluate(cli, data, tmp_path / "out", "--mode", "wordnet")
+    one_line_error(res, "--mode wordnet ranks words by WordNet, which is English",
+                   "ml_research/planning_000: de", "--mode ambiguity or mcq")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_records_language_is_read_as_its_registry_tag(tmp_path):
