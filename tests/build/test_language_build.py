@@ -1,7 +1,8 @@
-"""``build --language``: a German and a Japanese build against a scripted server (the
-cases of tests/fixtures/languages, English translations in its PROVENANCE.md), the language
-gate through the loop, the near-duplicate shingles and the lexical baselines' overlap in
-each language, with the values worked out by hand; English builds stay as they were."""
+"""``build --language``: a German, Japanese, Spanish, French and Chinese build against a
+scripted server (the cases of tests/fixtures/languages, English translations in its
+PROVENANCE.md), the language gate through the loop, the near-duplicate shingles and the
+lexical baselines' overlap in each language, with the values worked out by hand; English
+builds stay as they were."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def prompts_of(server, kind: str) -> list[str]:
             if request_kind(r["body"]) == kind]
 
 
-@pytest.mark.parametrize("tag, name", [("de", "German"), ("ja", "Japanese")])
+@pytest.mark.parametrize("tag, name", [("de", "German"), ("ja", "Japanese"), ("es", "Spanish"), ("fr", "French"),
+                                       ("zh", "Chinese")])
 def test_a_build_in_another_language_accepts_its_case_and_says_its_language(cli, endpoint, seeds_file, tmp_path,
                                                                             tag, name):
     pytest.importorskip("lingua")
@@ -170,7 +172,9 @@ def test_japanese_shingles_are_runs_of_three_bigrams_by_hand():
     assert shingles("秋のテストデータ") == {"秋のテストデータ"}  # English rules: one \w+ word
 
 
-@pytest.mark.parametrize("tag, names", [("de", ("Lena Hoffmann", "Anna Schulz")), ("ja", ("佐藤 美咲", "鈴木 花子"))])
+@pytest.mark.parametrize("tag, names", [("de", ("Lena Hoffmann", "Anna Schulz")), ("ja", ("佐藤 美咲", "鈴木 花子")),
+                                        ("es", ("Lucía Martín", "Ana Gómez")), ("fr", ("Claire Dubois", "Julie Bernard")),
+                                        ("zh", ("王丽", "李娜"))])
 def test_a_renamed_copy_is_a_near_duplicate_in_its_language(tag, names):
     data = case(tag)
     index = NearDuplicateIndex(0.7, language=tag)

@@ -1,11 +1,11 @@
-"""``evaluate`` on records of ``build --language``: a German and a Japanese case (the
-dialogues of tests/fixtures/languages, written for these tests; English translations in its
-PROVENANCE.md) beside an English one, against the three scripted servers. Each prompt about
-a case in another language says the language and its conventions (the prober writes its
-questions in it, the simulator answers as a speaker of it, the filter judges in it); English
-prompts and setups stay as they were; the lexical baselines' expression overlap follows the
-dialogue's language (values worked out by hand below); ``--mode wordnet`` (English WordNet)
-refuses a case in another language."""
+"""``evaluate`` on records of ``build --language``: a German, Japanese, Spanish, French and
+Chinese case (the dialogues of tests/fixtures/languages, written for these tests; English
+translations in its PROVENANCE.md) beside an English one, against the three scripted
+servers. Each prompt about a case in another language says the language and its conventions
+(the prober writes its questions in it, the simulator answers as a speaker of it, the filter
+judges in it); English prompts and setups stay as they were; the lexical baselines'
+expression overlap follows the dialogue's language (values worked out by hand below);
+``--mode wordnet`` (English WordNet) refuses a case in another language."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from ioa_synth.text.languages import language
 
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"
 #: M1's name in each written case: it marks the requests about that case
-NAMES = {"de": "Lena Hoffmann", "ja": "佐藤 美咲"}
+NAMES = {"de": "Lena Hoffmann", "ja": "佐藤 美咲", "es": "Lucía Martín", "fr": "Claire Dubois", "zh": "王丽"}
 #: A(MA1), A(MA2), C not_diverging: P = 2/2, R = 2/2 on the two-MA cases (2/4 on the English one)
 TWO_MAS = [Q("q1", "A", "B", hit="MA1"), Q("q2", "A", "C", hit="MA2"), Q("q3", "A", "A")]
 
@@ -46,8 +46,9 @@ def test_each_prompt_about_a_case_says_its_language_and_english_ones_stay_as_the
     pytest.importorskip("snowballstemmer")
     data = tmp_path / "data"
     write_case(data, "ml_research/planning_000.json", written_record("de", "de-DE"))
-    write_case(data, "ml_research/planning_001.json", written_record("ja"))
-    write_case(data, "ml_research/planning_002.json", toolkit_case())  # English: no language field
+    for i, tag in enumerate(("ja", "es", "fr", "zh"), 1):
+        write_case(data, f"ml_research/planning_00{i}.json", written_record(tag))
+    write_case(data, "ml_research/planning_005.json", toolkit_case())  # English: no language field
     t = trio(Study(TWO_MAS))
     out = tmp_path / "out"
     res = evaluate(cli, data, out)
@@ -65,7 +66,7 @@ def test_each_prompt_about_a_case_says_its_language_and_english_ones_stay_as_the
                 assert f"Language of the meeting: {lang.name} ({tag})" in text
         english = [x for x in texts if not any(m in x for m in NAMES.values())]
         assert english and not any("Language of the meeting" in x for x in english)
-    for i in range(3):
+    for i in range(6):
         record = json.loads((out / f"records/ml_research/planning_00{i}.json").read_text(encoding="utf-8"))
         assert record["status"] == "scored"
     parts = json.loads((out / "run.json").read_text(encoding="utf-8"))["fingerprint_parts"]

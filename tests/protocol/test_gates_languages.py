@@ -1,7 +1,7 @@
-"""The content gates of a build in another language (``build --language``): a German and a
-Japanese case (tests/fixtures/languages, written for these tests; English translations in
-its PROVENANCE.md) pass every gate in their language, and each language-aware rule gives the
-values worked out by hand below."""
+"""The content gates of a build in another language (``build --language``): a German, a
+Japanese, a Spanish, a French and a Chinese case (tests/fixtures/languages, written for these
+tests; English translations in its PROVENANCE.md) pass every gate in their language, and
+each language-aware rule gives the values worked out by hand below."""
 
 from __future__ import annotations
 
@@ -148,3 +148,46 @@ def test_english_thresholds_stay_the_shipped_ones():
         assert load_gates() is gates_for("de")
         assert stems("Die Testdaten") == ["testdat"]
     assert stems("Die Testdaten") == ["die", "testdaten"]  # outside: English rules again
+
+
+# -- Spanish, French, Chinese: the same story (PROVENANCE.md) ------------------------------
+@pytest.mark.parametrize("tag", ["es", "fr", "zh"])
+def test_the_spanish_french_and_chinese_cases_pass_every_gate_and_an_english_turn_fails(tag):
+    pytest.importorskip("lingua")
+    s1, s2 = case(tag)
+    assert stage1_problems(Stage1Output.model_validate(s1)) == []
+    assert stage2_problems(Stage2Output.model_validate(s2)) == []
+    assert gates(tag, s1) == [] and gates(tag, s1, s2) == []
+    s2 = copy.deepcopy(s2)
+    s2["turns"][4]["utterance"] = "Can we have the evaluation finished by the end of next week?"
+    name = {"es": "Spanish", "fr": "French", "zh": "Chinese"}[tag]
+    assert gates(tag, s1, s2) == [
+        f"text not written in {name} in turn 5.utterance (English); write every field in {name}"]
+
+
+def test_a_japanese_line_inside_a_chinese_case_is_rejected():
+    pytest.importorskip("lingua")
+    s1, s2 = case("zh")
+    s2 = copy.deepcopy(s2)
+    s2["turns"][4]["inner_thought"] = "十月の数字が出たら、すぐに役員会に見せられます。"
+    assert gates("zh", s1, s2) == [  # its kana are another script than Chinese, and lingua reads Japanese
+        "text switches into another script in turn 5.inner_thought; write every field in Chinese",
+        "text not written in Chinese in turn 5.inner_thought (Japanese); write every field in Chinese"]
+
+
+@pytest.mark.parametrize("tag, wanted", [
+    # Snowball spanish drops the residual vowel in RV: datos -> dat, prueba -> prueb, otoño -> otoñ;
+    # los, de, del are function words; "amiento" is not in R2 of lanzamiento, so only its -o goes
+    ("es", [("MA1", {"dat", "prueb", "otoñ"}, 2), ("MA2", {"lanzamient", "noviembr"}, 2)]),
+    # Snowball french: données -> donnée (-s) -> donn (-ée in step 2b's "ée") -> don (undoubled nn);
+    # automne, novembre lose their -e; lancement loses -ement in RV; les, de, l', le are function words
+    ("fr", [("MA1", {"don", "test", "automn"}, 2), ("MA2", {"lanc", "novembr"}, 2)]),
+    # one CJK run each, bigrams; 的 alone is a function character, so pairs with a content
+    # character stay: 秋季 季的 的测 测试 试数 数据 (6, need ceil(3.96) = 4); 十一 一月 月的 的上 上线 (5, 4)
+    ("zh", [("MA1", {"秋季", "季的", "的测", "测试", "试数", "数据"}, 4), ("MA2", {"十一", "一月", "月的", "的上", "上线"}, 4)]),
+])
+def test_cue_matching_in_spanish_french_and_chinese(tag, wanted):
+    s1, _ = case(tag)
+    with in_language(tag):
+        ref = profile_reference(Stage1Output.model_validate(s1))
+    assert [(ma, want, need) for ma, _, want, need in ref.surface_forms] == wanted
