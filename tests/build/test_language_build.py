@@ -194,3 +194,14 @@ def test_expression_overlap_in_german_and_japanese_by_hand():
     assert content_tokens("テスト用のデータ", "ja") == {"テス", "スト", "ト用", "デー", "ータ"}
     assert token_overlap("テスト用のデータ", "秋のテストデータ", "ja") == 4 / 5
     assert token_overlap("テスト用のデータ", "秋のテストデータ") == 0.0  # English rules: two whole \w+ words
+
+
+def test_a_directory_holds_one_language(cli, endpoint, seeds_file, tmp_path):
+    pytest.importorskip("lingua")
+    endpoint(responder=LanguageResponder("de"))
+    out, seeds = tmp_path / "out", seeds_file(1)
+    assert build(cli, seeds, out, "--language", "de", "--type-mix", "none").exit_code == 0
+    res = build(cli, seeds, out, "--language", "ja", "--type-mix", "none")
+    assert res.exit_code == 2, res.output  # a changed setup, named
+    assert "judge.language: 'de' -> 'ja'" in res.stderr and "use a new --out directory" in res.stderr
+    assert q(out, "SELECT count(*) FROM runs WHERE command = 'build'") == [(1,)]
