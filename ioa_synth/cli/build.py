@@ -41,10 +41,10 @@ def build(
     threshold: float = threshold_option("Jaccard similarity of a near-copy (with --dedup)"),
     batch: bool = batch_option(),
     batch_dir: Optional[Path] = batch_dir_option(),
-    prompts: Optional[Path] = prompts_option(),
     language: Optional[str] = typer.Option(None, "--language", metavar="TAG",
                                            help="Language of the cases, a BCP-47 tag: en (the default, the paper's), "
                                                 "de, es, fr, zh, ja; another than en needs the 'languages' extra"),
+    prompts: Optional[Path] = prompts_option(),  # last: checked once --config is parsed
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
