@@ -10,8 +10,8 @@ digit edge of the alias may not continue a Latin word or number of the text (``"
 is in ``"Pythonを使う"``, not in ``"Pythonista"``); accents are not folded there (NFKD would
 strip kana's voicing marks: ``"データ"`` would read ``"テータ"``), widths are unified (NFKC).
 
-No belief command reads a language yet (items and ``belief run`` are English): this is the
-rule they will use."""
+An item's ``language`` (:class:`ioa_synth.belief.items.Item`) chooses the rule for its
+answers; the importers (SimpleQA, Wikidata) make English items."""
 
 from __future__ import annotations
 
