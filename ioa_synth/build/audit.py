@@ -12,6 +12,7 @@ call for an item already scored by the same audit model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from rich.console import Console
 
 from ioa_synth.build.builddir import AcceptedCase, BuildDirError, accepted_cases, open_catalog
 from ioa_synth.build.fingerprint import build_setup_description
+from ioa_synth.build.run_settings import build_language
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.client import LLMCallError, StopRun
@@ -82,7 +84,8 @@ def run_audit(out_dir: Path, split: str, config: ToolkitConfig, limit: int | Non
             raise BuildDirError(f"{out_dir}: no accepted case in split {split!r}: nothing to audit")
         on_start()
         errors: list[str] = []
-        with open_run(catalog, "audit", [ROLE], config, local_model, args, describe=build_setup_description,
+        with open_run(catalog, "audit", [ROLE], config, local_model, args,
+                      describe=partial(build_setup_description, language=build_language(out_dir)),
                       check=None, record=False, in_kind="build") as run:
             model = run.endpoints[ROLE].model
             jobs = pending_jobs(catalog, cases, model)
@@ -101,7 +104,8 @@ def _score_all(catalog: Catalog, run: RunContext, jobs: list[AuditJob], workers:
                errors: list[str]) -> None:
     progress = BuildProgress(console, total=len(jobs), label="audit", statuses=("scored", "failed"))
     client = run.clients[ROLE]
-    pipeline = Pipeline(catalog, client, client, load_rubric(), run.start(), on_tokens=run.tokens.add, judge_role=ROLE)
+    pipeline = Pipeline(catalog, client, client, load_rubric(), run.start(), on_tokens=run.tokens.add, judge_role=ROLE,
+                        language=build_language(catalog.out_dir))  # the audit judge reads the cases' language
     run.recorders.append(pipeline.calls)  # its calls are counted when Ctrl-C stops the run
     run.attach(progress)
 

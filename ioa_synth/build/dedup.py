@@ -3,7 +3,10 @@ case's scenario, misalignment-point texts and utterances.
 
 ``seeds check`` catches a paper used twice; this catches two cases that say the same
 thing, e.g. one case copied with the members renamed. Member names are replaced by their
-ids before shingling (word 3-grams, lower case), so a name swap changes nothing. LSH
+ids before shingling (word 3-grams, lower case), so a name swap changes nothing. A case of a
+build in another language (its record's ``language``, ``build --language``) is shingled in
+its language (:func:`shingles`): word 3-grams of Snowball stems, or for Chinese and
+Japanese three consecutive character bigrams (character 4-grams within a run). LSH
 (:class:`datasketch.MinHashLSH` at the threshold) proposes candidate pairs; the reported
 similarity is the exact Jaccard index of the two shingle sets. Above the thresholds LSH can
 serve with 128 permutations (about 0.95; at 1.0 it cannot be built: "b < 2"), candidates are
@@ -25,13 +28,15 @@ import math
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable
 
 from datasketch import MinHash, MinHashLSH
 
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.build.record_files import record_file
-from ioa_synth.text.normalise import jaccard
+from ioa_synth.text.languages import language as lang_of
+from ioa_synth.text.normalise import WORD, Normaliser, jaccard
 
 #: Default Jaccard threshold of a near-duplicate pair.
 DEFAULT_THRESHOLD = 0.7
@@ -40,9 +45,18 @@ SHINGLE = 3
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def case_text(profiles: dict[str, Any], turns: list[dict[str, Any]]) -> str:
+@lru_cache(maxsize=8)
+def _tokens(tag: str) -> Normaliser:
+    """The shingles' tokens of a language other than English: lower case, Snowball stems or
+    CJK character bigrams, nothing dropped."""
+    return Normaliser(WORD, casefold=False, stem="english").for_language(tag)
+
+
+def case_text(profiles: dict[str, Any], turns: list[dict[str, Any]], language: str | None = None) -> str:
     """The compared text of a case: scenario, every MA's topic, surface form, readings and
-    reason, and the utterances, with each member's name (and its parts) replaced by the id."""
+    reason, and the utterances, with each member's name (and its parts) replaced by the id
+    (as whole words; in Chinese and Japanese, wherever it stands: no spaces mark a word)."""
+    cjk = lang_of(language).cjk
     parts = [str(profiles.get("meeting_scenario") or "")]
     for p in profiles.get("misalignment_points") or []:
         parts += [str(p.get(k) or "") for k in ("topic", "surface_form", "member_a_understanding",
@@ -53,13 +67,16 @@ def case_text(profiles: dict[str, Any], turns: list[dict[str, Any]]) -> str:
     for name, mid in sorted(names, key=lambda nm: -len(nm[0])):
         for token in [name, *name.split()]:
             if len(token) > 1:
-                text = re.sub(rf"\b{re.escape(token)}\b", mid, text)
+                text = text.replace(token, mid) if cjk else re.sub(rf"\b{re.escape(token)}\b", mid, text)
     return text
 
 
-def shingles(text: str) -> set[str]:
-    """Word :data:`SHINGLE`-grams of ``text`` in lower case (the words themselves when shorter)."""
-    words = [w.lower() for w in _WORD.findall(text)]
+def shingles(text: str, language: str | None = None) -> set[str]:
+    """Word :data:`SHINGLE`-grams of ``text`` in lower case (the words themselves when shorter).
+    In another ``language`` than English (BCP-47): of its Snowball stems, or for Chinese and
+    Japanese of its character bigrams (:meth:`~ioa_synth.text.normalise.Normaliser.for_language`)."""
+    lang = lang_of(language)
+    words = [w.lower() for w in _WORD.findall(text)] if lang.english else _tokens(lang.tag).tokens(text)
     if len(words) < SHINGLE:
         return set(words)
     return {" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
@@ -121,28 +138,31 @@ class Pair:
 class NearDuplicateIndex:
     """Cases seen so far (thread-safe): :meth:`add` one and get the earlier case it nearly copies."""
 
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD, language: str | None = None) -> None:
         if not 0 < threshold <= 1:
             raise ValueError(f"threshold {threshold} must be in (0, 1]")
-        self.threshold = threshold
+        self.threshold, self.language = threshold, language
         self._lsh = lsh_index(threshold)
         self._window = SizeWindow(threshold) if self._lsh is None else None
         self._grams: dict[str, tuple[str, set[str]]] = {}
         self._lock = threading.Lock()
 
     @classmethod
-    def of_build(cls, catalog: Catalog, threshold: float) -> NearDuplicateIndex:
-        """An index holding every accepted case of the build directory, in case-id order."""
-        index = cls(threshold)
+    def of_build(cls, catalog: Catalog, threshold: float, language: str | None = None) -> NearDuplicateIndex:
+        """An index holding every accepted case of the build directory, in case-id order
+        (``language``: of the cases to come; each stored case is read in its record's)."""
+        index = cls(threshold, language)
         for case_id, split, record in accepted_records(catalog):
-            index.add(case_id, split, record["profiles"], record["dialogue"]["turns"])
+            index.add(case_id, split, record["profiles"], record["dialogue"]["turns"], language=record.get("language"))
         return index
 
     def add(self, case_id: str, split: str, profiles: dict[str, Any], turns: list[dict[str, Any]],
-            keep_duplicate: bool = True) -> Pair | None:
+            keep_duplicate: bool = True, language: str | None = None) -> Pair | None:
         """Index a case; return its most similar earlier case at or above the threshold
-        (``None`` when there is none). With ``keep_duplicate`` false a near-copy is not indexed."""
-        grams = shingles(case_text(profiles, turns))
+        (``None`` when there is none). With ``keep_duplicate`` false a near-copy is not indexed.
+        ``language``: the case's (default: the index's)."""
+        language = language or self.language
+        grams = shingles(case_text(profiles, turns, language), language)
         mh = signature(grams) if self._lsh is not None else None
         with self._lock:
             best: Pair | None = None
@@ -203,7 +223,7 @@ def near_duplicates(catalog: Catalog, threshold: float = DEFAULT_THRESHOLD) -> l
     records = accepted_records(catalog)
     pairs: list[Pair] = []
     for case_id, split, record in records:
-        index.add(case_id, split, record["profiles"], record["dialogue"]["turns"])
+        index.add(case_id, split, record["profiles"], record["dialogue"]["turns"], language=record.get("language"))
     for case_id, split, record in records:  # every pair once: against the cases indexed before it
         grams = index.grams(case_id)[1]
         for other in index.candidates(grams):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ioa_synth.build.prompts import CAPABILITY, MULTI_CAPABILITY
+from ioa_synth.build.prompts import CAPABILITY, LANGUAGE_NOTE, MULTI_CAPABILITY
 from ioa_synth.core.templates import all_template_hashes
+from ioa_synth.protocol.gate_languages import gates_for
 from ioa_synth.protocol.gates import load_gates
 from ioa_synth.protocol.gates_multi import multi_gate_settings
 from ioa_synth.protocol.plan_multi import MULTI_PLAN_VERSION
@@ -26,6 +27,7 @@ from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.fingerprint import component_identity, component_view, describe_components, templates_rendered
 from ioa_synth.runs.run_rows import check_fingerprint
+from ioa_synth.text.languages import DEFAULT_LANGUAGE, language_tag
 
 #: Commands whose setup must match the directory's (they write build calls and scores).
 BUILD_COMMANDS = ("build", "regenerate")
@@ -56,18 +58,22 @@ def rubric_identity() -> dict[str, Any]:
     return {"version": load_rubric().version, "sha256": rubric_sha256()}
 
 
-def build_setup_description(endpoints: Mapping[str, Any], participants: int = 2) -> dict[str, Any]:
+def build_setup_description(endpoints: Mapping[str, Any], participants: int = 2,
+                            language: str | None = None) -> dict[str, Any]:
     """The fingerprinted facts of a build run: ``endpoints`` maps component -> ``Endpoint``;
     ``{"fingerprint_version": 2, "components": {name: component_description}}``. The
     ``describe`` of ``build``, ``regenerate`` and ``audit``. With ``participants`` above 2
     each component also lists the meeting size and the multi-party templates it renders,
     and the generator the multi-party plan and gates (:func:`multi_party_parts`); two
-    people describe themselves exactly as before."""
+    people describe themselves exactly as before. A build in another ``language`` than
+    English (:func:`in_language_description`) describes itself with it; an English one
+    exactly as before the option existed."""
     templates = all_template_hashes(CAPABILITY)
     rubric = rubric_identity()
 
     def part(name: str, identity: dict[str, Any]) -> dict[str, Any]:
-        desc = component_description(name, identity, templates, rubric)
+        desc = in_language_description(component_description(name, identity, templates, rubric), name, language,
+                                       templates)
         return desc | multi_party_parts(name, participants) if participants != 2 else desc
 
     return describe_components(endpoints, part)
@@ -84,6 +90,21 @@ def multi_party_parts(component: str, participants: int) -> dict[str, Any]:
     if component == "generator":
         out |= {"multi_plan": MULTI_PLAN_VERSION, "multi_gates": multi_gate_settings()}
     return out
+
+
+def in_language_description(desc: dict[str, Any], component: str, language: str | None,
+                            templates: Mapping[str, str]) -> dict[str, Any]:
+    """``desc`` of ``component`` for a build in ``language``: English (or ``None``) leaves it
+    as it is; another language adds ``language`` (its registry tag) and the language note's
+    sha256 to every component, and gives the generator that language's gate thresholds
+    (:func:`~ioa_synth.protocol.gate_languages.gates_for`)."""
+    tag = language_tag(language)
+    if tag == DEFAULT_LANGUAGE:
+        return desc
+    desc = dict(desc, language=tag, templates=dict(desc["templates"], **{LANGUAGE_NOTE: templates[LANGUAGE_NOTE]}))
+    if component == "generator":
+        desc["gates"] = gates_for(tag).model_dump(mode="json")
+    return desc
 
 
 def _upgrade_v1(component: str, stored: dict[str, Any], description: dict[str, Any]) -> dict[str, Any]:

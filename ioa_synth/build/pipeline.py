@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_feedback, mismatch_reason, stored_types,
                                      type_mismatches, with_type_field)
-from ioa_synth.build.prompts import CAPABILITY
+from ioa_synth.build.prompts import CAPABILITY, with_language
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
 from ioa_synth.build.stage2_inputs import Stage2Inputs
 from ioa_synth.build.stages import DIALOGUE, PROFILES, StageSpec, judge_prompt, next_stage
@@ -40,7 +40,7 @@ from ioa_synth.build.stages_multi import stages_for
 from ioa_synth.core.templates import Prompt, compile_templates
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
-from ioa_synth.protocol.gates_text import stop_words
+from ioa_synth.protocol.gates_text import in_language, stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.protocol.rubric import Rubric
 from ioa_synth.protocol.schemas import Stage1Output
@@ -124,6 +124,8 @@ class Pipeline:
     #: the case the scheduler starts next (its stage-1 request is made while this worker's
     #: last judge call is on the wire), or ``None``
     upcoming: Callable[[], Case | None] = lambda: None
+    #: the language of the cases (``build --language``, a BCP-47 tag; ``None``: English, the paper's)
+    language: str | None = None
     calls: CallRecorder = field(init=False)
     _ahead: RequestsAhead = field(init=False, repr=False)
     _prepared: RequestsAhead[Stage2Inputs] = field(init=False, repr=False)
@@ -172,7 +174,7 @@ class Pipeline:
             if near:
                 out.status, out.reason = "discarded", near
             else:
-                record = partial(record_bytes, case, profiles, s2.output, quality)
+                record = partial(record_bytes, case, profiles, s2.output, quality, language=self.language)
                 out.status = "accepted"
         self._ahead.forget(case.case_id)
         self._prepared.forget(case.case_id)
@@ -209,7 +211,8 @@ class Pipeline:
                 continue
             if spec.prepare is not None and prepared is None:  # made during the previous judge call when it could be
                 prepared = self._prepared.get((case.case_id, spec.stage), case, spec, profiles)
-            gates = spec.gates(gen, profiles, prepared.reference if prepared is not None else None)
+            with in_language(self.language):  # the language's tokens, word lists and language gate
+                gates = spec.gates(gen, profiles, prepared.reference if prepared is not None else None)
             if gates:
                 feedback = "The output failed these content checks:\n" + "\n".join(
                     f"- {g}" for g in spec.gate_feedback(gates, gen))
@@ -250,16 +253,19 @@ class Pipeline:
     def _prepare(self, case: Case, spec: StageSpec, profiles: Stage1Output) -> Stage2Inputs:
         """What ``spec`` makes from the accepted ``profiles`` before its output exists."""
         assert spec.prepare is not None
-        return spec.prepare(case, profiles, self.rubric)
+        with in_language(self.language):  # its gate reference holds the language's tokens
+            return spec.prepare(case, profiles, self.rubric)
 
     def _generation_request(self, case: Case, spec: StageSpec, profiles: Stage1Output | None, previous: str | None,
                             feedback: str | None) -> tuple[Prompt, dict[str, Any]]:
         """The generator's prompt and request schema for one attempt of stage ``spec``."""
         passes = spec.passes_for(self.plan_mode)
         if passes is not None and profiles is not None:
-            return passes.lines_request(case.seed, profiles, previous, feedback)
+            prompt, schema = passes.lines_request(case.seed, profiles, previous, feedback)
+            return with_language(prompt, self.language, "generator"), schema
         ctx = spec.generator_context(case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
-        return spec.render("generator", **ctx), spec.request_schema(self.plan_mode, case, profiles)
+        return (with_language(spec.render("generator", **ctx), self.language, "generator"),
+                spec.request_schema(self.plan_mode, case, profiles))
 
     def _generate(self, case: Case, spec: StageSpec, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
@@ -272,6 +278,7 @@ class Pipeline:
         lines, _ = self.calls.call(self.generator, CallKey(case.case_id, spec.stage, "generator", attempt), prompt,
                                    schema, spec.call_name, passes.parse_lines)
         prompt, schema = passes.thoughts_request(profiles, lines, feedback)
+        prompt = with_language(prompt, self.language, "generator")
         value, _ = self.calls.call(self.generator, CallKey(case.case_id, spec.stage, passes.thoughts_role, attempt),
                                    prompt, schema, passes.thoughts_call, lambda data: passes.parse_thoughts(lines, data),
                                    tags={"component": "generator"})
@@ -282,7 +289,8 @@ class Pipeline:
         stage = spec.stage
         ma_ids = spec.judged_items(profiles)
         read_types = spec.reads_types and bool(case.planned_types)  # the build judge reads each point's type
-        prompt = judge_prompt(spec, case, profiles, gen, self.rubric, read_types, prepared)
+        prompt = with_language(judge_prompt(spec, case, profiles, gen, self.rubric, read_types, prepared),
+                               self.language, self.judge_role)
         role, model = self.judge_role, self.judge.endpoint.model
         schema = judge_schema(spec.rubric(self.rubric), ma_ids)
         if read_types:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ioa_synth.core.templates import Prompt, register_templates, render_template, template_prose
+from ioa_synth.core.templates import Prompt, register_templates, render_template, template_prose, with_note
 from ioa_synth.protocol.gates_text import register_instructions
+from ioa_synth.text.languages import language
 
 #: The capability name of the build's templates (``build/<file>``).
 CAPABILITY = "build"
@@ -47,11 +48,32 @@ def render(stage: int, role: str, **context: Any) -> Prompt:
     return render_template(TEMPLATE_FILES[(stage, role)], **context)
 
 
+#: The note a build in another language than English adds to each of its prompts (``build --language``).
+LANGUAGE_NOTE = "build/language_note.jinja2"
+
+
+def with_language(prompt: Prompt, tag: str | None, role: str) -> Prompt:
+    """``prompt`` with the :data:`LANGUAGE_NOTE` for ``role`` (``generator`` or a judge)
+    appended to its system and user messages: the language to write (or read) and its
+    conventions of indirect disagreement (:mod:`ioa_synth.text.languages`). English (or
+    ``None``): ``prompt`` itself, byte for byte. The prompt keeps its template's sha256
+    (the note's is in the fingerprint of a build in another language).
+
+    Raises:
+        UnknownLanguage: a tag the registry does not serve."""
+    lang = language(tag)
+    if lang.english:
+        return prompt
+    return with_note(prompt, render_template(LANGUAGE_NOTE, language=lang,
+                                             role="generator" if role == "generator" else "judge"))
+
+
 register_templates(CAPABILITY, Path(__file__).resolve().parent / "templates",
                    renders={"stage1_generator.jinja2": "generator", "stage2_generator.jinja2": "generator",
                             "stage1_judge.jinja2": "judge, audit_judge", "stage2_judge.jinja2": "judge, audit_judge",
                             "stage2_lines_scaffold.jinja2": "generator (scaffold plan)",
-                            "stage2_thoughts_scaffold.jinja2": "generator (scaffold plan)"})
+                            "stage2_thoughts_scaffold.jinja2": "generator (scaffold plan)",
+                            "language_note.jinja2": "generator, judge, audit_judge (--language other than en)"})
 register_instructions("build generator templates", generator_instructions)
 
 #: The capability name of the multi-party templates (``build --participants 3..6``,

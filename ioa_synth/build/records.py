@@ -14,6 +14,7 @@ from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.core.atomic import write_bytes_atomic
 from ioa_synth.runs.recorder import now_utc
 from ioa_synth.runs.catalog import Catalog
+from ioa_synth.text.languages import DEFAULT_LANGUAGE, language_tag
 
 if TYPE_CHECKING:
     from ioa_synth.build.pipeline import Case, Outcome
@@ -44,8 +45,11 @@ def store_outcome(catalog: Catalog, case: Case, out: Outcome, first_attempt: int
     catalog.record_later(store, sync=[case.path] if record is not None else [])
 
 
-def record_bytes(case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict) -> bytes:
-    """The accepted case's record file (the released IoA-Suite layout), indented JSON."""
+def record_bytes(case: Case, profiles: Stage1Output, dialogue: Stage2Output, quality: dict,
+                 language: str | None = None) -> bytes:
+    """The accepted case's record file (the released IoA-Suite layout), indented JSON; a case
+    of a build in another ``language`` than English ends with ``"language": TAG`` (absent:
+    English, so an English record keeps the released layout byte for byte)."""
     turns = [t.model_dump() for t in dialogue.turns]
     record = {
         "case_id": case.case_id,
@@ -54,6 +58,9 @@ def record_bytes(case: Case, profiles: Stage1Output, dialogue: Stage2Output, qua
         "seed": case.seed.as_record(),
         "quality": quality,
     }
+    tag = language_tag(language)
+    if tag != DEFAULT_LANGUAGE:
+        record["language"] = tag
     # pydantic-core's encoder: the indented output of json.dumps(indent=2, ensure_ascii=False)
     # from Rust instead of the json module's pure-Python indenting encoder (a tenth of the CPU)
     return to_json(record, indent=2, inf_nan_mode="constants") + b"\n"

@@ -21,6 +21,7 @@ from rich.console import Console
 
 from ioa_synth.build.builddir import build_participants, open_catalog
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
+from ioa_synth.build.run_settings import build_language
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.llm.config import ToolkitConfig
@@ -160,13 +161,13 @@ def run_regenerate(out_dir: Path, config: ToolkitConfig, case_ids: list[str], st
             return {"cases": [], "skipped": skipped, "tokens": 0}
         on_start()
         participants = build_participants(out_dir)  # the directory's meeting size (2 unless built with more)
-        describe = (partial(build_setup_description, participants=participants) if participants != 2
-                    else build_setup_description)
+        language = build_language(out_dir)  # the build's own: its prompts, gates and setup
         with open_run(catalog, "regenerate", ["generator", "judge"], config, local_model, args,
-                      describe=describe, check=check_build_setup, in_kind="build") as run:
+                      describe=partial(build_setup_description, participants=participants, language=language),
+                      check=check_build_setup, in_kind="build") as run:
             run.summary |= {"cases": [], "skipped": skipped, "tokens": 0}
             pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
-                                on_tokens=run.tokens.add, participants=participants)
+                                on_tokens=run.tokens.add, participants=participants, language=language)
             run.recorders.append(pipeline.calls)  # its calls are counted when Ctrl-C stops the run
             run.summary["cases"] = _run(catalog, pipeline, targets, stage, workers, console, run)
         return run.summary

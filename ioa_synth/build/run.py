@@ -30,6 +30,7 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
 from ioa_synth.build.pipeline import Case, Outcome, Pipeline
 from ioa_synth.build.planted import plant_split, split_plans
+from ioa_synth.build.run_settings import language_setting
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.runs.context import RunContext, open_run
@@ -64,7 +65,8 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
               type_mix: str | None = None, dedup: float | None = None,
               on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
               estimate: EstimateOf | None = None,
-              split_seeds: list[SeedTuple] | None = None, participants: int = 2) -> dict:
+              split_seeds: list[SeedTuple] | None = None, participants: int = 2,
+              language: str | None = None) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix``, planned over ``split_seeds``, the split's
@@ -79,7 +81,9 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     ``plan``; ``finish()`` runs once the first request is on the wire
     (:mod:`ioa_synth.build.deferred_estimate`). ``participants``: people per meeting (2, the
     paper's dyad, or 3-6: :mod:`ioa_synth.build.stages_multi`); recorded in the manifest's
-    settings and the fingerprint only when it is not 2.
+    settings and the fingerprint only when it is not 2. ``language`` (BCP-47, ``None``:
+    English) is the language the cases are written in (``build --language``): stored in the
+    manifest's settings and each record, in the setup description, its prompts and its gates.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -92,19 +96,19 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     try:
         on_start()
         settings = {"split": split, "type_mix": type_mix, "dedup": dedup}
-        describe = build_setup_description
         if participants != 2:  # a two-person build's manifest and fingerprint stay as they were
             settings["participants"] = participants
-            describe = partial(build_setup_description, participants=participants)
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args, kind="build",
-                      settings=settings, describe=describe, check=check_build_setup) as run:
+                      settings=settings | language_setting(language),
+                      describe=partial(build_setup_description, participants=participants, language=language),
+                      check=check_build_setup) as run:
             deferred, finished = DeferredEstimate(catalog, run.run_id, estimate), False
             if batch is not None:  # its calls go out in files: no request to wait for
                 deferred.start()
             try:
                 run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console, type_mix=type_mix,
                                           dedup=dedup, batch=batch, split_seeds=split_seeds,
-                                          estimate=deferred, participants=participants).run()
+                                          estimate=deferred, participants=participants, language=language).run()
                 finished = True
             finally:
                 deferred.close(finished)
@@ -117,13 +121,14 @@ class _Scheduler:
     def __init__(self, catalog: Catalog, out_dir: Path, split: str, plans: dict[Cell, CellPlan], workers: int,
                  run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
                  batch: BatchMode | None = None, split_seeds: list[SeedTuple] | None = None,
-                 estimate: DeferredEstimate | None = None, participants: int = 2) -> None:
+                 estimate: DeferredEstimate | None = None, participants: int = 2,
+                 language: str | None = None) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
-                                 participants=participants)
+                                 participants=participants, language=language)
         self.type_mix, self.batch, self.estimate = type_mix, batch, estimate
         # every tuple this run may build is in the planted list (after split_seeds when missing from it);
         # planted when a case is new (a finished split's resume plants nothing)
@@ -133,7 +138,7 @@ class _Scheduler:
         if dedup is not None:  # datasketch (and scipy) load only for --dedup
             from ioa_synth.build.dedup import NearDuplicateIndex
 
-            self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup)
+            self.pipeline.dedup = NearDuplicateIndex.of_build(catalog, dedup, language=language)
 
     def _cases_of(self, seeds: list[SeedTuple]) -> list[Case]:
         cases = register_cases(self.catalog, self.out_dir, self.split, seeds)

@@ -33,6 +33,8 @@ from ioa_synth.build.stages import DIALOGUE, PROFILES, STAGES, StageSpec
 from ioa_synth.build.stages_multi import stages_for
 from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.runs.recorder import load_replay
+from ioa_synth.build.run_settings import build_language
+from ioa_synth.protocol.gates_text import in_language
 from ioa_synth.runs.catalog import Catalog
 
 
@@ -269,7 +271,8 @@ def _stage_view(cat: Catalog, case_id: str, spec: StageSpec, attempt: int | None
     elif output is not None:
         problems = spec.problems(output)
         if not problems:
-            gates = spec.gates(output, profiles, None)
+            with in_language(build_language(cat.home)):  # re-checked as the build checked it
+                gates = spec.gates(output, profiles, None)
     return {"attempt": attempt, "attempts": attempts, "output": output.model_dump() if output else None,
             "problems": problems, "gate_failures": gates, "verdicts": _verdicts(_scores(cat, case_id, stage, attempt)),
             "thoughts_pending": waiting}

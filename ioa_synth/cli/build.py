@@ -43,7 +43,10 @@ def build(
     batch_dir: Optional[Path] = batch_dir_option(),
     participants: int = typer.Option(2, "--participants", min=2, max=6,
                                      help="People per meeting, 2-6 (2: the paper's two-person meetings)"),
-    prompts: Optional[Path] = prompts_option(),
+    language: Optional[str] = typer.Option(None, "--language", metavar="TAG",
+                                           help="Language of the cases, a BCP-47 tag: en (the default, the paper's), "
+                                                "de, es, fr, zh, ja; another than en needs the 'languages' extra"),
+    prompts: Optional[Path] = prompts_option(),  # last: checked once --config is parsed
 ) -> None:
     """Generate, judge and gate cases of one split; re-running resumes.
 
@@ -55,13 +58,14 @@ def build(
     from ioa_synth.build.run import run_build
 
     cfg, plans, split_seeds, mode, workers, announce = build_inputs(
-        split, out, seeds, config, limit, type_mix, workers, batch, batch_dir)  # announce: once the catalog is open
+        split, out, seeds, config, limit, type_mix, workers, batch, batch_dir,
+        language)  # announce: once the catalog is open
     create_batch_dir(mode)
     console = Console(stderr=True)
     args = {"split": split, "seeds": str(seeds) if seeds else None, "workers": workers, "limit": limit,
             "local_model": local_model, "config": str(config) if config else None, "type_mix": type_mix,
             "dedup": threshold if dedup else None, "batch": mode is not None,
-            "batch_dir": str(batch_dir) if batch_dir else None}
+            "batch_dir": str(batch_dir) if batch_dir else None} | ({"language": language} if language else {})
     if participants != 2:  # a two-person build records its arguments as before
         args["participants"] = participants
     from ioa_synth.runs.spend import run_plan
@@ -78,7 +82,7 @@ def build(
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
                             batch=mode, estimate=(plan, estimate), split_seeds=split_seeds,
-                            participants=participants)
+                            participants=participants, language=language)
     from ioa_synth.build.status import cell_counts, cell_table  # (polars: after the run, not before its first call)
     from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.reports.output import wide_console
@@ -123,16 +127,25 @@ class BuildInputs(NamedTuple):
 
 
 def build_inputs(split: str, out: Path, seeds: Path | None, config: Path | None, limit: int | None, type_mix: str,
-                 workers: int, batch: bool, batch_dir: Path | None) -> BuildInputs:
+                 workers: int, batch: bool, batch_dir: Path | None, language: str | None = None) -> BuildInputs:
     """Every check of ``build``'s arguments and folders, in order, with nothing written:
     ``build`` and ``estimate build`` both call it, so that they refuse the same input with
     the same line (exit 2). ``--out`` must be a folder that could be written, of no other
     kind and without a user's own files; then the type mix, the config, the seed tuples
     (``--seeds``, else the pool of ``seeds assign`` in ``--out``, cut to ``--limit``), the
     batch options (:func:`~ioa_synth.cli.batch_options.batch_mode`) and the endpoint
-    variables (:func:`~ioa_synth.cli.common.lowered_workers`).
+    variables (:func:`~ioa_synth.cli.common.lowered_workers`). First of all, ``--language``:
+    a tag the registry serves (:mod:`ioa_synth.text.languages`) and, for another language than
+    English, the ``languages`` extra installed (its language gate).
     """
     from ioa_synth.protocol.planting import TypeMixError, load_type_mix
+    from ioa_synth.text.detect import MissingExtra, require_detector
+    from ioa_synth.text.languages import UnknownLanguage, language_tag
+
+    try:
+        require_detector(language_tag(language))
+    except (UnknownLanguage, MissingExtra) as exc:
+        fail(str(exc))
 
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory")

@@ -163,6 +163,9 @@ def evaluate_inputs(data: Path, out: Path, config: Path | None, limit: int | Non
         stored = load_stored_questions(questions_from, [c.case_id for c in todo]) if questions_from else None
     except (InputError, QuestionsFromError, SampleError) as exc:
         fail(str(exc))
+    if mode == "wordnet" and (other := [c for c in todo if c.language]):
+        fail(f"--mode wordnet ranks words by WordNet, which is English; {len(other)} case(s) of --data are in "
+             f"another language ({other[0].case_id}: {other[0].language}): use --mode ambiguity or mcq for them")
     needed = needed_components(mode, questions_from is not None)
     mode_of_batch = batch_mode(needed, batch, batch_dir, cfg)
     workers, announce = lowered_workers(needed, workers)

@@ -294,6 +294,17 @@ def render_template(name: str, **context: Any) -> Prompt:
                   template_sha256=template_sha256(name))
 
 
+def with_note(prompt: Prompt, note: Prompt) -> Prompt:
+    """``prompt`` with ``note``'s system and user messages appended (after a blank line) to
+    its own: an addition some runs make (a case's language) while the prompt's template,
+    and its sha256, stay those of ``prompt``."""
+    messages = [dict(m) for m in prompt.messages]
+    for message, extra in zip(messages, note.messages):
+        if extra["content"]:
+            message["content"] = f"{message['content']}\n\n{extra['content']}"
+    return Prompt(messages=messages, template_sha256=prompt.template_sha256)
+
+
 @lru_cache(maxsize=None)
 def template_prose(name: str) -> tuple[str, ...]:
     """The literal text of template ``name`` (``<capability>/<file>``), split at every jinja

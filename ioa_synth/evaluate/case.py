@@ -138,7 +138,8 @@ def evaluate_case(case: EvalCase, settings: EvalSettings, prober: Prober, client
         record |= probe.extra
         if "expressions" in probe.extra:  # the prober never sees the MAs; the overlap is scored here
             forms = {p.id: p.surface_form for p in case.profiles.misalignment_points}
-            overlap = partial(lexical_overlap, lexicon=load_wordnet()) if settings.mode == "wordnet" else token_overlap
+            overlap = (partial(lexical_overlap, lexicon=load_wordnet()) if settings.mode == "wordnet"
+                       else partial(token_overlap, language=case.language))  # the dialogue's language's tokens
             record["expressions"] = expression_overlaps(probe.extra["expressions"], forms, overlap)
         perm = None
         if probe.kind == "item":

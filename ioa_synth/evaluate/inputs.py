@@ -22,6 +22,7 @@ from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
 from ioa_synth.runs.manifest import MANIFEST_FILE
+from ioa_synth.text.languages import DEFAULT_LANGUAGE, UnknownLanguage, language_tag, supported_languages
 
 
 class InputError(ValueError):
@@ -82,9 +83,14 @@ def read_case(path: Path, rel: Path) -> EvalCase:
             raise InputError(f"{path}: field dialogue.turns.{i}.speaker_id: unknown speaker {t.speaker_id!r}")
         t.speaker_name = t.speaker_name or names[t.speaker_id]
     domain, task = _cell(rel, parsed.seed)
+    try:
+        lang = language_tag(parsed.language) if parsed.language else None
+    except UnknownLanguage:
+        raise InputError(f"{path}: field language: no rules for {parsed.language!r}; supported: "
+                         f"{', '.join(supported_languages())}") from None
     return EvalCase(case_id=rel.with_suffix("").as_posix(), source_file=rel.as_posix(), domain=domain,
                     task_type=task, sha256=hashlib.sha256(raw).hexdigest(), profiles=parsed.profiles,
-                    turns=parsed.dialogue.turns)
+                    turns=parsed.dialogue.turns, language=None if lang == DEFAULT_LANGUAGE else lang)
 
 
 def load_cases(data_dir: Path) -> list[EvalCase]:

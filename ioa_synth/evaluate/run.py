@@ -49,6 +49,7 @@ from ioa_synth.runs.setup_check import SetupChanged, SetupCheck, stored_results
 from ioa_synth.runs.spend import record_run_estimate
 
 from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
+from ioa_synth.probing.language import CAPABILITY as LANGUAGE_CAPABILITY
 
 __all__ = ["CHECK_SETUP", "COMPONENTS", "EVAL_SETUP_VERSION", "EvalJob", "SetupChanged", "component_of",
            "component_settings", "needed_components", "fingerprint_parts", "run_evaluate"]
@@ -88,7 +89,9 @@ def fingerprint_parts(eps: dict[str, Endpoint], job: EvalJob) -> dict[str, Any]:
             "inputs": {c.source_file: c.sha256 for c in job.all_cases}, **job.settings.as_dict(),
             "questions_from": questions_digest(job.stored_questions) if job.stored_questions is not None else None,
             **({"multi_templates": all_template_hashes(MULTI_CAPABILITY)} if any(map(is_multi, job.all_cases))
-               else {})}
+               else {})} | (
+        {"language_note": all_template_hashes(LANGUAGE_CAPABILITY)}  # only with a case in another language
+        if any(c.language for c in job.all_cases) else {})
 
 
 def needed_components(mode: str, reuses_questions: bool) -> list[str]:
@@ -215,7 +218,8 @@ class _Scheduler:
                 ahead.append(nxt)
                 prepare_first(self.prober, nxt, self.job.settings.access)
 
-        calls = CaseCalls(self.recorder, case.case_id, self.replay_tries, before_call=prepare_next)
+        calls = CaseCalls(self.recorder, case.case_id, self.replay_tries, before_call=prepare_next,
+                          language=case.language)
         try:
             record = evaluate_case(case, self.job.settings, self.prober, self.run_ctx.clients, calls)
         finally:

@@ -15,6 +15,7 @@ from typing import Any, Callable, TypeVar
 
 from ioa_synth.core.templates import Prompt
 from ioa_synth.llm.client import CallRecord, LLMClient
+from ioa_synth.probing.language import in_case_language
 from ioa_synth.runs.recorder import CallKey, CallRecorder, Tags
 
 T = TypeVar("T")
@@ -64,6 +65,8 @@ class CaseCalls:
     tags: Tags = field(default_factory=dict)
     #: called before each call is made (the run uses it to start work for the next case)
     before_call: Callable[[], None] = lambda: None
+    #: the case's language (its record's ``language``; ``None``: English): each prompt says it
+    language: str | None = None
 
     def call(self, client: LLMClient, component: str, participant: str | None, attempt: int, prompt: Prompt,
              schema: dict[str, Any], parse: Callable[[Any], T]) -> T:
@@ -73,6 +76,8 @@ class CaseCalls:
         Raises:
             ioa_synth.llm.client.LLMCallError: no usable reply after the client's retries.
         """
+        if self.language is not None:  # a case in another language: the prompt says so
+            prompt = in_case_language(prompt, self.language, component)
         key = CallKey(self.case_id, STAGES[component], role_of(component, participant), attempt)
         tags = {"component": component, "participant": participant, **self.tags}
         rollout = attempt if component == "simulator" else None

@@ -92,6 +92,8 @@ class EvalCaseFile(_Lenient):
     profiles: EvalProfiles
     dialogue: EvalDialogue
     seed: dict[str, Any] | None = None
+    #: the language of a ``build --language`` record (BCP-47; absent: English)
+    language: str | None = None
 
 
 @dataclass
@@ -110,6 +112,8 @@ class EvalCase:
     sha256: str
     profiles: EvalProfiles
     turns: list[EvalTurn]
+    #: the case's language (its record's ``language``; ``None``: English, the paper's)
+    language: str | None = None
 
     def member(self, member_id: str) -> EvalMember:
         """The member with id ``member_id`` (``M1``/``M2``, or up to ``M6`` in a multi-party case)."""

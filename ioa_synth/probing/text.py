@@ -4,11 +4,15 @@ overlaps an MA's surface form).
 
 Tokens come from the toolkit's normaliser (:mod:`ioa_synth.text.normalise`): accents and
 case folded, letters and digits kept, and function words dropped, so that "the budget" and
-"budget" overlap but "the plan" and "the budget" do not.
+"budget" overlap but "the plan" and "the budget" do not. A dialogue in another language
+(``build --language``) is compared by that language's rules
+(:meth:`~ioa_synth.text.normalise.Normaliser.for_language`: its function words; character
+bigrams for Chinese and Japanese); English, the default, as above.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable
 
 from ioa_synth.text.normalise import ALNUM, FUNCTION_WORDS, Normaliser
@@ -22,16 +26,21 @@ EXPRESSION = Normaliser(ALNUM, casefold=True, fold_accents=True, stop_words=FUNC
 OVERLAP_THRESHOLD = 0.5
 
 
-def content_tokens(text: str | None) -> frozenset[str]:
-    """Normalised tokens of ``text`` without :data:`STOP_WORDS`:
-    ``"Let's learn Torch first."`` → ``{"learn", "torch", "first"}``."""
-    return EXPRESSION.token_set(text)
+def content_tokens(text: str | None, language: str | None = None) -> frozenset[str]:
+    """Normalised tokens of ``text`` without :data:`STOP_WORDS` (in ``language``, BCP-47, without
+    its function words): ``"Let's learn Torch first."`` → ``{"learn", "torch", "first"}``."""
+    return (EXPRESSION if language is None else _expression(language)).token_set(text)
 
 
-def token_overlap(a: str | None, b: str | None) -> float:
+@lru_cache(maxsize=8)
+def _expression(language: str) -> Normaliser:
+    return EXPRESSION.for_language(language)
+
+
+def token_overlap(a: str | None, b: str | None, language: str | None = None) -> float:
     """Overlap coefficient of the content tokens of ``a`` and ``b``: |A ∩ B| / min(|A|, |B|),
-    in 0-1; 0 when either has no content token."""
-    ta, tb = content_tokens(a), content_tokens(b)
+    in 0-1; 0 when either has no content token (``language``: as :func:`content_tokens`)."""
+    ta, tb = content_tokens(a, language), content_tokens(b, language)
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / min(len(ta), len(tb))

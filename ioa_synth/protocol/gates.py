@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures
+from ioa_synth.protocol.gates_language import language_failures
 from ioa_synth.protocol.gates_lines import (pasted_surface_forms, prompt_markers, repeats, thoughts_repeating_lines,
                                             turns_label)
 from ioa_synth.protocol.gates_text import (TITLES, content_words, copies_description, is_placeholder, load_gates,
@@ -69,6 +70,7 @@ def stage1_gate_failures(out: Stage1Output, gates: GateThresholds | None = None)
         fields += text_fields(f"outline turn {t.turn}", t)
     failures = text_failures(fields, gates)
     failures += stage1_form_failures(out, fields, gates)
+    failures += language_failures(fields)  # another language than the build's (English builds: none)
     seen_forms: dict[tuple[str, ...], str] = {}
     for p in out.misalignment_points:
         for key in ("member_a_understanding", "member_b_understanding"):
@@ -159,6 +161,7 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
     ref = reference or profile_reference(profiles, gates)
     fields = [f for t in dialogue.turns for f in text_fields(f"turn {t.turn_idx}", t)]
     failures = text_failures(fields, gates) + form_failures(fields, gates)
+    failures += language_failures(fields)  # another language than the build's (English builds: none)
     members = ref.members
     for t in dialogue.turns:
         name = members.get(t.speaker_id)

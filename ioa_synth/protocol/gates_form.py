@@ -20,7 +20,9 @@ from typing import Iterable
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.glued import glued_word, run_together
-from ioa_synth.protocol.gates_text import TITLES, field_failures, overlap, scan_text, scannable, stems, words
+from ioa_synth.protocol.gates_text import (TITLES, current_language, field_failures, overlap, scan_text, scannable,
+                                           stems, words)
+from ioa_synth.text.languages import DEFAULT_LANGUAGE, Language, language
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, request_schema
 from ioa_synth.text.normalise import jaccard
 
@@ -105,6 +107,8 @@ def is_question(surface: str, gates: GateThresholds) -> bool:
     """True when a surface form is a question (contains ``?`` or starts with one of
     :attr:`GateThresholds.question_words`) rather than a phrase both members say."""
     toks = surface.lower().split()
+    if current_language() != DEFAULT_LANGUAGE and ("？" in surface or "¿" in surface):  # full-width, Spanish
+        return True
     return "?" in surface or (len(toks) > 1 and toks[0].strip("\"'(") in gates.question_words)
 
 
@@ -121,14 +125,17 @@ def surface_form_problem(surface: str, gates: GateThresholds) -> str | None:
         return "is a question; give the noun phrase both members say"
     toks = words(surface)
     n = len(surface.split())  # "scikit-learn" and "we're" are one word each
+    if language(current_language()).cjk:  # no spaces between words: count its character bigrams
+        n = len(toks)
     if n > gates.max_surface_words:
         return f"has {n} words; the shared phrase is two to {gates.max_surface_words} words, not a definition"
     plain = surface.strip().removesuffix(".")
     debris = re.search(gates.surface_punctuation, plain) or re.search(gates.unfinished_text, plain)
     if debris:
         return f"has stray punctuation ({debris.group()!r}); give the phrase as plain words"
-    glued = GLUED_WORDS.search(plain)
-    run_on = glued.group() if glued else glued_word(plain)
+    english = current_language() == DEFAULT_LANGUAGE  # the glue patterns and word list are English
+    glued = GLUED_WORDS.search(plain) if english else None
+    run_on = glued.group() if glued else glued_word(plain) if english else None
     if run_on:
         return f"has words run together ({run_on!r}); give the phrase as plain words"
     if set(toks[1:]) & set(gates.statement_words):
@@ -165,7 +172,19 @@ Premise = tuple[set[str], bool]
 def _premise(text: str, names: set[str]) -> Premise:
     """What :func:`same_premise` compares of one statement: its stemmed content tokens
     without ``names``, and whether it is negated."""
+    tag = current_language()
+    if tag != DEFAULT_LANGUAGE:
+        return {w for w in stems(text) if w not in names}, negated(text, language(tag))
     return {w for w in stems(text) if w not in names}, bool(_NEGATIONS & set(words(text))) or "n't" in text.lower()
+
+
+def negated(text: str, lang: Language) -> bool:
+    """Whether ``text`` in ``lang`` (not English) holds one of its
+    :attr:`~ioa_synth.text.languages.Language.negations`: a word of it in a language written
+    with spaces, a substring in Chinese and Japanese (no word boundaries to look for)."""
+    if lang.cjk:
+        return any(n in text for n in lang.negations)
+    return not set(lang.negations).isdisjoint(w.lower() for w in re.findall(r"\w+", text))
 
 
 def _same_premise(a: Premise, b: Premise, gates: GateThresholds) -> tuple[bool, float]:
@@ -188,7 +207,9 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
     json_seen = not scannable(gates.json_syntax) or has_json_syntax(scan, gates)
     script_seen = not scannable([gates.foreign_script]) or script.search(scan) is not None
     meta_seen = not scannable(gates.meta_terms) or any_meta.search(scan) is not None
-    run_seen = run_together(scan) is not None  # no pattern of it crosses a line break, nor a token of glued_word
+    # no pattern of it crosses a line break, nor a token of glued_word; English words only
+    run_seen = current_language() == DEFAULT_LANGUAGE and run_together(scan) is not None
+    in_words = language(current_language()).name
 
     def meta_term(where: str, text: str) -> str | None:
         if not any_meta.search(text):  # which term, only when one is there
@@ -202,7 +223,7 @@ def form_failures(fields: Iterable[tuple[str, str]], gates: GateThresholds) -> l
         ((lambda where, text: where if has_json_syntax(text, gates) else None) if json_seen else None,
          "field names or JSON syntax inside the text of {fields}; each value is plain prose about its own field"),
         ((lambda where, text: where if script.search(text) else None) if script_seen else None,
-         "text switches into another script in {fields}; write every field in English"),
+         "text switches into another script in {fields}; write every field in " + in_words),
         (lambda where, text: where if (not where.endswith("surface_form") and unfinished.search(text)
                                        and not cut_off(where, text, gates)) else None,
          "unfinished sentence in {fields} (it ends on a comma, semicolon or colon); finish it"),

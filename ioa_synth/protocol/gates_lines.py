@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 
 from ioa_synth.protocol.gate_thresholds import GateThresholds
-from ioa_synth.protocol.gates_text import stems
+from ioa_synth.protocol.gates_text import current_language, stems
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
+from ioa_synth.text.languages import language
 from ioa_synth.text.normalise import jaccard
 
 __all__ = ["pasted_surface_forms", "prompt_markers", "repeats", "thoughts_repeating_lines", "turns_label"]
@@ -42,6 +43,7 @@ def pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list
     cue to its lines this way, which the coverage check alone counts as said; a writer who
     works the phrase into a sentence capitalises and punctuates it."""
     pasted: list[str] = []
+    cjk = language(current_language()).cjk
     for t in dialogue.turns:
         text = t.utterance
         for p in profiles.misalignment_points:
@@ -50,7 +52,8 @@ def pasted_surface_forms(dialogue: Stage2Output, profiles: Stage1Output) -> list
                 before, after = text[:m.start()].rstrip(), text[m.end():]
                 opens_lower = (not before or before[-1] in ".!?") and text[m.start()].islower()
                 # glued to the word before it ("Havethe performance metrics?"), ending at a word's end
-                glued = m.start() > 0 and text[m.start() - 1].isalnum() and not (after[:1].isalnum())
+                glued = (m.start() > 0 and text[m.start() - 1].isalnum() and not (after[:1].isalnum())
+                         and not cjk)  # Chinese and Japanese write no space before a word
                 # a capital the profiles' phrase lacks, inside a sentence ("fine-tune the pre A
                 # collection of training data"): the phrase was dropped in, not written
                 capital_inside = (bool(before) and (before[-1].isalnum() or before[-1] in ",;")

@@ -13,20 +13,50 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Iterable, ParamSpec, TypeVar
+from typing import Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
 from ioa_synth.core.templates import on_overrides_changed
+from ioa_synth.protocol.gate_languages import gates_for
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.schemas import FIELD_DESCRIPTIONS
+from ioa_synth.text.languages import DEFAULT_LANGUAGE, language_tag
 from ioa_synth.text.normalise import WORD, Normaliser, english_stop_words, jaccard, stem_words, stemmer  # noqa: F401
 
-@lru_cache(maxsize=1)
 def load_gates() -> GateThresholds:
-    """The gate thresholds in force (the defaults of :class:`GateThresholds`)."""
-    return GateThresholds()
+    """The gate thresholds in force: the defaults of :class:`GateThresholds`, or those of the
+    language set by :func:`in_language` (:func:`~ioa_synth.protocol.gate_languages.gates_for`)."""
+    return gates_for(current_language())
+
+
+# -- the language of the texts checked (``build --language``) ---------------------------
+_language = threading.local()
+
+
+def current_language() -> str:
+    """The registry tag of the texts this thread's gates check (``"en"`` unless inside
+    :func:`in_language`)."""
+    return getattr(_language, "tag", None) or DEFAULT_LANGUAGE
+
+
+@contextmanager
+def in_language(tag: str | None) -> Iterator[None]:
+    """Check texts in ``tag`` (BCP-47; ``None``/English: the English rules) on this thread
+    while the block runs: :func:`words`, :func:`content_words`, :func:`stems` and
+    :func:`load_gates` follow it. The build enters it around a case's gates; a worker thread
+    that is not inside it checks English.
+
+    Raises:
+        UnknownLanguage: a tag the registry does not serve."""
+    outer, tag = getattr(_language, "tag", None), language_tag(tag)
+    _language.tag = None if tag == DEFAULT_LANGUAGE else tag
+    try:
+        yield
+    finally:
+        _language.tag = outer
 
 
 # -- normalisation (:mod:`ioa_synth.text.normalise`) ----------------------------------
@@ -44,21 +74,40 @@ R = TypeVar("R")
 
 
 def stop_words() -> frozenset[str]:
-    """The words content tokens drop (loaded once: scikit-learn's list costs ~1 s of CPU to import)."""
-    return CONTENT.stop_words
+    """The words content tokens drop (loaded once: scikit-learn's list costs ~1 s of CPU to import);
+    those of the language of :func:`in_language`."""
+    tag = getattr(_language, "tag", None)
+    return CONTENT.stop_words if tag is None else _normalisers(tag)[1].stop_words
+
+
+@lru_cache(maxsize=16)
+def _normalisers(tag: str) -> tuple[Normaliser, Normaliser, Normaliser, Normaliser]:
+    """``(words, content words, stems, content stems)`` of the language ``tag``
+    (:meth:`Normaliser.for_language`: its function words, its stemmer, or character
+    bigrams for Chinese and Japanese)."""
+    return (WORDS.for_language(tag), CONTENT.for_language(tag), _STEMS.for_language(tag),
+            _CONTENT_STEMS.for_language(tag))
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text`` (once per text inside :func:`once_per_output`)."""
-    return _memoised("words", text, WORDS.tokens)
+    """Lower-cased word tokens of ``text`` (once per text inside :func:`once_per_output`);
+    in Chinese and Japanese, character bigrams (:func:`in_language`)."""
+    tag = getattr(_language, "tag", None)
+    if tag is None:
+        return _memoised("words", text, WORDS.tokens)
+    return _memoised(("words", tag), text, _normalisers(tag)[0].tokens)
 
 
 def content_words(text: str) -> list[str]:
-    """Word tokens of ``text`` without stop words and single letters (the "s" of "paper's")."""
-    return _memoised("content", text, CONTENT.tokens)
+    """Word tokens of ``text`` without stop words and single letters (the "s" of "paper's");
+    in another language without its function words (:func:`in_language`)."""
+    tag = getattr(_language, "tag", None)
+    if tag is None:
+        return _memoised("content", text, CONTENT.tokens)
+    return _memoised(("content", tag), text, _normalisers(tag)[1].tokens)
 
 
-def _memoised(kind: str, text: str, tokens: Callable[[str], list[str]]) -> list[str]:
+def _memoised(kind: Any, text: str, tokens: Callable[[str], list[str]]) -> list[str]:
     memo: dict[tuple[str, Any], list[str]] | None = getattr(_local, "memo", None)
     if memo is None:
         return tokens(text)
@@ -70,17 +119,23 @@ def _memoised(kind: str, text: str, tokens: Callable[[str], list[str]]) -> list[
 def stems(text: str, content: bool = True) -> list[str]:
     """Snowball-stemmed word tokens of ``text`` in order; with ``content`` only :func:`content_words`.
     Inside :func:`once_per_output` each text is stemmed once."""
-    memo: dict[tuple[str, bool], list[str]] | None = getattr(_local, "memo", None)
+    memo: dict[tuple[Any, ...], list[str]] | None = getattr(_local, "memo", None)
+    tag = getattr(_language, "tag", None)
     if memo is None:
         return _stemmed(text, content)
-    if (text, content) not in memo:
-        memo[text, content] = _stemmed(text, content)
-    return list(memo[text, content])
+    key = (text, content) if tag is None else (text, content, tag)
+    if key not in memo:
+        memo[key] = _stemmed(text, content)
+    return list(memo[key])
 
 
 def _stemmed(text: str, content: bool) -> list[str]:
-    """The one place the gates stem a text (the per-call work guard counts it)."""
-    return (_CONTENT_STEMS if content else _STEMS).tokens(text)
+    """The one place the gates stem a text (the per-call work guard counts it); in the
+    language of :func:`in_language`."""
+    tag = getattr(_language, "tag", None)
+    if tag is None:
+        return (_CONTENT_STEMS if content else _STEMS).tokens(text)
+    return _normalisers(tag)[3 if content else 2].tokens(text)
 
 
 def once_per_output(gate: Callable[P, R]) -> Callable[P, R]:
@@ -144,7 +199,7 @@ def _description_grams(n: int) -> frozenset[tuple[str, ...]]:
     prompt into a scenario, and "this paper's own subject matter" from a rule into an MA)."""
     texts = list(FIELD_DESCRIPTIONS.values())
     texts += [part for _, source in sorted(_INSTRUCTIONS.items()) for part in source()]
-    return frozenset(g for d in texts for g in ngrams(words(d), n))
+    return frozenset(g for d in texts for g in ngrams(WORDS.tokens(d), n))  # English prompts: English words
 
 
 on_overrides_changed(_description_grams.cache_clear)  # the instructions may be prompts replaced by name

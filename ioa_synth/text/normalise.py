@@ -10,7 +10,13 @@ uses is said by its parameters, not by another implementation:
 - ``fold_accents``: Unicode NFKD with the combining marks dropped (``"Déjà"`` → ``"Deja"``);
 - ``stop_words``: tokens dropped (a set, or a function returning one, loaded on first use);
 - ``drop_single_letters``: drop one-letter tokens that are not digits (the ``s`` of ``paper's``);
-- ``stem``: a Snowball stemmer language (``"english"``), or ``None``.
+- ``stem``: a Snowball stemmer language (``"english"``), or ``None``;
+- ``cjk_ngrams``: ``0``, or the length of the overlapping character n-grams that runs of CJK
+  characters (Chinese, Japanese: no spaces between words) become; other tokens stay whole.
+
+:meth:`Normaliser.for_language` gives the same rules for another language of the registry
+(:mod:`ioa_synth.text.languages`): its function words for the stop words, its stemmer, and
+character n-grams for Chinese and Japanese. English rules are the ones below, unchanged.
 
 The uses, side by side:
 
@@ -35,7 +41,10 @@ import threading
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+if TYPE_CHECKING:
+    from ioa_synth.text.languages import Language
 
 #: Letters, digits and underscore (``\w+``).
 WORD = r"\w+"
@@ -127,8 +136,9 @@ class Normaliser:
 
     def __init__(self, pattern: str = ALNUM, *, casefold: bool = True, fold_accents: bool = False,
                  stop_words: frozenset[str] | Callable[[], frozenset[str]] = frozenset(),
-                 drop_single_letters: bool = False, stem: str | None = None) -> None:
+                 drop_single_letters: bool = False, stem: str | None = None, cjk_ngrams: int = 0) -> None:
         self.pattern, self._find = pattern, re.compile(pattern, re.UNICODE).findall
+        self.cjk_ngrams = cjk_ngrams
         self.casefold, self.fold_accents, self.stem = casefold, fold_accents, stem
         self.drop_single_letters = drop_single_letters
         self._stop_words = stop_words
@@ -146,6 +156,8 @@ class Normaliser:
         if self.fold_accents:
             text = fold_accents(text)
         toks = self._find(text.casefold() if self.casefold else text.lower())
+        if self.cjk_ngrams:
+            toks = cjk_ngrams(toks, self.cjk_ngrams)
         if self._filtered:
             stops, single = self.stop_words, self.drop_single_letters
             toks = [t for t in toks if t not in stops and (not single or len(t) > 1 or t.isdigit())]
@@ -162,8 +174,59 @@ class Normaliser:
     def variant(self, **changes: Any) -> "Normaliser":
         """A copy with some parameters changed (e.g. ``stem="english"``)."""
         params = {"pattern": self.pattern, "casefold": self.casefold, "fold_accents": self.fold_accents,
-                  "stop_words": self._stop_words, "drop_single_letters": self.drop_single_letters, "stem": self.stem}
+                  "stop_words": self._stop_words, "drop_single_letters": self.drop_single_letters, "stem": self.stem,
+                  "cjk_ngrams": self.cjk_ngrams}
         return Normaliser(**(params | changes))
+
+    def for_language(self, lang: "Language | str | None") -> "Normaliser":
+        """These rules for ``lang`` (a :class:`~ioa_synth.text.languages.Language` or a BCP-47
+        tag; English or ``None``: this normaliser itself). The pattern, case and accent
+        rules stay; a normaliser with stop words drops ``lang``'s function words instead, one
+        that stems uses ``lang``'s Snowball stemmer; for Chinese and Japanese, CJK runs become
+        character n-grams (:data:`~ioa_synth.text.languages.CJK_NGRAM`), nothing is stemmed,
+        accents are never folded (NFKD would strip kana's voicing marks) and one-character
+        tokens stay (a single ideograph is a word).
+
+        Raises:
+            UnknownLanguage: a tag the registry does not serve."""
+        from ioa_synth.text.languages import CJK_NGRAM, language
+
+        lang = language(lang) if lang is None or isinstance(lang, str) else lang
+        if lang.english:
+            return self
+        stops = (lang.stop_tokens if self._filtered and self._stop_words else frozenset())
+        if lang.cjk:
+            return self.variant(stop_words=stops, stem=None, cjk_ngrams=CJK_NGRAM, drop_single_letters=False,
+                                fold_accents=False)  # NFKD would strip kana's voicing marks: "デ" -> "テ"
+        return self.variant(stop_words=stops, stem=lang.snowball if self.stem else None)
+
+
+_CJK_RUN: re.Pattern[str] | None = None
+
+
+def cjk_ngrams(tokens: list[str], n: int) -> list[str]:
+    """``tokens`` with every run of CJK characters inside a token replaced by its overlapping
+    character ``n``-grams (a run shorter than ``n``: the run itself; hiragana and the other
+    CJK characters are separate runs, :data:`~ioa_synth.text.languages.CJK_RUNS`); the rest
+    of a token (Latin letters, digits) stays one token: ``["評価データは", "bm25"]`` →
+    ``["評価", "価デ", "デー", "ータ", "は", "bm25"]``."""
+    global _CJK_RUN
+    if _CJK_RUN is None:
+        from ioa_synth.text.languages import CJK_RUNS
+
+        _CJK_RUN = re.compile(CJK_RUNS)
+    out: list[str] = []
+    for tok in tokens:
+        for i, part in enumerate(_CJK_RUN.split(tok)):
+            if not part:
+                continue
+            if i % 2 == 0:  # between CJK runs
+                out.append(part)
+            elif len(part) <= n:
+                out.append(part)
+            else:
+                out.extend(part[j:j + n] for j in range(len(part) - n + 1))
+    return out
 
 
 

@@ -1,6 +1,7 @@
 """GRPO prompts of a built split (paper §6.1, App. D.1): one row per dialogue with the prober
 prompt exactly as ``evaluate`` sends it (:meth:`ioa_synth.probing.probers.McqProber.prompt`
-for the chosen ``--access``) and the case id the reward needs.
+for the chosen ``--access``; a record of ``build --language`` with its language note,
+:func:`ioa_synth.probing.language.in_case_language`) and the case id the reward needs.
 
 - ``trl``: ``<split>.jsonl`` rows ``{"prompt": [system, user], "case_id", "split"}``
   (TRL's conversational prompt format; ``case_id`` reaches the reward as a keyword).
@@ -20,6 +21,7 @@ from typing import Any
 from ioa_synth.evaluate.inputs import load_cases
 from ioa_synth.probing.access import ACCESS_LEVELS
 from ioa_synth.probing.cases import EvalCase
+from ioa_synth.probing.language import in_case_language
 from ioa_synth.probing.probers import PROBERS
 from ioa_synth.train.files import FORMATS_PROMPTS, ExportError, split_of, write_jsonl_atomic, write_parquet_atomic
 
@@ -40,7 +42,7 @@ def prompt_rows(data: Path, cases: list[EvalCase], access: str = "public", fmt: 
     prober = PROBERS["mcq"]
     rows = []
     for i, case in enumerate(cases):
-        messages = prober.prompt(case, access).messages
+        messages = in_case_language(prober.prompt(case, access), case.language, "prober").messages  # as evaluate sends it
         split = split_of(data, case.case_id)
         if fmt == "trl":
             rows.append({"prompt": messages, "case_id": case.case_id, "split": split})

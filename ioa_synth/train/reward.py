@@ -159,7 +159,7 @@ class RewardScorer:
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:  # the same question set scored twice at once waits and replays
-            calls = CaseCalls(self.recorder, key, self.replay_tries)
+            calls = CaseCalls(self.recorder, key, self.replay_tries, language=case.language)  # as evaluate asks
             record = evaluate_case(case, self.settings, StoredQuestions({case_id: questions}), self.run.clients, calls)
             self.recorder.tokens_by_case.pop(key, None)
         paid = sum(1 for c in calls.log if c["error"] is None and not c.get("replayed"))

@@ -102,3 +102,26 @@ def test_val_prompts_written_and_used_by_default(cli, tmp_path):
     assert recipe.eval_prompts_of(recipe.parser().parse_args(alone)) is None
     config = recipe.grpo_config(recipe.parser().parse_args([*grpo, "--out", str(tmp_path / "ckpt"), "--no-bf16"]))
     assert config.eval_strategy == "epoch"
+
+
+def test_a_record_in_another_language_gets_the_prompt_evaluate_sends_it(tmp_path):
+    """A German record (tests/fixtures/languages) gets evaluate's language note; English rows
+    are the prompt alone."""
+    from pathlib import Path
+
+    from ioa_synth.evaluate.inputs import load_cases
+    from ioa_synth.probing.language import in_case_language
+    from ioa_synth.probing.probers import PROBERS
+    from ioa_synth.train.prompts import prompt_rows
+
+    case = json.loads((Path(__file__).resolve().parents[1] / "fixtures/languages/de_case.json").read_text("utf-8"))
+    record = {"profiles": case["stage1"], "dialogue": {"num_turns": 6, "turns": case["stage2"]["turns"]},
+              "language": "de"}
+    (tmp_path / "ml_research").mkdir()
+    (tmp_path / "ml_research/planning_000.json").write_text(json.dumps(record), encoding="utf-8")
+    [german] = load_cases(tmp_path)
+    [row] = prompt_rows(tmp_path, [german])
+    assert "Language of the meeting: German (de)" in row["prompt"][1]["content"]
+    assert row["prompt"] == in_case_language(PROBERS["mcq"].prompt(german, "public"), "de", "prober").messages
+    german.language = None  # read as English: the prompt alone
+    assert prompt_rows(tmp_path, [german])[0]["prompt"] == PROBERS["mcq"].prompt(german, "public").messages
