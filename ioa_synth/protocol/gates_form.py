@@ -67,13 +67,21 @@ def cut_off(where: str, text: str, gates: GateThresholds) -> bool:
 
 
 def has_json_syntax(text: str, gates: GateThresholds) -> bool:
-    """True when ``text`` contains a schema field name (:attr:`GateThresholds.field_name_words`)
-    or JSON syntax (:attr:`GateThresholds.json_syntax`): a model that lost track of the JSON
+    """True when ``text`` contains a schema field name (:attr:`GateThresholds.field_name_words`),
+    JSON syntax (:attr:`GateThresholds.json_syntax`) or code debris (:data:`CODE_DEBRIS`): a model that lost track of the JSON
     structure wrote part of the object into a value."""
     names = _field_name_tokens(gates.field_name_words)
     named = (not names.isdisjoint(words(text)) if names is not None
              else _word_pattern(gates.field_name_words).search(text.lower()) is not None)
-    return named or bool(any_of(gates.json_syntax).search(text))
+    return named or bool(any_of(gates.json_syntax).search(text)) or CODE_DEBRIS.search(text) is not None
+
+
+#: Code and JSON debris with no quoted key for :attr:`GateThresholds.json_syntax` to see: a
+#: brace, a code fence, a subscript with a quoted key. The 1.5B demo model, past the end of a
+#: line, wrote "m.{}},  {   }     ]}  ```obj['turns'] = turns  # Re." into the lines of a case
+#: the gates accepted (a clean-clone demo run, 2026-12-07). No sentence of a meeting, spoken or
+#: thought, has a brace or a fence; a single backtick round a name ("`fit()`") is left alone.
+CODE_DEBRIS = re.compile(r"[{}]|```|\b[A-Za-z_]\w*\[['\"][^'\"\]]*['\"]\]")
 
 
 @lru_cache(maxsize=16)

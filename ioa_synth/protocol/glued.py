@@ -41,7 +41,12 @@ SENTENCE_DEBRIS = re.compile(r"[.!?]['’][A-Za-z]"
                              # question and exclamation marks run on ("ok?!!!!!??!!!..." for 400 characters
                              # in the line of a case the gates accepted, a clean-clone demo run, 2026-12-07;
                              # "Really?!" and "Great!!!" stay), and any other mark six times in a row ("******")
-                             r"|[!?]{4,}|([^\w\s])\1{5,}")
+                             r"|[!?]{4,}|([^\w\s])\1{5,}"
+                             # a speaker's cue glued on after a stop ("questions??.m.Ueda continues:",
+                             # "Leilani.m.Whitefi acknowledges"), single letters and dots run on
+                             # (".x.x.x.x."), a stop after a question mark ("techniques??.m"): the lines of
+                             # a case the gates accepted, a clean-clone demo run, 2026-12-07
+                             r"|\.[a-z]\.[A-Z]|(?:\b[a-z]\.){4,}|[!?]{2,}\.")
 
 _TOKEN = re.compile(r"\b[a-z]{6,}\b")
 

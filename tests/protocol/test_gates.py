@@ -517,7 +517,12 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
                         ("We discussed the techniques...z" + "." * 300 + " fine.", "z...."),
                         # a later demo case's line (2026-12-07), accepted before this mark ran on
                         ("Welcome back again today... ok?!!!!!??!!!??!!!!?" + "!!!???????" * 30 + "I our model", "ok?!!!"),
-                        ("We agreed on the plan ****** and moved on.", "******")):
+                        ("We agreed on the plan ****** and moved on.", "******"),
+                        # another demo case's lines, the same day: a speaker's cue glued on after a stop,
+                        # single letters and dots run on, a stop after question marks
+                        ("How will we approach this project??.m.Ueda continues: fine.", "??."),
+                        ("You have a good idea there, Leilani.m.Whitefi acknowledges this.", ".m.W"),
+                        ("We select features carefully, losure.x.x.x.x. Then we test.", "x.x.x.x.")):
         for field in ("utterance", "inner_thought"):
             d = copy.deepcopy(SEPSIS_DIALOGUE)
             d["turns"][2][field] = junk if field == "utterance" else "I " + junk[0].lower() + junk[1:]

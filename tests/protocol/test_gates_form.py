@@ -108,10 +108,15 @@ def test_field_names_and_json_syntax_inside_text_fail_but_quotes_and_colons_in_p
     gates = load_gates()
     assert has_json_syntax('{"turn": 3, "speaker": "M1"}', gates)
     assert has_json_syntax('the plan", "description": "M2 agrees', gates)
+    # debris with no quoted key, from the lines of a demo case the gates accepted (2026-12-07)
+    for debris in ("costs and resources.m.{}},  {   }     ]}  fine.", "```obj['turns'] = turns  # Re.",
+                   "we will look at obj['turns'] later"):
+        assert has_json_syntax(debris, gates), debris
     for prose in ('Her "definition of done": tests pass and the docs are merged.',
                   "He calls it 'the gold set': 400 invoices labelled by hand.",
                   "Section 3: results; the private state of the market is unknown.",
-                  "Both know the term 'why undetected' from the paper's appendix"):
+                  "Both know the term 'why undetected' from the paper's appendix",
+                  "We call `fit()` on the held-out set [as agreed] and log the F1."):
         assert not has_json_syntax(prose, gates), prose
 
 
