@@ -31,22 +31,41 @@ FUNCTION_WORDS = ("is", "are", "was", "were", "be", "on", "of", "the", "this", "
 NOT_GLUED = frozenset({"onboarding", "onboard", "inpainting", "outpainting", "online", "offline", "inline",
                        "informationally"})
 
-#: A sentence's end glued to the next word by a quote mark: "research.'ve been", "project.'re
-#: focusing" (the 1.5B demo model's way past a three-sentence grammar, in a case the gates
-#: accepted, 2026-12-07). A quotation closed after its full stop is followed by a space.
-SENTENCE_DEBRIS = re.compile(r"[.!?]['’][A-Za-z]"
-                             # dots run on past an ellipsis ("techniques...z....." and runs of 244-508
-                             # dots in the lines of one demo case, 2026-12-07)
-                             r"|\.{4,}"
-                             # question and exclamation marks run on ("ok?!!!!!??!!!..." for 400 characters
-                             # in the line of a case the gates accepted, a clean-clone demo run, 2026-12-07;
-                             # "Really?!" and "Great!!!" stay), and any other mark six times in a row ("******")
-                             r"|[!?]{4,}|([^\w\s])\1{5,}"
-                             # a speaker's cue glued on after a stop ("questions??.m.Ueda continues:",
-                             # "Leilani.m.Whitefi acknowledges"), single letters and dots run on
-                             # (".x.x.x.x."), a stop after a question mark ("techniques??.m"): the lines of
-                             # a case the gates accepted, a clean-clone demo run, 2026-12-07
-                             r"|\.[a-z]\.[A-Z]|(?:\b[a-z]\.){4,}|[!?]{2,}\.")
+#: Debris of a sentence run on, each pattern with a literal first character (one alternation of
+#: them all cost ~0.7 ms per 4 KB of text, a per-call cost of every build; these ~20 us):
+#: a sentence's end glued to the next word by a quote mark ("research.'ve been", "project.'re
+#: focusing", the 1.5B demo model's way past a three-sentence grammar in a case the gates
+#: accepted, 2026-12-07; a quotation closed after its full stop is followed by a space); dots
+#: run on past an ellipsis ("techniques...z....." and runs of 244-508 dots in the lines of one
+#: demo case); a speaker's cue glued on after a stop ("Leilani.m.Whitefi acknowledges",
+#: "questions??.m.Ueda continues:") and single letters and dots run on (".x.x.x.x.") in the
+#: lines of another accepted demo case, the same day.
+SENTENCE_DEBRIS = tuple(re.compile(rx) for rx in (r"\.['’][A-Za-z]", r"\?['’][A-Za-z]", r"!['’][A-Za-z]", r"\.\.\.\.+",
+                                                  r"\.[a-z]\.(?:[A-Z]|[a-z]\.[a-z]\.)"))
+
+#: Question and exclamation marks run on ("ok?!!!!!??!!!" for 400 characters in the line of a
+#: case the gates accepted, 2026-12-07; "Really?!" and "Great!!!" stay) and a stop after them
+#: ("techniques??.m"): looked for only in a text with two such marks in a row.
+MARKS_RUN_ON = re.compile(r"[!?]{4,}|[!?]{2,}\.")
+
+#: Marks that are debris six times in a row ("******", "------"); dots, question and
+#: exclamation marks have their own, shorter runs above.
+REPEATABLE_MARKS = "*-=_~#+/\\|<>,;:()[]{}'\"^%&@$`"
+
+
+def sentence_debris(text: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the first debris in ``text`` (:data:`SENTENCE_DEBRIS`,
+    :data:`MARKS_RUN_ON`, six of one of :data:`REPEATABLE_MARKS`), or ``None``."""
+    spans = [m.span() for m in (rx.search(text) for rx in SENTENCE_DEBRIS) if m]
+    if any(pair in text for pair in ("??", "!!", "?!", "!?")):
+        m = MARKS_RUN_ON.search(text)
+        if m:
+            spans.append(m.span())
+    for mark in REPEATABLE_MARKS:
+        at = text.find(mark * 6)
+        if at >= 0:
+            spans.append((at, at + 6 + len(text[at + 6:]) - len(text[at + 6:].lstrip(mark))))
+    return min(spans) if spans else None
 
 _TOKEN = re.compile(r"\b[a-z]{6,}\b")
 
@@ -81,14 +100,14 @@ def glued_word(text: str) -> str | None:
 
 
 def run_together(text: str) -> str | None:
-    """What of ``text`` is words or sentences run together (:data:`SENTENCE_DEBRIS` with the
+    """What of ``text`` is words or sentences run together (:func:`sentence_debris` with the
     words around it, at most 40 characters; then :func:`glued_word`), or ``None``."""
-    debris = SENTENCE_DEBRIS.search(text)
+    debris = sentence_debris(text)
     if debris:
-        start, end = debris.span()
+        start, end = debris
         shown = text[max(0, start - 8):end + 6].strip()
         return shown if len(shown) <= 40 else shown[:18] + "..." + shown[-18:]
     return glued_word(text)
 
 
-__all__ = ["FUNCTION_WORDS", "SENTENCE_DEBRIS", "glued_word", "run_together"]
+__all__ = ["FUNCTION_WORDS", "SENTENCE_DEBRIS", "glued_word", "run_together", "sentence_debris"]
