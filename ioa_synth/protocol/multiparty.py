@@ -24,7 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ioa_synth.protocol.schemas import MisalignmentPoint, Stage1Output, Stage2Output, _items, _Strict
+from ioa_synth.protocol.schemas import (MisalignmentPoint, Stage1Output, Stage2Output, _items, _Strict,
+                                        member_and_point_problems)
 from ioa_synth.text.plural import plural
 
 #: Fewest and most participants of a build (``--participants``); 2 is the paper's dyad.
@@ -123,22 +124,7 @@ def multi_stage1_problems(out: Stage1Output, n: int) -> list[str]:
     exactly M1..Mn, 3-5 hidden assumptions each, 2-4 points with unique ids, one of them
     definitional, each point's sides a partition of the members (:func:`side_problems`)."""
     ids = member_ids(n)
-    problems: list[str] = []
-    got = sorted((m.id for m in out.members), key=lambda i: (len(i), i))
-    if got != ids:
-        problems.append(f"members must be exactly {', '.join(ids)} (got {got})")
-    for m in out.members:
-        k = len(m.hidden_assumptions)
-        if not 3 <= k <= 5:
-            problems.append(f"member {m.id} has {k} hidden assumptions; give 3 to 5")
-    n_ma = len(out.misalignment_points)
-    if not 2 <= n_ma <= 4:
-        problems.append(f"{n_ma} misalignment points; give 2 to 4")
-    ma_ids = [p.id for p in out.misalignment_points]
-    if len(set(ma_ids)) != len(ma_ids):
-        problems.append(f"misalignment point ids repeat: {ma_ids}")
-    if not any(p.type == "definitional" for p in out.misalignment_points):
-        problems.append("no misalignment point is of type definitional; at least one must be")
+    problems = member_and_point_problems(out, ids)
     for p in out.misalignment_points:
         if getattr(p, "between", None) is None:
             problems.append(f"{p.id} has no between; say which participants hold each reading")

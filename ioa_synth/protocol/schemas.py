@@ -187,10 +187,17 @@ def stage1_problems(out: Stage1Output) -> list[str]:
     with 3-5 hidden assumptions; 2-4 misalignment points with unique ids, at least one
     of type ``definitional``.
     """
+    return member_and_point_problems(out, ["M1", "M2"])
+
+
+def member_and_point_problems(out: Stage1Output, ids: list[str]) -> list[str]:
+    """The stage-1 rules :func:`stage1_problems` checks, for members exactly ``ids``
+    (``["M1", "M2"]``, or M1..Mn of a multi-party case)."""
     problems: list[str] = []
-    ids = sorted(m.id for m in out.members)
-    if ids != ["M1", "M2"]:
-        problems.append(f"members must be exactly M1 and M2 (got {ids})")
+    got = sorted((m.id for m in out.members), key=lambda i: (len(i), i))
+    if got != ids:
+        wanted = " and ".join(ids) if len(ids) == 2 else ", ".join(ids)
+        problems.append(f"members must be exactly {wanted} (got {got})")
     for m in out.members:
         n = len(m.hidden_assumptions)
         if not 3 <= n <= 5:

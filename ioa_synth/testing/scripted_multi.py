@@ -10,23 +10,11 @@ import copy
 import json
 from typing import Any
 
+from ioa_synth.testing.scripted_case import _MEMBERS as _TWO
 from ioa_synth.testing.scripted_replies import ProtocolResponder, Reply, chat_reply, follow_planned_types
 
-_MEMBERS = [
-    {"id": "M1", "name": "Ada Okafor", "role": "research lead",
-     "expertise": "information retrieval evaluation and multilingual benchmark design",
-     "background": "eight years building search benchmarks in a university lab before joining the company",
-     "private_state": "wants a result strong enough for the workshop paper due in April",
-     "hidden_assumptions": ["evaluation data is frozen once it has been published to the team bucket",
-                            "baselines are always retrained with the current tokenizer",
-                            "a release includes its written evaluation report"]},
-    {"id": "M2", "name": "Ben Lindqvist", "role": "ML engineer",
-     "expertise": "training infrastructure, PyTorch data pipelines and model serving",
-     "background": "came from a production ads team where evaluation samples were redrawn on every run",
-     "private_state": "needs the pipeline frozen by month end so he can move to the serving migration",
-     "hidden_assumptions": ["cached leaderboard numbers are trustworthy for old models",
-                            "the data loader's split logic is the source of truth",
-                            "documentation can follow a deployment"]},
+#: The two-person scripted case's members (:mod:`ioa_synth.testing.scripted_case`) and a third.
+_MEMBERS = [*_TWO,
     {"id": "M3", "name": "Chiara Zanetti", "role": "product manager",
      "expertise": "search product roadmaps, customer contracts for regional markets and launch planning",
      "background": "ran the launch of the Portuguese and Swahili search markets and negotiated their contracts",
