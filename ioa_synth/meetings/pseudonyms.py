@@ -12,6 +12,15 @@ What matches, in the speaker field and inside the text:
   "Averys");
 - ``aliases``: nicknames the researcher gives (``--alias "Desmond Okonkwo=Des"``), as names.
 
+In scripts written without spaces between words (Chinese, Japanese, Korean's syllables attached
+to particles, Thai), a name is matched wherever it stands: "田中さん" -> "Averyさん", "김민수씨는"
+-> "Avery씨는". In Hebrew and Arabic, a name keeps the one-letter prefixes written onto it ("and",
+"to", "in" ...: "ולדני" -> "ולAvery", "ولمحمد" -> "ولAvery"). A name written as one unspaced
+word of three or more characters ("佐藤花子") is also matched by each part of two or more
+characters a split of it gives ("佐藤", "花子"); a one-character part ("王" of "王伟") is not: give
+it as an alias if people use it (``--alias "王伟=王"``), knowing that it then goes wherever the
+character stands.
+
 Left alone, because they identify no one: titles (``Dr``, ``Ms`` ...), initials (one letter),
 and particles written in lower case after the first word of a name (``van``, ``de``, ``al`` ...).
 A name part that is also an everyday word ("Will", "May") is replaced wherever the word occurs.
@@ -46,7 +55,16 @@ _APOSTROPHES = str.maketrans({c: "'" for c in "’ʼ‘`´"})
 _HYPHENS = str.maketrans({c: "-" for c in "‐‑‒–—"})
 _LETTER_BEFORE = r"(?<![^\W\d_])"
 _LETTER_AFTER = r"(?![^\W\d_])"
-_PIECE_SPLIT = re.compile(r"[-'’ʼ‘`´‐‑‒–—]+")
+_PIECE_SPLIT = re.compile(r"[-'’ʼ‘`´‐‑‒–—·・]+")
+#: Scripts written without spaces between words (kana, CJK ideographs, Hangul, Thai): a name in
+#: them is matched without word edges.
+_UNSPACED = re.compile("[\u0e00-\u0e7f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
+                       "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
+#: One-letter prefixes written onto a word in Hebrew (ו ה ב כ ל מ ש) and Arabic (و ف ب ل ك س),
+#: up to three, as in "ולדני" ("and to Dani").
+_CLITICS = {"hebrew": "(?:[\u05d5\u05d4\u05d1\u05db\u05dc\u05de\u05e9]{1,3})?",
+            "arabic": "(?:[\u0648\u0641\u0628\u0644\u0643\u0633]{1,3})?"}
+_HEBREW, _ARABIC = re.compile("[\u0590-\u05ff]"), re.compile("[\u0600-\u06ff]")
 
 
 @dataclass(frozen=True)
@@ -95,8 +113,11 @@ def name_forms(name: str) -> list[list[str]]:
             forms.append(pieces)
         forms += [[p] for p, r in zip(pieces, raw)
                   if len(p) > 1 and p not in TITLES and not (r.islower() and p in PARTICLES and (i or len(raw) > 1))]
+        forms += [[part] for p in pieces for part in _unspaced_parts(p)]
     if len(whole) > 1:
         forms.insert(0, whole)
+    elif len(whole) == 1 and len(whole[0]) == 1 and _UNSPACED.match(whole[0]):
+        forms.append(whole)  # a one-character name or alias of its own ("王"): asked for, so matched
     unique: list[list[str]] = []
     for form in forms:
         if form not in unique:
@@ -104,8 +125,30 @@ def name_forms(name: str) -> list[list[str]]:
     return unique
 
 
+def _unspaced_parts(piece: str) -> list[str]:
+    """The parts of two or more characters that a split of an unspaced CJK or Hangul name of
+    three or more characters gives, each a form of its own: "佐藤花子" -> "佐藤", "花子" (and
+    "佐藤花", "藤花子"); "김민수" -> "김민", "민수". A family or given name written on its own is
+    then found ("佐藤さん", "민수씨"); a one-character part ("王" of "王伟") is not (too many
+    everyday words are one character): give it as an alias.
+    """
+    if len(piece) < 3 or not all(_UNSPACED.match(ch) for ch in piece):
+        return []
+    cuts = range(1, len(piece))
+    return [part for k in cuts for part in (piece[:k], piece[k:]) if len(part) > 1]
+
+
 def _form_pattern(form: list[str]) -> str:
-    return r"[\s'\-]*".join(re.escape(p) for p in form)
+    return r"[\s'\-·・]*".join(re.escape(p) for p in form)
+
+
+def _alternative(i: int, form: list[str]) -> str:
+    """The pattern of ``form`` as alternative ``n{i}``, with the edges its script has."""
+    first, last = form[0][0], form[-1][-1]
+    before = "" if _UNSPACED.match(first) else _LETTER_BEFORE
+    after = "" if _UNSPACED.match(last) else rf"s?{_LETTER_AFTER}"
+    clitic = _CLITICS["hebrew"] if _HEBREW.match(first) else _CLITICS["arabic"] if _ARABIC.match(first) else ""
+    return rf"{before}{clitic}(?P<n{i}>{_form_pattern(form)}){after}"
 
 
 class NameReplacer:
@@ -122,8 +165,8 @@ class NameReplacer:
                 claims.setdefault(tuple(form), set()).add(replacement)
         ordered = sorted(claims, key=lambda f: (-sum(map(len, f)), f))
         self.replacements = [next(iter(claims[f])) if len(claims[f]) == 1 else SHARED_NAME for f in ordered]
-        alternatives = "|".join(f"(?P<n{i}>{_form_pattern(list(f))})" for i, f in enumerate(ordered))
-        self.pattern = re.compile(rf"{_LETTER_BEFORE}(?:{alternatives})s?{_LETTER_AFTER}") if ordered else None
+        alternatives = "|".join(_alternative(i, list(f)) for i, f in enumerate(ordered))
+        self.pattern = re.compile(alternatives) if ordered else None
 
     def __call__(self, text: str) -> str:
         """``text`` with every form replaced (a possessive or plural ``s`` kept as written)."""

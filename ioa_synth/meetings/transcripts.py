@@ -5,6 +5,12 @@ Formats: WebVTT (``webvtt-py``) with Teams voice tags (``<v Name>text</v>``) or 
 (``Name: text``); SRT (``srt``) with ``Name: text`` cues; Whisper/WhisperX JSON (``segments``
 with a ``speaker``); plain text lines ``Name: text``. Consecutive cues of one speaker merge
 into one turn; a cue without a speaker continues the previous speaker's turn.
+
+Any language and script: a name may be written in any letters (``田中 太郎: ...``,
+``محمد علي: ...``), the colon after it may be the full-width ``：`` of Chinese and Japanese
+text, and the invisible direction marks of right-to-left text (``U+200E``, ``U+200F``,
+``U+061C``, the embeddings and isolates ``U+202A``-``U+202E``, ``U+2066``-``U+2069``) are
+removed on reading: they only steer display, and would hide a line's speaker from the match.
 """
 
 from __future__ import annotations
@@ -25,8 +31,11 @@ FORMATS: tuple[str, ...] = ("auto", "vtt", "srt", "whisper", "text")
 MIN_PARTICIPANTS, MAX_PARTICIPANTS = 2, 6
 
 _SUFFIXES = {".vtt": "vtt", ".webvtt": "vtt", ".srt": "srt", ".json": "whisper", ".txt": "text"}
-# "Name: text" -- a name of one to five words (letters, digits, . ' - _), then a colon.
-_NAMED = re.compile(r"^\s*([^\W\d][\w.'’\-]*(?:[ \t]+[\w.'’\-]+){0,4})[ \t]*:[ \t]*(.*)$", re.S)
+# "Name: text" -- a name of one to five words (letters, digits, . ' - _ and the middle dots of
+# transcribed foreign names), then a colon, ASCII or full-width.
+_NAMED = re.compile(r"^\s*([^\W\d][\w.'’\-·・]*(?:[ \t]+[\w.'’\-·・]+){0,4})[ \t]*[:：][ \t]*(.*)$", re.S)
+#: Bidirectional control characters: display marks without content (module docstring).
+BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 
 
 class TranscriptError(ValueError):
@@ -165,6 +174,7 @@ def read_transcript(path: Path, fmt: str = "auto") -> tuple[str, list[Cue]]:
         raw = decode_utf8(path.read_bytes(), where, TranscriptError)
     except OSError as exc:
         raise TranscriptError(f"{where}: cannot read ({exc.strerror or exc})") from None
+    raw = BIDI_CONTROLS.sub("", raw)
     if not raw.strip():
         raise TranscriptError(f"{where}: the file is empty")
     fmt = guess_format(path, raw) if fmt == "auto" else fmt

@@ -168,3 +168,60 @@ def test_bad_alias_one_error_line_nothing_written(tmp_path, cli, spec, needle):
     assert res.exit_code == 2, res.output
     assert res.stderr.startswith("error: --alias") and needle in res.stderr and len(res.stderr.splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())
+
+
+# Non-English transcripts. Translations: ja "Good morning. Sato-san, shall we check the release?" /
+# "Yes, Tanaka-san. Staging went out last night." / "Then we freeze on Thursday. Is that fine for
+# you too, Hanako-san?"; zh "Yes, Mr Wang." / "OK, Hanako."; ar "Good morning, Sara." / "Hello
+# Mohammed, and does Mohammed (lit. 'and to Mohammed') have another opinion?"; he "Good morning,
+# Ruti." / "Hello Dani, and does Dani (lit. 'and to Dani') have another question?".
+JA_VTT = """WEBVTT
+
+00:00:01.000 --> 00:00:04.000
+<v 田中 太郎>おはようございます。佐藤さん、リリースの確認をしましょうか。</v>
+
+00:00:04.000 --> 00:00:08.000
+<v 佐藤 花子>はい、田中さん。ステージングは昨夜出ました。</v>
+
+00:00:08.000 --> 00:00:11.000
+<v 田中 太郎>では木曜日に凍結ですね。花子さんもそれでいいですか。</v>
+"""
+ZH_TXT = "佐藤花子：はい、王さん。\n王伟：好的，花子。\n"
+AR_TXT = "\u200fمحمد علي: صباح الخير يا سارة.\n\u200fسارة حسن: أهلا محمد، ولمحمد رأي آخر؟\n"
+HE_TXT = "דני כהן: בוקר טוב, רותי.\nרותי לוי: שלום דני, ולדני יש עוד שאלה?\n"
+
+
+@pytest.mark.parametrize("name, content, aliases, expected", [
+    # Japanese: names inside unspaced text, followed by さん, are found without word edges.
+    ("ja.vtt", JA_VTT, [], ["おはようございます。Blakeさん、リリースの確認をしましょうか。",
+                            "はい、Averyさん。ステージングは昨夜出ました。",
+                            "では木曜日に凍結ですね。Blakeさんもそれでいいですか。"]),
+    # Chinese/Japanese with the full-width colon; "佐藤花子" written unspaced is found by its part
+    # "花子"; "王" (one character) only as an alias.
+    ("zh.txt", ZH_TXT, [("王伟", "王")], ["はい、Blakeさん。", "好的，Avery。"]),
+    # Arabic with right-to-left marks before each line; the prefix و+ل stays on the pseudonym.
+    ("ar.txt", AR_TXT, [], ["صباح الخير يا Blake.", "أهلا Avery، ولAvery رأي آخر؟"]),
+    # Hebrew: the prefixes ו+ל stay on the pseudonym.
+    ("he.txt", HE_TXT, [], ["בוקר טוב, Blake.", "שלום Avery, ולAvery יש עוד שאלה?"]),
+])
+def test_non_english_transcripts_keep_no_real_name(tmp_path, cli, name, content, aliases, expected):
+    src = tmp_path / name
+    src.write_text(content, encoding="utf-8")
+    out = tmp_path / "session"
+    res = cli("meeting", "import", src, "--out", out,
+              *[a for real, nick in aliases for a in ("--alias", f"{real}={nick}")])
+    assert res.exit_code == 0, res.output
+    session = json.loads((out / "session.json").read_text(encoding="utf-8"))
+    assert [t["text"] for t in session["turns"]] == expected
+    names = json.loads((out / "private" / "names.json").read_text(encoding="utf-8"))
+    assert len(names) == 2 and "\u200f" not in "".join(names)
+    raw = (out / "session.json").read_text(encoding="utf-8")
+    for real in names:
+        for part in real.split():
+            assert part not in raw
+
+
+def test_an_unspaced_one_character_part_is_not_replaced_without_an_alias():
+    participants, _, out, _ = pseudonymise([Cue("王伟", "你好，王老师。"), Cue("李娜", "王伟，好的。")])
+    assert out[0]["text"] == "你好，王老师。"  # one character: an everyday word too (docs)
+    assert out[1]["text"] == f"{participants[0].pseudonym}，好的。"
