@@ -53,6 +53,7 @@ from ioa_synth.runs.catalog_set import sibling_calls
 from ioa_synth.runs.context import open_run
 from ioa_synth.train.cases import CaseIndex, Data, SplitMismatchError, UnknownCaseError  # noqa: F401 - raised here
 from ioa_synth.train.completions import RewardResult, completion_key, completion_text
+from ioa_synth.probing.language import CAPABILITY as LANGUAGE_CAPABILITY
 from ioa_synth.train.reward_folder import (COMMAND, COMPONENTS, REWARD_SETUP_VERSION, REWARDS_COLUMNS,  # noqa: F401
                                           REWARDS_TABLE, RewardSetupError, check_folder, refuse_results_folder)
 
@@ -118,7 +119,13 @@ class RewardScorer:
         atexit.register(self.close)
 
     def _describe(self, eps: dict[str, Endpoint]) -> dict[str, Any]:
+        """The reward's setup: its settings and each component's identity with the templates it
+        renders: evaluate's, and with a case in another language among the data the language
+        note's too (as evaluate's fingerprint has it), so that a changed note is a changed setup.
+        English data describes itself as before the note existed."""
         templates = all_template_hashes("evaluate")
+        if any(case.language for case in self.index.cases.values()):
+            templates = {**templates, **all_template_hashes(LANGUAGE_CAPABILITY)}
         return {"fingerprint_version": REWARD_SETUP_VERSION, "settings": self.settings.as_dict(),
                 "components": {n: {**ep.identity(), "templates": templates} for n, ep in sorted(eps.items())}}
 

@@ -222,3 +222,26 @@ def test_a_belief_results_folder_is_named_as_one(teacher, tmp_path):
     assert sorted(p.name for p in bel.iterdir()) == ["run.json"]
     with pytest.raises(RewardSetupError, match="is an 'ioa-synth evaluate' results folder"):
         RewardScorer(teacher.data, out=teacher.results)
+
+
+def test_a_reward_over_a_case_in_another_language_fingerprints_the_language_note(teacher, tmp_path):
+    """The simulator and validity filter get evaluate's language note about a German case, so the
+    note's template is part of the reward's setup there (a changed note is a changed setup), and
+    not for English data (its setup described as before the note existed)."""
+    from pathlib import Path
+
+    from ioa_synth.core.templates import all_template_hashes
+    from ioa_synth.probing.language import CAPABILITY
+
+    note = all_template_hashes(CAPABILITY)
+    case = json.loads((Path(__file__).resolve().parents[1] / "fixtures/languages/de_case.json").read_text("utf-8"))
+    german = tmp_path / "de" / "train"
+    (german / "ml_research").mkdir(parents=True)
+    (german / "ml_research/planning_000.json").write_text(json.dumps(
+        {"profiles": case["stage1"], "dialogue": {"num_turns": 6, "turns": case["stage2"]["turns"]}, "language": "de"}),
+        encoding="utf-8")
+    with RewardScorer(german, out=tmp_path / "reward-de") as reward:
+        for component in ("simulator", "validity_filter"):
+            assert note.items() <= reward.run.description["components"][component]["templates"].items()
+    with RewardScorer(teacher.data, out=tmp_path / "reward-en") as reward:
+        assert not set(note) & set(reward.run.description["components"]["simulator"]["templates"])
