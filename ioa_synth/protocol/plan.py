@@ -69,7 +69,11 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: model went on through it, ".'ve been", ".'re focusing", in a case the gates accepted.
 #: Version 9: the meeting scenario is one to four whole sentences (:data:`SCENARIO_SENTENCES`),
 #: and an ellipsis inside a sentence is followed by a space (the model ran hundreds of dots).
-PLAN_VERSION = 9
+#: Version 10: free text holds no brackets, braces, backticks or ``<>^_|``
+#: (:data:`~ioa_synth.protocol.plan_text.LATIN_TEXT`), a sentence's inner dots are those of
+#: "e.g." and "i.e.", and "?!" is not written (:data:`~ioa_synth.protocol.plan_text._STOP_INSIDE`):
+#: two accepted demo cases held such debris, which the gates reject since.
+PLAN_VERSION = 10
 
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").

@@ -18,14 +18,17 @@ discards such text.
 from __future__ import annotations
 
 #: Characters a scaffold-mode free-text field may use: printable ASCII but ``"`` and
-#: ``\`` (the grammar writes them raw inside a JSON string), Latin-1 and Latin Extended
+#: ``\`` (the grammar writes them raw inside a JSON string) and, since plan version 10, but
+#: the brackets, braces, backtick, ``<>^_|`` of code and markup, Latin-1 and Latin Extended
 #: letters, typographic quotes, dashes and the ellipsis. No newline: a field is one
-#: paragraph.
-LATIN_TEXT = r"[ -!#-\[\]-~¡-ɏ‘’“”–—…]"
+#: paragraph. Why version 10: the 1.5B demo model ran a line on into the JSON and code it
+#: was writing ("m.{}},  {   }  ]}  ```obj['turns'] = turns  # Re.", a clean-clone demo run,
+#: 2026-12-07), which the gates reject; spoken meeting text needs none of those characters.
+LATIN_TEXT = r"[ !#-;=?-Z~a-z¡-ɏ‘’“”–—…]"
 
 
 #: :data:`LATIN_TEXT` without the sentence ends ``.?!``: a character inside a sentence.
-_IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
+_IN_SENTENCE = r"[ #-\-/-;=@-Z~a-z¡-ɏ‘’“”–—…]"
 #: A ``.?!`` inside a sentence: in a number ("v2.1", "3.5%"), an abbreviation's inner dots
 #: ("e.g.", "i.e."), an ellipsis or "?!", so that only ``.?!`` and a space (or the text's end)
 #: end a sentence, and no sentence is glued to the next: "340 law exams.Our goal", "the
@@ -36,7 +39,11 @@ _IN_SENTENCE = r"[ #-\-/->@-\[\]-~¡-ɏ‘’“”–—…]"
 #: focusing" (a case the gates accepted, 2026-12-07). A line now ends after its third stop.
 #: Since version 9 an ellipsis is followed by a space: the model ran ellipses together into
 #: hundreds of dots inside a line ("techniques...z....."; a clean-clone run, 2026-12-07).
-_STOP_INSIDE = r"[0-9][.][0-9]|[.][a-z][.]|[.][.][.] |[?!][?!]"
+#: Since version 10 the inner dots are those of "e.g." and "i.e." only, and "?!" is not
+#: written: the model ran letters and dots on (".x.x.x.x."), glued a speaker's cue on after
+#: a stop as if it were an abbreviation (".m.Ueda continues") and wrote 400 characters of
+#: "?!!!??" before a phrase (clean-clone demo runs, 2026-12-07; all gate failures since).
+_STOP_INSIDE = r"[0-9][.][0-9]|[.][ge][.]|[.][.][.] "
 
 #: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
 MAX_SENTENCES = 3
