@@ -119,3 +119,34 @@ def test_a_bad_meeting_count_is_one_error_line(cli, seeds_file, tmp_path, k):
     res = _build(cli, seeds_file(1), out, "--meetings", k)
     one_line_error(res, "--meetings")
     assert not out.exists()
+
+
+def test_estimate_prices_one_stage2_generator_call_per_meeting(cli, seeds_file, tmp_path):
+    args = ("estimate", "build", "--seeds", seeds_file(2), "--split", "test", "--out", tmp_path / "o",
+            "--type-mix", "none", "--tokenizer", "chars", "--json")
+    one = json.loads(cli(*args).stdout)
+    assert json.loads(cli(*args, "--meetings", "1").stdout) == one
+    three = json.loads(cli(*args, "--meetings", "3").stdout)
+    one_gen, three_gen = (e["components"]["generator"]["calls"] for e in (one, three))
+    assert three_gen > one_gen  # stage 2 asked once per meeting (and no thoughts pass)
+    assert three["components"]["generator"]["prompt_tokens"] > one["components"]["generator"]["prompt_tokens"]
+    assert three["components"]["judge"]["prompt_tokens"] > one["components"]["judge"]["prompt_tokens"]
+    res = cli(*args, "--meetings", "6")
+    assert res.exit_code == 2 and "--meetings" in res.stderr and not (tmp_path / "o").exists()
+
+
+def test_series_kinds_ask_stage2_once_per_meeting():
+    from ioa_synth.build.estimate_series import series_kinds
+    from ioa_synth.runs.spend import CallKind
+
+    kinds = [CallKind("generator", "stage 1 generator", 4, 1000, 800),
+             CallKind("generator", "stage 2 generator", 2, 1500, 600),
+             CallKind("judge", "stage 2 judge", 2, 2000, 100)]
+    assert series_kinds(kinds, 1, 600, 0.45) == kinds
+    s1, s2, j2 = series_kinds(kinds, 3, 600, 0.45)
+    assert s1 == kinds[0]
+    # 3 meetings: 2 * 3 calls; meeting k shows the k-1 earlier meetings' lines, half of a
+    # meeting's 600 tokens each: (0 + 300 + 600) / 3 = 300 more per call on average
+    assert (s2.label, s2.calls, s2.prompt) == ("stage 2 generator (3 meetings)", 6, 1800)
+    # the judge reads two more meetings: 0.45 * 600 * 2 = 540 more
+    assert (j2.calls, j2.prompt) == (2, 2540)
