@@ -150,3 +150,14 @@ def test_series_kinds_ask_stage2_once_per_meeting():
     assert (s2.label, s2.calls, s2.prompt) == ("stage 2 generator (3 meetings)", 6, 1800)
     # the judge reads two more meetings: 0.45 * 600 * 2 = 540 more
     assert (j2.calls, j2.prompt) == (2, 2540)
+
+
+@pytest.mark.parametrize("command", [("regenerate", "--stage", "2"), ("audit", "--split", "test")])
+def test_regenerate_and_audit_refuse_a_series_build_in_one_line(cli, endpoint, seeds_file, tmp_path, command):
+    server = endpoint(responder=SeriesResponder())
+    out = tmp_path / "out"
+    assert _build(cli, seeds_file(1), out, "--meetings", "2").exit_code == 0
+    asked = len(server.requests)
+    res = cli(*command[:1], "--out", out, *command[1:])
+    one_line_error(res, "series of 2 meetings")
+    assert len(server.requests) == asked
