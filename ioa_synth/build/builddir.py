@@ -148,6 +148,26 @@ def build_participants(out_dir: Path) -> int:
     return manifest.settings.participants or 2
 
 
+def build_meetings(out_dir: Path) -> int:
+    """Meetings per case of the build directory ``out_dir``: its manifest's
+    ``settings.meetings`` (1 when absent, or for a directory without a manifest)."""
+    try:
+        manifest = read_manifest(out_dir, "build")
+    except ManifestError:
+        return 1
+    return manifest.settings.meetings or 1
+
+
+def series_refusal(out_dir: Path, command: str) -> str | None:
+    """The one line ``command`` (``regenerate``, ``audit``) prints for a series build
+    (``build --meetings K``), which it does not run yet, or ``None``."""
+    k = build_meetings(out_dir)
+    if k == 1:
+        return None
+    return (f"{out_dir} is a series of {k} meetings per case (build --meetings {k}); {command} runs on "
+            "one-meeting builds only so far: build the cases again into a new --out instead")
+
+
 def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
     """A record's ``profiles`` and ``dialogue`` as stage outputs. For the released format: a
     misalignment point without ``type`` gets :data:`UNTYPED`, a missing outline is empty, and

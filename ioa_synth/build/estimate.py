@@ -40,6 +40,7 @@ from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.build.estimate_multi import multi_skeletons
+from ioa_synth.build.estimate_series import series_kinds
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
 from ioa_synth.seeds.tuples import SeedTuple
@@ -66,6 +67,8 @@ class BuildPlan:
     split_seeds: list[SeedTuple] | None = None
     #: people per meeting (``--participants``): the multi-party stages' prompts are counted above 2
     participants: int = 2
+    #: meetings per case (``--meetings``): a series' stage-2 calls are priced per meeting above 1
+    meetings: int = 1
 
 
 def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
@@ -239,10 +242,11 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
         CallKind("generator", "stage 2 regeneration", reach2 * (1 - r2["first_attempt"]) * retried(2, "generator"),
                  s2g + c2, e2),
         *(_thought_kinds(plan_mode, measured, reach2, r2, mean("s2t"), e2, retried(2, THOUGHTS_ROLE), gen)
-          if plan.participants == 2 else []),  # a multi-party stage 2 is one call
+          if plan.participants == 2 and plan.meetings == 1 else []),  # a multi-party or series meeting is one call
         CallKind("judge", "stage 2 judge", reach2 * (2 - r2["first_attempt"]) * r2["judged"] * retried(2, "judge"),
                  s2j, c2),
     ]
+    kinds = series_kinds(kinds, plan.meetings, e2, share["s2j"])
     assumptions = {
         "command": "build", "split": plan.split, "cases": len(todo), "already_finished": finished,
         "prompts_counted_for_cases": len(counted),
@@ -274,7 +278,7 @@ def _thought_kinds(plan_mode: str, measured: Measured, reach2: float, r2: dict[s
 
 def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: ToolkitConfig, local_model: str | None,
                       type_mix: str | None, batch: bool, split_seeds: list[SeedTuple] | None = None,
-                      participants: int = 2) -> Callable[[], dict[str, Any] | None]:
+                      participants: int = 2, meetings: int = 1) -> Callable[[], dict[str, Any] | None]:
     """The estimate of a build about to run over ``plans`` (cells of
     :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``, in two steps:
     the build directory is read now (what is finished, measured), and the returned
@@ -286,7 +290,7 @@ def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: Toolkit
     setups = cache(lambda: {c: component_setup(c, config, local_model) for c in ("generator", "judge")})
     try:
         fold_estimate = _read_folder(BuildPlan(seeds, reserve, split, type_mix, split_seeds=split_seeds,
-                                               participants=participants),
+                                               participants=participants, meetings=meetings),
                                      catalog.out_dir, catalog, setups)
     except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
         return lambda: None

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ioa_synth.build.prompts import CAPABILITY, LANGUAGE_NOTE, MULTI_CAPABILITY
+from ioa_synth.build.prompts import CAPABILITY, LANGUAGE_NOTE, MULTI_CAPABILITY, SERIES_CAPABILITY
 from ioa_synth.core.templates import all_template_hashes
 from ioa_synth.protocol.gate_languages import gates_for
 from ioa_synth.protocol.gates import load_gates
 from ioa_synth.protocol.gates_multi import multi_gate_settings
 from ioa_synth.protocol.plan_multi import MULTI_PLAN_VERSION
+from ioa_synth.protocol.series import SERIES_PLAN_VERSION
 from ioa_synth.protocol.plan_modes import plan_version
 from ioa_synth.protocol.rubric import load_rubric, rubric_sha256
 from ioa_synth.runs.catalog import Catalog
@@ -59,7 +60,7 @@ def rubric_identity() -> dict[str, Any]:
 
 
 def build_setup_description(endpoints: Mapping[str, Any], participants: int = 2,
-                            language: str | None = None) -> dict[str, Any]:
+                            language: str | None = None, meetings: int = 1) -> dict[str, Any]:
     """The fingerprinted facts of a build run: ``endpoints`` maps component -> ``Endpoint``;
     ``{"fingerprint_version": 2, "components": {name: component_description}}``. The
     ``describe`` of ``build``, ``regenerate`` and ``audit``. With ``participants`` above 2
@@ -67,16 +68,28 @@ def build_setup_description(endpoints: Mapping[str, Any], participants: int = 2,
     and the generator the multi-party plan and gates (:func:`multi_party_parts`); two
     people describe themselves exactly as before. A build in another ``language`` than
     English (:func:`in_language_description`) describes itself with it; an English one
-    exactly as before the option existed."""
+    exactly as before the option existed. A series of ``meetings`` above 1 adds
+    :func:`series_parts`; one meeting describes itself as before."""
     templates = all_template_hashes(CAPABILITY)
     rubric = rubric_identity()
 
     def part(name: str, identity: dict[str, Any]) -> dict[str, Any]:
         desc = in_language_description(component_description(name, identity, templates, rubric), name, language,
                                        templates)
-        return desc | multi_party_parts(name, participants) if participants != 2 else desc
+        desc = desc | multi_party_parts(name, participants) if participants != 2 else desc
+        return desc | series_parts(name, meetings) if meetings != 1 else desc
 
     return describe_components(endpoints, part)
+
+
+def series_parts(component: str, meetings: int) -> dict[str, Any]:
+    """What a series of meetings adds to ``component``'s description: ``meetings``, the
+    ``build_series/`` note's sha256 (``series_templates``; every component renders it) and,
+    for the generator, the series plan's version (``series_plan``)."""
+    out: dict[str, Any] = {"meetings": meetings, "series_templates": all_template_hashes(SERIES_CAPABILITY)}
+    if component == "generator":
+        out["series_plan"] = SERIES_PLAN_VERSION
+    return out
 
 
 def multi_party_parts(component: str, participants: int) -> dict[str, Any]:

@@ -36,14 +36,14 @@ from ioa_synth.build.prompts import CAPABILITY, with_language
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
 from ioa_synth.build.stage2_inputs import Stage2Inputs
 from ioa_synth.build.stages import DIALOGUE, PROFILES, StageSpec, judge_prompt, next_stage
-from ioa_synth.build.stages_multi import stages_for
+from ioa_synth.build.stages_series import build_stages, meeting_role
 from ioa_synth.core.templates import Prompt, compile_templates
 from ioa_synth.llm.ahead import RequestsAhead
 from ioa_synth.llm.client import LLMCallError, LLMClient, StopRun
 from ioa_synth.protocol.gates_text import in_language, stop_words
 from ioa_synth.protocol.judgement import Judgement, judge_schema, parse_judgement
 from ioa_synth.protocol.rubric import Rubric
-from ioa_synth.protocol.schemas import Stage1Output
+from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.recorder import CallKey, CallRecorder, now_utc
 from ioa_synth.seeds.tuples import SeedTuple
@@ -121,6 +121,8 @@ class Pipeline:
     dedup: Any = None
     #: participants per meeting (``build --participants``; 2: the paper's dyad)
     participants: int = 2
+    #: meetings per case (``build --meetings``; 1: the paper's single meeting)
+    meetings: int = 1
     #: the case the scheduler starts next (its stage-1 request is made while this worker's
     #: last judge call is on the wire), or ``None``
     upcoming: Callable[[], Case | None] = lambda: None
@@ -138,7 +140,7 @@ class Pipeline:
         compile_templates(CAPABILITY)
         self._ahead = RequestsAhead(self._generation_request)
         self._prepared = RequestsAhead(self._prepare)  # a stage's inputs made from the profiles: gate reference, judge prompt
-        self.stages = stages_for(self.participants)  # STAGES itself for two people
+        self.stages = build_stages(self.participants, self.meetings)  # STAGES itself for two people, one meeting
 
     # -- public ------------------------------------------------------------------
     def run_case(self, case: Case, first_attempt: int = 1, profiles: Stage1Output | None = None,
@@ -263,14 +265,26 @@ class Pipeline:
         if passes is not None and profiles is not None:
             prompt, schema = passes.lines_request(case.seed, profiles, previous, feedback)
             return with_language(prompt, self.language, "generator"), schema
+        if spec.meetings is not None and profiles is not None:  # a series: its first meeting
+            return spec.meetings.request(case, profiles, 1, [], feedback)
         ctx = spec.generator_context(case.seed, profiles, previous, feedback, self.plan_mode, case.planned_types)
-        return (with_language(spec.render("generator", **ctx), self.language, "generator"),
-                spec.request_schema(self.plan_mode, case, profiles))
+        prompt = spec.render("generator", **ctx)
+        if spec.note is not None:
+            prompt = spec.note(prompt, "generator", profiles, None)
+        return with_language(prompt, self.language, "generator"), spec.request_schema(self.plan_mode, case, profiles)
 
     def _generate(self, case: Case, spec: StageSpec, attempt: int, profiles: Stage1Output | None,
                   previous: str | None, feedback: str | None) -> BaseModel:
         prompt, schema = self._ahead.get((case.case_id, spec.stage, attempt), case, spec, profiles, previous, feedback)
         passes = spec.passes_for(self.plan_mode)
+        if spec.meetings is not None and profiles is not None:  # a series: one call per meeting, after the first
+
+            def ask(k: int, prompt: Prompt, schema: dict[str, Any]) -> BaseModel:
+                key = CallKey(case.case_id, spec.stage, meeting_role(k), attempt)
+                return self.calls.call(self.generator, key, with_language(prompt, self.language, "generator"), schema,
+                                       spec.call_name, Stage2Output.model_validate,
+                                       tags={"component": "generator", "meeting": k})[0]
+            return spec.meetings.write(case, profiles, (prompt, schema), feedback, ask)
         if passes is None or profiles is None:
             value, _ = self.calls.call(self.generator, CallKey(case.case_id, spec.stage, "generator", attempt), prompt,
                                        schema, spec.call_name, spec.output.model_validate)
@@ -289,8 +303,10 @@ class Pipeline:
         stage = spec.stage
         ma_ids = spec.judged_items(profiles)
         read_types = spec.reads_types and bool(case.planned_types)  # the build judge reads each point's type
-        prompt = with_language(judge_prompt(spec, case, profiles, gen, self.rubric, read_types, prepared),
-                               self.language, self.judge_role)
+        prompt = judge_prompt(spec, case, profiles, gen, self.rubric, read_types, prepared)
+        if spec.note is not None:  # a series: the plan of each point and, at stage 2, each meeting's turns
+            prompt = spec.note(prompt, self.judge_role, profiles, gen)
+        prompt = with_language(prompt, self.language, self.judge_role)
         role, model = self.judge_role, self.judge.endpoint.model
         schema = judge_schema(spec.rubric(self.rubric), ma_ids)
         if read_types:

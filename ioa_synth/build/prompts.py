@@ -94,3 +94,14 @@ register_templates(MULTI_CAPABILITY, Path(__file__).resolve().parent / "template
                             "stage2_generator.jinja2": "generator (--participants 3-6)",
                             "stage1_judge.jinja2": "judge, audit_judge (--participants 3-6)",
                             "stage2_judge.jinja2": "judge, audit_judge (--participants 3-6)"})
+
+#: The capability name of a series' note (``build --meetings 2..5``,
+#: :mod:`ioa_synth.build.stages_series`): a capability of its own, so that a one-meeting
+#: build's fingerprint, which lists the ``build/`` templates, stays as it was.
+SERIES_CAPABILITY = "build_series"
+
+#: The note every prompt of a series adds to its stage's template (the plan, a meeting, the judges).
+SERIES_NOTE = "build_series/series_note.jinja2"
+
+register_templates(SERIES_CAPABILITY, Path(__file__).resolve().parent / "templates_series",
+                   renders={"series_note.jinja2": "generator, judge, audit_judge (--meetings 2-5)"})

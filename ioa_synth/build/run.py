@@ -66,7 +66,7 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
               on_start: Callable[[], None] = lambda: None, batch: BatchMode | None = None,
               estimate: EstimateOf | None = None,
               split_seeds: list[SeedTuple] | None = None, participants: int = 2,
-              language: str | None = None) -> dict:
+              language: str | None = None, meetings: int = 1) -> dict:
     """Build the cases of ``plans`` in ``out_dir`` and return the run summary
     ``{"accepted": n, "discarded": n, "failed": n, "skipped": n, "reserve_drawn": n, "tokens": n}``.
     New cases get planted types under ``type_mix``, planned over ``split_seeds``, the split's
@@ -84,6 +84,9 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
     settings and the fingerprint only when it is not 2. ``language`` (BCP-47, ``None``:
     English) is the language the cases are written in (``build --language``): stored in the
     manifest's settings and each record, in the setup description, its prompts and its gates.
+    ``meetings``: dialogues per case (1, the paper's, or a series of 2-5:
+    :mod:`ioa_synth.build.stages_series`); in the manifest's settings and the fingerprint only
+    when it is not 1.
 
     Raises:
         FingerprintMismatch: ``out_dir`` was built with another setup.
@@ -98,9 +101,12 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
         settings = {"split": split, "type_mix": type_mix, "dedup": dedup}
         if participants != 2:  # a two-person build's manifest and fingerprint stay as they were
             settings["participants"] = participants
+        if meetings != 1:  # a one-meeting build's manifest and fingerprint stay as they were
+            settings["meetings"] = meetings
         with open_run(catalog, "build", ["generator", "judge"], config, local_model, args, kind="build",
                       settings=settings | language_setting(language),
-                      describe=partial(build_setup_description, participants=participants, language=language),
+                      describe=partial(build_setup_description, participants=participants, language=language,
+                                       meetings=meetings),
                       check=check_build_setup) as run:
             deferred, finished = DeferredEstimate(catalog, run.run_id, estimate), False
             if batch is not None:  # its calls go out in files: no request to wait for
@@ -108,7 +114,8 @@ def run_build(plans: dict[Cell, CellPlan], split: str, out_dir: Path, config: To
             try:
                 run.summary |= _Scheduler(catalog, out_dir, split, plans, workers, run, console, type_mix=type_mix,
                                           dedup=dedup, batch=batch, split_seeds=split_seeds,
-                                          estimate=deferred, participants=participants, language=language).run()
+                                          estimate=deferred, participants=participants, language=language,
+                                          meetings=meetings).run()
                 finished = True
             finally:
                 deferred.close(finished)
@@ -122,13 +129,13 @@ class _Scheduler:
                  run: RunContext, console: Console, type_mix: str | None = None, dedup: float | None = None,
                  batch: BatchMode | None = None, split_seeds: list[SeedTuple] | None = None,
                  estimate: DeferredEstimate | None = None, participants: int = 2,
-                 language: str | None = None) -> None:
+                 language: str | None = None, meetings: int = 1) -> None:
         self.catalog, self.out_dir, self.split, self.plans = catalog, out_dir, split, plans
         self.workers = max(1, workers)
         self.console, self.run_ctx = console, run
         self.summary = {"accepted": 0, "discarded": 0, "failed": 0, "skipped": 0, "reserve_drawn": 0, "tokens": 0}
         self.pipeline = Pipeline(catalog, run.clients["generator"], run.clients["judge"], load_rubric(), run.run_id,
-                                 participants=participants, language=language)
+                                 participants=participants, language=language, meetings=meetings)
         self.type_mix, self.batch, self.estimate = type_mix, batch, estimate
         # every tuple this run may build is in the planted list (after split_seeds when missing from it);
         # planted when a case is new (a finished split's resume plants nothing)

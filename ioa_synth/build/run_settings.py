@@ -14,7 +14,8 @@ from ioa_synth.text.languages import DEFAULT_LANGUAGE, language_tag
 class BuildSettings(Settings):
     """``split`` (``train`` | ``val`` | ``test``), ``type_mix`` (``--type-mix``, ``None``:
     the default mix), ``dedup`` (``--dedup`` threshold, ``None``: off), ``participants``
-    (``--participants``; ``None``: two, the paper's dyad, and the key is not written) and
+    (``--participants``; ``None``: two, the paper's dyad, and the key is not written), ``meetings``
+    (``--meetings``; ``None``: one, the paper's single meeting, and the key is not written) and
     ``language`` (``--language``, the registry's tag; absent: English, the paper's, so that an
     English build's manifest keeps its earlier keys)."""
 
@@ -22,6 +23,7 @@ class BuildSettings(Settings):
     type_mix: str | None = None
     dedup: float | None = None
     participants: int | None = None
+    meetings: int | None = None
     language: str | None = None
 
 

@@ -67,6 +67,10 @@ class StageSpec:
             profiles (the gates' reference, the judge prompt but for the output), or ``None``.
         passes: how the stage is written in two generator calls where its plan mode asks
             for it (stage 2 under the scaffold plan: lines, then inner thoughts), or ``None``.
+        meetings: how a series' stage 2 is written, one generator call per meeting
+            (:class:`~ioa_synth.build.stages_series.MeetingWriting`), or ``None`` (one meeting).
+        note: ``note(prompt, role, profiles, output)`` -> ``prompt`` with what a series adds
+            to the stage's generator and judge prompts, or ``None`` (one meeting: the prompt as rendered).
     """
 
     stage: int
@@ -85,6 +89,8 @@ class StageSpec:
     reads_types: bool = False
     prepare: Callable[[Any, Stage1Output, Rubric], Stage2Inputs] | None = None
     passes: TwoPasses | None = None
+    meetings: Any = None
+    note: Callable[[Prompt, str, Any, Any], Prompt] | None = None
 
     def passes_for(self, plan_mode: str) -> TwoPasses | None:
         """The two-pass writing of this stage under ``plan_mode``, or ``None`` (one call)."""

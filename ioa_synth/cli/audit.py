@@ -35,6 +35,10 @@ def audit(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.text.plural import plural
 
+    from ioa_synth.build.builddir import series_refusal
+
+    if (refused := series_refusal(out, "audit")) is not None:
+        fail(refused)
     cfg = config_or_fail(judge_config)
     workers, announce = lowered_workers(["audit_judge"], workers)  # said once the build is known to be good
     args = {"split": split, "judge_config": str(judge_config) if judge_config else None, "limit": limit,

@@ -43,6 +43,10 @@ def build(
     batch_dir: Optional[Path] = batch_dir_option(),
     participants: int = typer.Option(2, "--participants", min=2, max=6,
                                      help="People per meeting, 2-6 (2: the paper's two-person meetings)"),
+    meetings: int = typer.Option(1, "--meetings", min=1, max=5,
+                                 help="Meetings per case, 1-5 (1: the paper's single meeting; 2-5: a series among "
+                                      "the same people, each point planted in one meeting and surfacing in a later "
+                                      "one or never)"),
     language: Optional[str] = typer.Option(None, "--language", metavar="TAG",
                                            help="Language of the cases, a BCP-47 tag: en (the default, the paper's), "
                                                 "de, es, fr, zh, ja; another than en needs the 'languages' extra"),
@@ -68,6 +72,8 @@ def build(
             "batch_dir": str(batch_dir) if batch_dir else None} | ({"language": language} if language else {})
     if participants != 2:  # a two-person build records its arguments as before
         args["participants"] = participants
+    if meetings != 1:  # a one-meeting build records its arguments as before
+        args["meetings"] = meetings
     from ioa_synth.runs.spend import run_plan
 
     plan = run_plan(args, paths=("seeds", "config"))
@@ -76,13 +82,13 @@ def build(
         from ioa_synth.build.estimate import prepared_estimate
 
         return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds,
-                                 participants=participants)
+                                 participants=participants, meetings=meetings)
 
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,
                             args=args, type_mix=type_mix, dedup=threshold if dedup else None, on_start=announce,
                             batch=mode, estimate=(plan, estimate), split_seeds=split_seeds,
-                            participants=participants, language=language)
+                            participants=participants, language=language, meetings=meetings)
     from ioa_synth.build.status import cell_counts, cell_table  # (polars: after the run, not before its first call)
     from ioa_synth.build.tables import BUILD_TABLES
     from ioa_synth.reports.output import wide_console

@@ -119,7 +119,7 @@ def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | N
     seeds = [s for plan in inputs.plans.values() for s in plan.primary]
     reserve = sum(len(plan.reserve) for plan in inputs.plans.values())
     plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates, inputs.split_seeds,
-                     participants=p.get("participants") or 2)
+                     participants=p.get("participants") or 2, meetings=p.get("meetings") or 1)
     return estimate_build(plan, p["out"], inputs.config, p["local_model"], prices, tokenizer,
                           batch=inputs.batch is not None)
 

@@ -42,6 +42,10 @@ def regenerate(
         fail(f"--status must be one of {', '.join(REGENERABLE)} (got {status!r})")
     if stage not in (1, 2):
         fail(f"--stage must be 1 or 2 (got {stage})")
+    from ioa_synth.build.builddir import series_refusal
+
+    if (refused := series_refusal(out, "regenerate")) is not None:
+        fail(refused)
     cfg = config_or_fail(config)
     workers, announce = lowered_workers(["generator", "judge"], workers)  # said once the selection is good
     args = {"case": case or [], "status": status, "split": split, "stage": stage, "workers": workers,

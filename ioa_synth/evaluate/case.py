@@ -42,10 +42,15 @@ class EvalSettings:
 
 
 def _head(case: EvalCase, settings: EvalSettings) -> dict[str, Any]:
+    def series(p: Any) -> dict[str, Any]:  # a probe of a series: when each point was planted, surfaces, its age
+        return {"planted_in": p.planted_in, "surfaces_in": p.surfaces_in, "age": case.ages[p.id]} if case.ages else {}
+
     return {"case_id": case.case_id, "source_file": case.source_file, "domain": case.domain,
             "task_type": case.task_type, "status": "failed", **settings.as_dict(),
+            **({"meeting": case.meeting} if case.meeting is not None else {}),
             "misalignment_points": [{"id": p.id, "type": p.type, "topic": p.topic, "surface_form": p.surface_form,
-                                     **({"between": p.between, "neutral": p.neutral or []} if p.between else {})}
+                                     **({"between": p.between, "neutral": p.neutral or []} if p.between else {}),
+                                     **series(p)}
                                     for p in case.profiles.misalignment_points]}
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ioa_synth.probing.cases import EvalCase, EvalCaseFile
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
 from ioa_synth.evaluate.multiparty import multi_party_members, sides_problem
+from ioa_synth.evaluate.series import SeriesInputError, probes
 from ioa_synth.text.utf8 import decode_utf8
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.runs.folder_kinds import folder_kind, title as kind_title
@@ -94,7 +95,8 @@ def read_case(path: Path, rel: Path) -> EvalCase:
 
 
 def load_cases(data_dir: Path) -> list[EvalCase]:
-    """Every ``*.json`` case under ``data_dir`` (recursively), sorted by relative path; hidden
+    """Every ``*.json`` case under ``data_dir`` (recursively), sorted by relative path, a series
+    of meetings as one probe per meeting (:func:`~ioa_synth.evaluate.series.probes`); hidden
     files and folders (``.name``, e.g. the file list an ``ioa-synth export`` folder keeps) are skipped.
 
     Raises:
@@ -121,7 +123,15 @@ def load_cases(data_dir: Path) -> list[EvalCase]:
     if len(splits) > 1:
         raise InputError(f"--data {data_dir} holds cases of {len(splits)} splits ({', '.join(s + '/' for s in splits)}); "
                          f"give one split's folder, e.g. --data {data_dir / splits[0]}")
-    return [read_case(p, p.relative_to(data_dir)) for p in paths]
+    return [probe for p in paths for probe in _probes(read_case(p, p.relative_to(data_dir)), p)]
+
+
+def _probes(case: EvalCase, path: Path) -> list[EvalCase]:
+    """``case``, or its probes after each meeting of a series (:mod:`ioa_synth.evaluate.series`)."""
+    try:
+        return probes(case)
+    except SeriesInputError as exc:
+        raise InputError(f"{path}: field {exc}") from None
 
 
 def pick_cases(cases: list[EvalCase], limit: int | None, sample: int | None = None, seed: int = 0) -> list[EvalCase]:

@@ -132,6 +132,8 @@ class EvalRecord(_Open):
     access: str = "public"
     rollouts: int = 1
     permute_seed: int | None = None
+    #: a probe of a series of meetings: the meeting after which it was made (absent otherwise)
+    meeting: int | None = None
     misalignment_points: list[MisalignmentPoint] = []
     expressions: list[Expression] | None = None
     error: str | None = None

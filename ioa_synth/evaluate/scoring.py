@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.record_model import C_REASONS, EvalRecord
+from ioa_synth.evaluate.series import series_summary
 from ioa_synth.probing.text import overlapping_mas, token_overlap
 
 _PRF = ("precision", "recall", "f1")
@@ -114,6 +115,7 @@ def summarize(records: Sequence[EvalRecord | Mapping[str, Any]], requested: int,
         "by_domain": group("domain"), "by_task_type": group("task_type"),
         **{k: setup.get(k) for k in ("mode", "access", "rollouts", "permute_seed")},
         **expression_overlap(scored),
+        **series_summary(scored),  # a series of meetings: recall by meeting and by age
     }
 
 

@@ -45,6 +45,10 @@ class EvalMA(_Lenient):
     #: multi-party cases only (``build --participants N``): who holds each reading, and who neither
     between: dict[str, list[str]] | None = None
     neutral: list[str] | None = None
+    #: series of meetings only (``build --meetings K``): the meeting the point is planted in,
+    #: and the one it surfaces in (``None``: latent through the last)
+    planted_in: int | None = None
+    surfaces_in: int | None = None
 
     @field_validator("type", mode="before")
     @classmethod
@@ -78,6 +82,8 @@ class EvalTurn(_Lenient):
     speaker_name: str | None = None
     inner_thought: str
     utterance: str
+    #: the meeting of a series the turn belongs to (``build --meetings K``; ``None``: one meeting)
+    meeting: int | None = None
 
 
 class EvalDialogue(_Lenient):
@@ -114,6 +120,11 @@ class EvalCase:
     turns: list[EvalTurn]
     #: the case's language (its record's ``language``; ``None``: English, the paper's)
     language: str | None = None
+    #: a probe of a series after this meeting (its turns are those of meetings 1..meeting,
+    #: its points those live after it; :mod:`ioa_synth.evaluate.series`), or ``None``
+    meeting: int | None = None
+    #: point id -> meetings since it was planted (a series probe only)
+    ages: dict[str, int] | None = None
 
     def member(self, member_id: str) -> EvalMember:
         """The member with id ``member_id`` (``M1``/``M2``, or up to ``M6`` in a multi-party case)."""
