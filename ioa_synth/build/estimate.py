@@ -32,7 +32,9 @@ from typing import Any, Callable
 
 from ioa_synth.build.assumed_rates import assumed_rates
 from ioa_synth.build.planted import split_plans
+from ioa_synth.build.prompts import with_language
 from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
+from ioa_synth.core.templates import Prompt
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
 from ioa_synth.protocol.plan import CasePlan
@@ -69,6 +71,8 @@ class BuildPlan:
     participants: int = 2
     #: meetings per case (``--meetings``): a series' stage-2 calls are priced per meeting above 1
     meetings: int = 1
+    #: the cases' language (``--language``, BCP-47; ``None``: English): each prompt carries its note
+    language: str | None = None
 
 
 def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
@@ -98,11 +102,18 @@ class _Case:
 
 
 def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
-               judge: ComponentSetup, participants: int = 2) -> dict[str, int]:
+               judge: ComponentSetup, participants: int = 2, language: str | None = None) -> dict[str, int]:
     """Tokens of the case's prompts with every earlier output left blank (a meeting of
-    ``participants`` people: :mod:`ioa_synth.build.stages_multi` above two)."""
+    ``participants`` people: :mod:`ioa_synth.build.stages_multi` above two), each with the
+    note of ``language`` appended as the build appends it (:func:`~ioa_synth.build.prompts.with_language`)."""
+    def gen_tokens(prompt: Prompt) -> int:
+        return gen.counter.messages(with_language(prompt, language, "generator").messages)
+
+    def judge_tokens(prompt: Prompt) -> int:
+        return judge.counter.messages(with_language(prompt, language, "judge").messages)
+
     if participants != 2:
-        return multi_skeletons(case, participants, rubric, gen.counter.messages, judge.counter.messages)
+        return multi_skeletons(case, participants, rubric, gen_tokens, judge_tokens)
     profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
     s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
                                                                    case.planned_types))
@@ -110,7 +121,7 @@ def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
     if passes is not None:  # the scaffold's stage 2: lines, then thoughts over blank lines
         s2 = passes.lines_request(case.seed, profiles, None, None)[0]
         blank = passes.parse_lines(_blank_dialogue(profiles).model_dump())
-        s2t = gen.counter.messages(passes.thoughts_request(profiles, blank, None)[0].messages)
+        s2t = gen_tokens(passes.thoughts_request(profiles, blank, None)[0])
     else:
         s2 = DIALOGUE.render("generator", **DIALOGUE.generator_context(case.seed, profiles, None, None, plan_mode,
                                                                        case.planned_types))
@@ -118,8 +129,7 @@ def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
     j1 = judge_prompt(PROFILES, case, profiles, profiles, rubric, PROFILES.reads_types and bool(case.planned_types))
     j2 = judge_prompt(DIALOGUE, case, profiles, _blank_dialogue(profiles), rubric,
                       DIALOGUE.reads_types and bool(case.planned_types))
-    return {"s1g": gen.counter.messages(s1.messages), "s2g": gen.counter.messages(s2.messages), "s2t": s2t,
-            "s1j": judge.counter.messages(j1.messages), "s2j": judge.counter.messages(j2.messages)}
+    return {"s1g": gen_tokens(s1), "s2g": gen_tokens(s2), "s2t": s2t, "s1j": judge_tokens(j1), "s2j": judge_tokens(j2)}
 
 
 def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
@@ -198,7 +208,7 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
     counted = sampled(todo)
-    sk = [_skeletons(c, plan_mode, rubric, gen, judge, plan.participants) for c in counted]
+    sk = [_skeletons(c, plan_mode, rubric, gen, judge, plan.participants, plan.language) for c in counted]
 
     def mean(key: str) -> float:
         return sum(s[key] for s in sk) / len(sk) if sk else 0.0
@@ -278,7 +288,8 @@ def _thought_kinds(plan_mode: str, measured: Measured, reach2: float, r2: dict[s
 
 def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: ToolkitConfig, local_model: str | None,
                       type_mix: str | None, batch: bool, split_seeds: list[SeedTuple] | None = None,
-                      participants: int = 2, meetings: int = 1) -> Callable[[], dict[str, Any] | None]:
+                      participants: int = 2, meetings: int = 1,
+                      language: str | None = None) -> Callable[[], dict[str, Any] | None]:
     """The estimate of a build about to run over ``plans`` (cells of
     :class:`~ioa_synth.build.run.CellPlan`), with the prices of ``--config``, in two steps:
     the build directory is read now (what is finished, measured), and the returned
@@ -290,7 +301,7 @@ def prepared_estimate(plans: dict, split: str, catalog: Catalog, config: Toolkit
     setups = cache(lambda: {c: component_setup(c, config, local_model) for c in ("generator", "judge")})
     try:
         fold_estimate = _read_folder(BuildPlan(seeds, reserve, split, type_mix, split_seeds=split_seeds,
-                                               participants=participants, meetings=meetings),
+                                               participants=participants, meetings=meetings, language=language),
                                      catalog.out_dir, catalog, setups)
     except Exception:  # noqa: BLE001 - the estimate is a note for status, not part of the build
         return lambda: None

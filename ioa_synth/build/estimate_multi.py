@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ioa_synth.build.stages import judge_prompt
 from ioa_synth.build.stages_multi import stages_for
+from ioa_synth.core.templates import Prompt
 from ioa_synth.protocol.multiparty import MultiStage1Output, member_ids
 from ioa_synth.protocol.plan import CasePlan
 from ioa_synth.protocol.plan_multi import multi_outline_bounds
@@ -36,11 +37,11 @@ def blank_multi_profiles(seed_id: str, types: tuple[str, ...] | None, n: int) ->
                                  for k in range(1, turns + 1)]})
 
 
-def multi_skeletons(case: Any, n: int, rubric: Rubric, count_gen: Callable[[list], int],
-                    count_judge: Callable[[list], int]) -> dict[str, int]:
+def multi_skeletons(case: Any, n: int, rubric: Rubric, count_gen: Callable[[Prompt], int],
+                    count_judge: Callable[[Prompt], int]) -> dict[str, int]:
     """``{"s1g", "s2g", "s2t", "s1j", "s2j"}``: tokens of ``case``'s prompts in an ``n``-person
-    build, counted by ``count_gen``/``count_judge`` (messages -> tokens); ``s2t`` is 0 (one
-    stage-2 call)."""
+    build, counted by ``count_gen``/``count_judge`` (a rendered prompt -> tokens, with any
+    note the build appends); ``s2t`` is 0 (one stage-2 call)."""
     stages = stages_for(n)
     s1, s2 = stages[1], stages[2]
     profiles = blank_multi_profiles(case.seed.seed_id, case.planned_types, n)
@@ -53,8 +54,7 @@ def multi_skeletons(case: Any, n: int, rubric: Rubric, count_gen: Callable[[list
                                                        case.planned_types))
     j1 = judge_prompt(s1, case, profiles, profiles, rubric, s1.reads_types and bool(case.planned_types))
     j2 = judge_prompt(s2, case, profiles, dialogue, rubric, False)
-    return {"s1g": count_gen(g1.messages), "s2g": count_gen(g2.messages), "s2t": 0,
-            "s1j": count_judge(j1.messages), "s2j": count_judge(j2.messages)}
+    return {"s1g": count_gen(g1), "s2g": count_gen(g2), "s2t": 0, "s1j": count_judge(j1), "s2j": count_judge(j2)}
 
 
 __all__ = ["blank_multi_profiles", "multi_skeletons"]

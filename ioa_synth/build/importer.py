@@ -20,7 +20,9 @@ imported cases out; ``audit`` and ``annotate`` score them afresh (attempt 0).
 Every record is checked before anything is written. Hidden files (``.name``) are skipped. Refused
 (:class:`RecordImportError`, one line): a results folder of another command (an ``ioa-synth
 export`` dataset folder, an evaluate run, a meeting session), a path that is no record (not JSON, not ``profiles`` + ``dialogue``, not named
-``<domain>/<task_type>_NNN.json``), records of another split than ``--split`` (their folder
+``<domain>/<task_type>_NNN.json``), a record of more than two people whose member ids are not
+M1..MN or whose point's sides (``between``, ``neutral``) are no partition of its members,
+records of another split than ``--split`` (their folder
 or case id says so), and a case id the build directory already holds as a built case (or
 imported from other content). Records imported before with the same content are left as
 they are.
@@ -43,6 +45,7 @@ from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.core.atomic import write_bytes_atomic
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
 from ioa_synth.protocol.cells import DOMAINS, SPLITS, TASK_TYPES
+from ioa_synth.protocol.multiparty import MultiStage1Output, member_ids, side_problems
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.runs.folder_kinds import claim_folder
 from ioa_synth.runs.interrupt import DeferredInterrupt
@@ -150,13 +153,16 @@ def read_record(path: Path, split: str) -> Found:
     if not isinstance(record, dict) or "profiles" not in record or "dialogue" not in record:
         raise RecordImportError(f"{path}: not an IoA-Suite record (expected an object with \"profiles\" and \"dialogue\")")
     try:
-        record_stages(record)
+        profiles, _ = record_stages(record)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise RecordImportError(f"{path}: not an IoA-Suite record: profiles/dialogue field {where}: {first['msg']}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordImportError(f"{path}: not an IoA-Suite record ({reason_of(exc)})") from None
+    problem = _sides_problem(profiles)
+    if problem:
+        raise RecordImportError(f"{path}: not an IoA-Suite record: {problem}")
     case_id = f"{split}/{domain}/{name}"
     own = record.get("case_id")
     if isinstance(own, str) and own.split("/", 1)[0] in SPLITS and own.split("/", 1)[0] != split:
@@ -168,6 +174,23 @@ def read_record(path: Path, split: str) -> Found:
             if seed.get(key) not in (None, value):
                 raise RecordImportError(f"{path}: its seed's {key} is {seed[key]!r} but its path says {value!r}")
     return Found(case_id, domain, m["task"], int(m["index"]), path, record, hashlib.sha256(raw).hexdigest())
+
+
+def _sides_problem(profiles: Any) -> str | None:
+    """What keeps a multi-party record (``build --participants N``: more than two members, or
+    points naming their sides) from being read as one: member ids other than M1..MN, or a
+    point whose sides are no partition of the members (:func:`~ioa_synth.protocol.multiparty.side_problems`,
+    the rule ``evaluate`` reads a multi-party case by). ``None`` for a record without sides."""
+    if not isinstance(profiles, MultiStage1Output):
+        return None
+    ids = [m.id for m in profiles.members]
+    if ids != member_ids(len(ids)):
+        return f"profiles.members ids are {', '.join(ids)}; a meeting of {len(ids)} has M1..M{len(ids)} in order"
+    for i, point in enumerate(profiles.misalignment_points):
+        problems = side_problems(point, ids)
+        if problems:
+            return f"profiles.misalignment_points.{i}.between: {problems[0]}"
+    return None
 
 
 def _existing(out_dir: Path, ids: list[str]) -> tuple[dict[str, str], dict[str, str]]:

@@ -82,7 +82,7 @@ def build(
         from ioa_synth.build.estimate import prepared_estimate
 
         return prepared_estimate(plans, split, catalog, cfg, local_model, type_mix, mode is not None, split_seeds,
-                                 participants=participants, meetings=meetings)
+                                 participants=participants, meetings=meetings, language=language)
 
     with llm_command_errors():
         summary = run_build(plans, split, out, cfg, workers=workers, local_model=local_model, console=console,

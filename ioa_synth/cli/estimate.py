@@ -115,11 +115,12 @@ def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | N
 
     p = params
     inputs = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"], p["workers"],
-                          p["batch"], p["batch_dir"])
+                          p["batch"], p["batch_dir"], p.get("language"))
     seeds = [s for plan in inputs.plans.values() for s in plan.primary]
     reserve = sum(len(plan.reserve) for plan in inputs.plans.values())
     plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates, inputs.split_seeds,
-                     participants=p.get("participants") or 2, meetings=p.get("meetings") or 1)
+                     participants=p.get("participants") or 2, meetings=p.get("meetings") or 1,
+                     language=p.get("language"))
     return estimate_build(plan, p["out"], inputs.config, p["local_model"], prices, tokenizer,
                           batch=inputs.batch is not None)
 

@@ -55,25 +55,34 @@ def lexical_baselines(folders: dict[str, list[Path]]) -> PaperTable:
 
 def simulator_stability(folders: dict[str, list[Path]]) -> PaperTable:
     """ioa-13: one row per ``--rollouts`` k > 1 run: k, answers, and per participant (P1 =
-    ``M1``, P2 = ``M2``) the rollout picks equal to the answer's modal option (%, agreeing/picks,
-    pooled over picks); a last row gives the paper's values."""
+    ``M1``, P2 = ``M2``, and P3 = ``M3`` ... when a run holds meetings of more than two
+    people, ``build --participants N``) the rollout picks equal to the answer's modal
+    option (%, agreeing/picks, pooled over picks; "–" for a participant a run's cases lack);
+    a last row gives the paper's values (two-person dialogues: P1 and P2 only)."""
     results = read_all(folders["evaluate"])
-    rows = []
+    per_run = []
     for res in results:
         k = res.run.settings.rollouts
         if k < 2:
             raise TableError(f"{res.path} ran one rollout (no stability to measure); ioa-13 needs runs made with "
                              "'ioa-synth evaluate ... --rollouts K' (K > 1, the paper's 5)")
-        per = rollout_agreement(res.scored.values())
+        per_run.append((res, k, rollout_agreement(res.scored.values())))
+    seen = {who for _, _, per in per_run for who in per if who.startswith("M") and who[1:].isdigit()}
+    members = [f"M{i}" for i in range(1, max([2, *(int(w[1:]) for w in seen)]) + 1)]
+    rows = []
+    for res, k, per in per_run:
         cells = [res.path.name, str(len(res.scored)), str(k)]
-        for who in ("M1", "M2"):
+        for who in members:
             p = per.get(who)
             cells.append(counted(p["agreeing"], p["picks"]) if p else "–")
         rows.append(cells)
-    rows.append(["paper (30 test dialogues)", "30", "5", percent(PAPER_STABILITY["M1"]), percent(PAPER_STABILITY["M2"])])
+    rows.append(["paper (30 test dialogues)", "30", "5", percent(PAPER_STABILITY["M1"]), percent(PAPER_STABILITY["M2"]),
+                 *("–" for _ in members[2:])])
+    names = ", ".join(f"P{i} = {who}" for i, who in enumerate(members, start=1))
+    more = " (the paper's dialogues have two)" if len(members) > 2 else ""
     return PaperTable("ioa-13", "Table 13: simulator stability, rollouts agreeing with the modal answer (%)",
-                      ["run", "dialogues", "k", "P1 (%)", "P2 (%)"], rows,
-                      ["P1 = M1, P2 = M2: over every answer of the scored dialogues, the share of the k rollouts' "
+                      ["run", "dialogues", "k", *(f"P{i} (%)" for i in range(1, len(members) + 1))], rows,
+                      [f"{names}{more}: over every answer of the scored dialogues, the share of the k rollouts' "
                        "picks equal to the answer's modal option, pooled over picks (agreeing/picks); as "
                        "'ioa-synth report' computes it (App. C.1)."])
 

@@ -14,7 +14,8 @@ from ioa_synth.core.templates import register_templates
 from ioa_synth.runs.folder_kinds import FolderLayout, register_folder_kind
 
 register_templates("typelabels", Path(__file__).resolve().parent / "templates",
-                   renders={"type_judge.jinja2": "type_judge"})
+                   renders={"type_judge.jinja2": "type_judge",
+                            "type_judge_multi.jinja2": "type_judge (cases of more than two people)"})
 register_folder_kind("label-types", "a 'label-types' results folder", commands=("label-types",),
                      layout=FolderLayout(commands=("label-types",)),
                      hint="give it to 'ioa-synth report --by type --types' or 'ioa-synth meeting report --types'")

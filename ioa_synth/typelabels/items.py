@@ -1,8 +1,8 @@
 """What ``label-types`` labels, read from its inputs: one :class:`Unit` per case (one judge
 call), holding the case's disagreements.
 
-- a build folder (``ioa-synth build`` or ``build import``): every accepted case of every
-  split; a point's planted type is the build's ``planned_types`` entry, else the record's
+- a build folder (``ioa-synth build`` or ``build import``; of any meeting size, a
+  multi-party point shown with its sides by member): every accepted case of every split; a point's planted type is the build's ``planned_types`` entry, else the record's
   own ``type`` (an imported record without one has none);
 - a folder of IoA-Suite record files (``data/<split>/<domain>/<task>_<i>.json``, the
   released format; read as ``evaluate --data`` reads them): case id = path relative to the
@@ -25,6 +25,7 @@ from ioa_synth.meetings.forms import divergent
 from ioa_synth.meetings.report import session_results
 from ioa_synth.meetings.session import Session, SessionError
 from ioa_synth.protocol.cells import MA_TYPES, SPLITS
+from ioa_synth.protocol.multiparty import sides_of
 from ioa_synth.runs.folder_kinds import detect_folder
 
 
@@ -45,7 +46,8 @@ class Point:
 
 @dataclass
 class Unit:
-    """One case: one judge call over its ``points``; ``context`` goes to the template."""
+    """One case: one judge call over its ``points``; ``context`` goes to the template
+    (``members``, ``scenario``, and ``people``: the meeting's size, 2 for the paper's cases)."""
 
     case_id: str
     source: str
@@ -59,8 +61,23 @@ def _known(kind: Any) -> str | None:
 
 
 def _ma_text(p: Any) -> str:
+    """What the judge reads of a point; a multi-party point (``build --participants N``)
+    names each reading's holders and the neutral members (:func:`_holders`)."""
+    if getattr(p, "between", None):
+        return _holders(p)
     return (f"topic: {p.topic}; surface form: \"{p.surface_form}\"; M1 understands: {p.member_a_understanding}; "
             f"M2 understands: {p.member_b_understanding}; why it goes unnoticed: {p.why_undetected}")
+
+
+def _holders(p: Any) -> str:
+    """A multi-party point with its sides: ``M1, M3 understand: ...; M2 understands: ...;
+    neutral (neither reading): ...``."""
+    sides = sides_of(p)
+    verb = {s: "understands" if len(sides[s]) == 1 else "understand" for s in ("a", "b")}
+    neutral = f"neutral (neither reading): {', '.join(sides['neutral'])}; " if sides["neutral"] else ""
+    return (f"topic: {p.topic}; surface form: \"{p.surface_form}\"; {', '.join(sides['a'])} {verb['a']}: "
+            f"{p.member_a_understanding}; {', '.join(sides['b'])} {verb['b']}: {p.member_b_understanding}; "
+            f"{neutral}why it goes unnoticed: {p.why_undetected}")
 
 
 def _record_unit(case_id: str, source: str, profiles: Any, planned: tuple[str, ...] | None) -> Unit:
@@ -69,7 +86,8 @@ def _record_unit(case_id: str, source: str, profiles: Any, planned: tuple[str, .
         given = planned[i] if planned and i < len(planned) else _known(None if p.type == UNTYPED else p.type)
         points.append(Point(p.id, _ma_text(p), p.surface_form, given))
     members = ", ".join(f"{m.id} {m.name}, {m.role}" for m in profiles.members)
-    return Unit(case_id, source, points, {"members": members, "scenario": str(profiles.meeting_scenario or "")})
+    return Unit(case_id, source, points, {"members": members, "scenario": str(profiles.meeting_scenario or ""),
+                                          "people": len(profiles.members)})
 
 
 def build_units(folder: Path) -> list[Unit]:

@@ -40,6 +40,9 @@ from ioa_synth.typelabels.tables import agreement, judged_mix
 COMMAND = "label-types"
 COMPONENT = "type_judge"
 TEMPLATE = "typelabels/type_judge.jinja2"
+#: The prompt of a case of more than two people (``build --participants N``): its own
+#: template, so that the two-person prompt and its sha256 stay as they were.
+TEMPLATE_MULTI = "typelabels/type_judge_multi.jinja2"
 #: Bumped when the setup description changes shape.
 SETUP_VERSION = 1
 
@@ -85,8 +88,10 @@ def label_types(units: list[Unit], out: Path, inputs: list[Path], config: Toolki
     errors: list[str] = []
     sources = sorted(str(p.resolve()) for p in inputs)
 
+    used = [TEMPLATE] + ([TEMPLATE_MULTI] if any(_template(u) == TEMPLATE_MULTI for u in units) else [])
+
     def describe(eps: dict[str, Any]) -> dict[str, Any]:
-        return {"components": {n: ep.identity() | {"templates": {TEMPLATE: template_sha256(TEMPLATE)}}
+        return {"components": {n: ep.identity() | {"templates": {t: template_sha256(t) for t in used}}
                                for n, ep in eps.items()}, "inputs": sources}
 
     check = SetupCheck(commands=(COMMAND,), protocol=lambda d: {"inputs": d.get("inputs")},
@@ -101,9 +106,9 @@ def label_types(units: list[Unit], out: Path, inputs: list[Path], config: Toolki
 
         def work(unit: Unit) -> str | None:
             ids = [p.id for p in unit.points]
-            prompt = render_template(TEMPLATE, source=unit.source, points=unit.points,
+            prompt = render_template(_template(unit), source=unit.source, points=unit.points,
                                      type_definitions=TYPE_DEFINITIONS, members=unit.context.get("members", ""),
-                                     scenario=unit.context.get("scenario", ""))
+                                     scenario=unit.context.get("scenario", ""), people=unit.context.get("people", 2))
             try:
                 found, _ = recorder.call(client, CallKey(unit.case_id, 0, COMPONENT, 1), prompt, reply_schema(ids),
                                          "type_labels", lambda d: parse_reply(d, ids),
@@ -131,6 +136,11 @@ def label_types(units: list[Unit], out: Path, inputs: list[Path], config: Toolki
     summary["tokens"] = run.summary.get("tokens", 0)
     write_json_atomic(out / SUMMARY_FILE, summary)
     return summary
+
+
+def _template(unit: Unit) -> str:
+    """The judge's template of ``unit``: :data:`TEMPLATE_MULTI` for a case of more than two people."""
+    return TEMPLATE_MULTI if unit.context.get("people", 2) > 2 else TEMPLATE
 
 
 def summarise(labels: list[TypeLabel], units: list[Unit], errors: list[str]) -> dict[str, Any]:

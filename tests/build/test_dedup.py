@@ -145,3 +145,69 @@ def test_build_dedup_discards_a_near_copy_of_an_earlier_case(cli, endpoint, seed
     assert report["discards"]["test"]["discarded"] == {"near-duplicate": 1}
     # a re-run keeps the decision and an export-free check sees one accepted case only
     assert cli("check", "--out", out, *limit).exit_code == 0
+
+
+SWAP_THREE = {"Ada Okafor": "Malin Achterberg", "Ben Lindqvist": "Tomasz Wierzbicki",
+              "Chiara Zanetti": "Oluwaseun Adeyemi"}
+#: what the first speaker adds to the three-person scripted dialogue: the third member by name
+TO_THIRD = " Chiara, does that work for your customers?"
+
+
+def _swap_three(text: str) -> str:
+    for old, new in SWAP_THREE.items():
+        text = text.replace(old, new).replace(old.split()[0], new.split()[0])
+    return text
+
+
+class ThirdNamed:
+    """Answers like :class:`~ioa_synth.testing.scripted_multi.MultiResponder`; the first turn
+    names the third member (:data:`TO_THIRD`), and with ``renamed`` all three members are
+    renamed everywhere."""
+
+    def __init__(self, renamed: bool) -> None:
+        from ioa_synth.testing.scripted_multi import MultiResponder
+
+        self.base, self.renamed = MultiResponder(), renamed
+
+    def __call__(self, body, headers):
+        reply = self.base(body, headers)
+        kind = request_kind(body)
+        if kind not in ("stage1_generator", "stage2_generator") or reply.status != 200:
+            return reply
+        data = json.loads(reply.body["choices"][0]["message"]["content"])
+        if kind == "stage2_generator":
+            data["turns"][0]["utterance"] += TO_THIRD
+        text = json.dumps(data)
+        return chat_reply(_swap_three(text) if self.renamed else text)
+
+
+def test_a_three_person_copy_with_every_member_renamed_has_the_same_content():
+    from ioa_synth.testing.scripted_multi import valid_stage1_multi, valid_stage2_multi
+
+    profiles, turns = valid_stage1_multi(), valid_stage2_multi()["turns"]
+    turns[0]["utterance"] += TO_THIRD
+    text = case_text(profiles, turns)
+    assert "Chiara" not in text and "M3, does that work" in text  # the third member's name is an id too
+    copy = json.loads(_swap_three(json.dumps({"p": profiles, "t": turns})))
+    assert "Oluwaseun, does that work" in json.dumps(copy) and case_text(copy["p"], copy["t"]) == text
+
+
+def test_check_finds_a_three_person_copy_with_every_member_renamed(cli, endpoint, seeds_file, tmp_path):
+    out = tmp_path / "out"
+    seeds = [json.loads(line) for line in seeds_file(2).read_text().splitlines()]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps(seeds[0]) + "\n")
+    b.write_text(json.dumps(seeds[1]) + "\n")
+    common = ("--out", out, "--participants", "3", "--type-mix", "none", "--workers", "1")
+    endpoint(responder=ThirdNamed(renamed=False))
+    assert cli("build", "--seeds", a, "--split", "test", *common).exit_code == 0
+    endpoint(responder=ThirdNamed(renamed=True))
+    assert cli("build", "--seeds", b, "--split", "train", *common).exit_code == 0
+    records = [json.loads(open(p, encoding="utf-8").read()) for (p,) in q(out, "SELECT path FROM cases "
+                                                                             "WHERE status = 'accepted'")]
+    utterances = sorted(r["dialogue"]["turns"][0]["utterance"] for r in records)
+    assert len(records) == 2 and "Chiara, does" in utterances[0] and "Oluwaseun, does" in utterances[1]
+    res = cli("check", "--out", out, "--json")
+    assert res.exit_code == 1, res.output
+    (pair,) = json.loads(res.stdout)["pairs"]
+    assert pair["similarity"] == 1.0 and pair["cross_split"]

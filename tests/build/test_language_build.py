@@ -6,7 +6,6 @@ builds stay as they were."""
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from pathlib import Path
@@ -17,8 +16,8 @@ from ioa_helpers import q
 
 from ioa_synth.build.dedup import NearDuplicateIndex, shingles
 from ioa_synth.probing.text import content_tokens, token_overlap
-from ioa_synth.testing.scripted_server import ProtocolResponder, chat_reply, request_kind
-from ioa_synth.testing.scripted_replies import follow_planned_types
+from ioa_synth.testing.scripted_languages import LanguageResponder as ScriptedLanguage
+from ioa_synth.testing.scripted_server import request_kind
 from ioa_synth.text.normalise import jaccard
 
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "languages"
@@ -28,23 +27,9 @@ def case(tag: str) -> dict:
     return json.loads((CASES / f"{tag}_case.json").read_text(encoding="utf-8"))
 
 
-class LanguageResponder(ProtocolResponder):
-    """Answers like :class:`ProtocolResponder`, with the written case of ``tag`` as the
-    generator's output; ``english_turn``: every dialogue has turn 5 in English."""
-
-    def __init__(self, tag: str, english_turn: bool = False) -> None:
-        super().__init__()
-        self.case, self.english_turn = case(tag), english_turn
-
-    def _reply(self, kind, body, action):
-        if kind == "stage1_generator":
-            return chat_reply(json.dumps(follow_planned_types(copy.deepcopy(self.case["stage1"]), body)))
-        if kind == "stage2_generator":
-            data = copy.deepcopy(self.case["stage2"])
-            if self.english_turn:
-                data["turns"][4]["utterance"] = "Can we have the evaluation finished by the end of next week?"
-            return chat_reply(json.dumps(data, ensure_ascii=False))
-        return super()._reply(kind, body, action)
+def LanguageResponder(tag: str, english_turn: bool = False) -> ScriptedLanguage:
+    """The scripted server's replies with the written case of ``tag`` as the generator's output."""
+    return ScriptedLanguage(case(tag), english_turn)
 
 
 def build(cli, seeds, out, *extra):

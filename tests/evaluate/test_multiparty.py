@@ -67,6 +67,7 @@ class MultiStudy:
     def __init__(self) -> None:
         self.by_stem = {q.stem: q for q in QUESTIONS}
         self.simulated: list[str] = []
+        self.flips: dict[str, int] = {}  # participant -> rollout whose answers are all another option
         self._lock = threading.Lock()
 
     def prober(self, body, headers):
@@ -79,9 +80,13 @@ class MultiStudy:
         me = re.search(r"You are (M\d)\.", text).group(1)
         with self._lock:
             self.simulated.append(me)
+            rollout = sum(1 for who in self.simulated if who == me)
         answers = []
         for number, stem, options in shown_questions(text):
-            want = self.by_stem[stem].options()[self.by_stem[stem].picks[me]]
+            pick = self.by_stem[stem].picks[me]
+            if self.flips.get(me) == rollout:
+                pick = "C" if pick != "C" else "B"
+            want = self.by_stem[stem].options()[pick]
             answers.append({"question": number, "option": next(k for k, v in options.items() if v == want)})
         return chat_reply(json.dumps({"answers": answers}))
 
@@ -229,3 +234,29 @@ def test_direct_mode_on_a_three_person_case_takes_the_filters_attribution(cli, t
     (flt,) = [user_text(r["body"]) for r in servers.validity_filter.requests]
     assert "A detector suspects" in flt and "neutral: M3" in flt and "M1, M3 understand:" in flt
     assert not servers.simulator.requests
+
+
+def test_simulator_stability_reads_every_participant(cli, trio, data, tmp_path):
+    # k = 3 rollouts; M3's second rollout picks another option on all six questions. P1, P2:
+    # 6 answers x 3 picks, all modal = 18/18 = 100.0%; P3: rollouts 1 and 3 modal = 12/18 = 66.7%
+    study = MultiStudy()
+    study.flips = {"M3": 2}
+    trio(study=study)
+    out = tmp_path / "k3"
+    res = cli("evaluate", "--data", data, "--out", out, "--workers", "1", "--rollouts", "3")
+    assert res.exit_code == 0, res.output
+    res = cli("table", "ioa-13", out, "--format", "csv")
+    assert res.exit_code == 0, res.output
+    import io
+
+    import polars as pl
+
+    first, paper = pl.read_csv(io.StringIO(res.stdout), infer_schema=False).to_dicts()
+    assert first == {"run": "k3", "dialogues": "1", "k": "3", "P1 (%)": "100.0 (18/18)", "P2 (%)": "100.0 (18/18)",
+                     "P3 (%)": "66.7 (12/18)"}
+    assert (paper["P1 (%)"], paper["P2 (%)"], paper["P3 (%)"]) == ("97.7", "96.8", "–")  # App. C.1: two people
+    report = json.loads(cli("report", out, "--json").stdout)["stability"]["participants"]
+    assert {who: (v["picks"], v["agreeing"]) for who, v in report.items()} == {
+        "M1": (18, 18), "M2": (18, 18), "M3": (18, 12)}
+    shown = cli("report", out).stdout
+    assert "P3 (M3)" in shown

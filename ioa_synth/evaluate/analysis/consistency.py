@@ -104,7 +104,8 @@ def outcome_consistency(a: dict[str, Record], b: dict[str, Record], case_ids: li
 
 def rollout_agreement(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     """Simulator stability (paper App. C.1, Table 13: k rollouts agree with the modal answer,
-    per participant P1/P2): for each participant (``M1``, ``M2``), over every answer of the
+    per participant P1/P2): for each participant (``M1``, ``M2``, ... ``MN`` in a meeting of
+    N people), over every answer of the
     ``records``' questions, ``{answers, picks, agreeing, agreement}``: the answers, the
     rollout picks in all, the picks equal to the answer's modal option, and their share
     (pooled over picks, 0-1; ``None`` without a pick). With the same k for every answer this

@@ -35,7 +35,7 @@ def build_report(results: Results, by: str, type_of: Callable[[str, str], str | 
     """The report of ``results`` grouped ``by`` (one of :data:`tables.GROUPINGS`), JSON-ready:
     ``{results, by, overall: {cases, precision, recall, f1, mean_k, mean_b}, groups: [...],
     c_breakdown, stability}``; ``stability`` is ``None`` for one rollout, else ``{rollouts,
-    participants: {M1|M2: {answers, picks, agreeing, agreement}}}``
+    participants: {M1..MN: {answers, picks, agreeing, agreement}}}``
     (:func:`~.consistency.rollout_agreement`); groups are ``{group, cases, precision, recall,
     f1, mean_k, mean_b}`` or, for ``type``, ``{group, hit, total, recall}`` (``type_of``: type
     labels, see :func:`tables.type_recall`). Raises ``ValueError`` for an unknown ``by`` and
