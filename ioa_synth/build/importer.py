@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ioa_synth.build.builddir import IMPORTED, record_stages
+from ioa_synth.build.run_settings import folder_settings, record_misfit
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.core.atomic import write_bytes_atomic
 from ioa_synth.core.jsonl import hidden, json_problem, jsonl_hint, read_problem
@@ -230,6 +231,11 @@ def import_records(records: Path, split: str, out_dir: Path) -> dict[str, Any]:
         if imported.get(f.case_id) not in (None, f.sha256):
             raise RecordImportError(f"{out_dir}: {f.case_id} was imported from other content than {f.path}; nothing "
                                f"imported (import into another --out)")
+    settings = folder_settings(out_dir)
+    for f in found:  # a directory holds one meeting size, series length and language (its manifest's)
+        misfit = record_misfit(f.record, settings)
+        if misfit:
+            raise RecordImportError(f"{f.path}: {misfit}; nothing imported (import into another --out)")
     new = [f for f in found if f.case_id not in imported]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     # the folder's manifest first: an unreadable run.json is refused before anything is written

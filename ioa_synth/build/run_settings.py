@@ -43,3 +43,41 @@ def build_language(out_dir: Path) -> str | None:
     except ManifestError:  # no manifest (an earlier release's folder), or another kind's: the default
         return None
     return getattr(settings, "language", None)
+
+
+def folder_settings(out_dir: Path) -> BuildSettings | None:
+    """The settings of the ``build`` that made ``out_dir`` (its manifest), or ``None``: no
+    manifest, another kind's, or one written by a command that sets none (``build import``)."""
+    from ioa_synth.runs.manifest import ManifestError, read_manifest
+
+    try:
+        settings = read_manifest(out_dir, "build").settings
+    except ManifestError:
+        return None
+    return settings if isinstance(settings, BuildSettings) else None
+
+
+def record_misfit(record: dict, settings: BuildSettings | None) -> str | None:
+    """Why a record (IoA-Suite layout, ``build --participants/--meetings/--language`` fields
+    additive) does not belong in a directory built with ``settings``: another meeting size,
+    a series in a one-meeting build or the reverse, or another language. ``None``: it fits,
+    or the directory names no settings (it holds imported records only)."""
+    if settings is None:
+        return None
+    profiles = record.get("profiles") if isinstance(record.get("profiles"), dict) else {}
+    members = profiles.get("members")
+    people, want = (len(members) if isinstance(members, list) else 2), settings.participants or 2
+    if people != want:
+        return f"it is a meeting of {people} but the directory was built with --participants {want}"
+    points = profiles.get("misalignment_points")
+    series = isinstance(points, list) and any(isinstance(p, dict) and "planted_in" in p for p in points)
+    if series != ((settings.meetings or 1) > 1):
+        return ("it is a series of meetings but the directory was built for one meeting" if series else
+                f"it is one meeting but the directory was built with --meetings {settings.meetings}")
+    try:
+        tag = language_tag(record.get("language")) if isinstance(record.get("language"), str) else DEFAULT_LANGUAGE
+    except ValueError:
+        tag = str(record.get("language"))
+    if tag != (settings.language or DEFAULT_LANGUAGE):
+        return f"it is written in {tag!r} but the directory was built with --language {settings.language or 'en'}"
+    return None

@@ -107,6 +107,26 @@ def _note_unused_prices(price_table: dict, est: dict[str, Any]) -> None:
                    err=True)
 
 
+def _refuse_changed_build_setup(p: dict[str, Any], config: Any) -> None:
+    """Refuse, as ``build`` does before it starts anything, a ``--out`` whose stored calls were
+    made with another setup (another ``--participants``, ``--meetings``, ``--language``,
+    model or template): the same check on the catalog opened read-only, no server started."""
+    from functools import partial
+
+    from ioa_synth.build.fingerprint import build_setup_description, check_build_setup
+    from ioa_synth.build.tables import BUILD_TABLES
+    from ioa_synth.runs.run_rows import FingerprintMismatch
+    from ioa_synth.runs.setup_check import check_folder_first
+
+    describe = partial(build_setup_description, participants=p.get("participants") or 2,
+                       language=p.get("language"), meetings=p.get("meetings") or 1)
+    try:
+        check_folder_first(p["out"], [BUILD_TABLES], ["generator", "judge"], config, p["local_model"],
+                           describe=describe, check=check_build_setup)
+    except FingerprintMismatch as exc:
+        fail(str(exc))
+
+
 def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | None) -> dict[str, Any]:
     """The estimate of ``build`` with its parsed ``params``, after the command's own checks
     (:func:`~ioa_synth.cli.build.build_inputs`: what ``build`` refuses, this refuses)."""
@@ -116,6 +136,7 @@ def _build(params: dict[str, Any], prices: dict, rates: dict, tokenizer: str | N
     p = params
     inputs = build_inputs(p["split"], p["out"], p["seeds"], p["config"], p["limit"], p["type_mix"], p["workers"],
                           p["batch"], p["batch_dir"], p.get("language"))
+    _refuse_changed_build_setup(p, inputs.config)
     seeds = [s for plan in inputs.plans.values() for s in plan.primary]
     reserve = sum(len(plan.reserve) for plan in inputs.plans.values())
     plan = BuildPlan(seeds, reserve, p["split"], p["type_mix"], rates, inputs.split_seeds,

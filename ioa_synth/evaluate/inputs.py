@@ -85,10 +85,11 @@ def read_case(path: Path, rel: Path) -> EvalCase:
         t.speaker_name = t.speaker_name or names[t.speaker_id]
     domain, task = _cell(rel, parsed.seed)
     try:
-        lang = language_tag(parsed.language) if parsed.language else None
+        lang = language_tag(parsed.language) if parsed.language is not None else None
     except UnknownLanguage:
-        raise InputError(f"{path}: field language: no rules for {parsed.language!r}; supported: "
-                         f"{', '.join(supported_languages())}") from None
+        what = "is empty (leave the field out for English)" if not parsed.language.strip() else \
+            f"no rules for {parsed.language!r}"
+        raise InputError(f"{path}: field language: {what}; supported: {', '.join(supported_languages())}") from None
     return EvalCase(case_id=rel.with_suffix("").as_posix(), source_file=rel.as_posix(), domain=domain,
                     task_type=task, sha256=hashlib.sha256(raw).hexdigest(), profiles=parsed.profiles,
                     turns=parsed.dialogue.turns, language=None if lang == DEFAULT_LANGUAGE else lang)

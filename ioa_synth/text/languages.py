@@ -178,13 +178,18 @@ _TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
 
 @lru_cache(maxsize=64)
 def language(tag: str | None) -> Language:
-    """The :class:`Language` of the BCP-47 ``tag`` (its primary subtag; ``None`` or ``""``:
-    English, the default).
+    """The :class:`Language` of the BCP-47 ``tag`` (its primary subtag, in any case, with
+    ``-`` or the POSIX ``_`` between subtags: ``de``, ``DE``, ``de_DE``, ``zh-Hans-CN``;
+    ``None``: English, the default).
 
     Raises:
-        UnknownLanguage: the tag is malformed or its language is not in the registry."""
-    if not tag:
+        UnknownLanguage: the tag is empty (an unset shell variable, ``--language "$L"``, must
+            not quietly mean English), malformed, or its language is not in the registry."""
+    if tag is None:
         return _LANGUAGES[DEFAULT_LANGUAGE]
+    if not tag.strip():
+        raise UnknownLanguage(f"--language is empty; give a language tag (e.g. de, ja-JP, zh-Hans) or leave the "
+                              f"option out for English; supported: {', '.join(supported_languages())}")
     if not _TAG.match(tag):
         raise UnknownLanguage(f"--language {tag!r} is not a BCP-47 language tag (e.g. de, ja-JP, zh-Hans); "
                               f"supported: {', '.join(supported_languages())}")

@@ -119,6 +119,7 @@ def test_the_language_is_part_of_the_setup_and_english_describes_itself_as_befor
 @pytest.mark.parametrize("argv, message", [
     (["--language", "xx"], "error: --language 'xx': no rules for this language; supported: en, de, es, fr, zh, ja"),
     (["--language", "de DE"], "error: --language 'de DE' is not a BCP-47 language tag"),
+    (["--language", ""], "error: --language is empty"),  # an unset variable, --language "$L": not English
 ])
 def test_an_unknown_language_is_one_error_line_and_nothing_written(cli, seeds_file, tmp_path, argv, message):
     out = tmp_path / "out"

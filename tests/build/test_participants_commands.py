@@ -122,3 +122,45 @@ def test_build_import_of_three_person_records_keeps_their_sides_and_refuses_brok
         assert res.exit_code == 2
         one_line_error(res, needle)
         assert not fresh.exists()
+
+
+def test_build_import_refuses_records_of_another_meeting_size_or_language(cli, endpoint, seeds_file, tmp_path):
+    """A directory holds one meeting size and language (its manifest's): two-person records
+    into a three-person build, or three-person records into a two-person build, are refused
+    in one line with nothing written; German records into an English build too."""
+    seeds = seeds_file(1)
+    three, two = tmp_path / "three", tmp_path / "two"
+    _build(cli, endpoint, seeds, three, "--participants", "3")
+    _build(cli, endpoint, seeds, two)
+    sample = Path(__file__).resolve().parents[2] / "samples" / "evaluate" / "test"
+    before = sorted(p.relative_to(three) for p in three.rglob("*") if p.name != "catalog.duckdb")
+    res = cli("build", "import", sample, "--split", "test", "--out", three)
+    assert one_line_error(res).endswith("it is a meeting of 2 but the directory was built with --participants 3; "
+                                        "nothing imported (import into another --out)")
+    assert sorted(p.relative_to(three) for p in three.rglob("*") if p.name != "catalog.duckdb") == before
+    records = tmp_path / "records" / "test" / "ml_research"
+    records.mkdir(parents=True)
+    record = json.loads((three / f"{CASE}.json").read_text())
+    (records / "planning_007.json").write_text(json.dumps({**record, "case_id": "test/ml_research/planning_007"}))
+    res = cli("build", "import", tmp_path / "records" / "test", "--split", "test", "--out", two)
+    assert "it is a meeting of 3 but the directory was built with --participants 2" in one_line_error(res)
+    german = {**json.loads((two / f"{CASE}.json").read_text()), "case_id": "test/ml_research/planning_007",
+              "language": "de"}
+    (records / "planning_007.json").write_text(json.dumps(german))
+    res = cli("build", "import", tmp_path / "records" / "test", "--split", "test", "--out", two)
+    assert "it is written in 'de' but the directory was built with --language en" in one_line_error(res)
+
+
+def test_estimate_refuses_a_directory_that_build_refuses_for_another_meeting_size(cli, endpoint, seeds_file, tmp_path):
+    """What build refuses, estimate refuses with the same line: a three-person directory
+    estimated (or resumed) as a two-person build."""
+    seeds = seeds_file(1)
+    three = tmp_path / "three"
+    config = tmp_path / "config.json"  # a model named: the setup is known before any endpoint is asked
+    config.write_text(json.dumps({"generator": {"model": "scripted"}, "judge": {"model": "scripted"}}))
+    _build(cli, endpoint, seeds, three, "--participants", "3", "--config", config)
+    argv = ["--seeds", seeds, "--split", "test", "--out", three, "--type-mix", "none", "--config", config]
+    assert cli("estimate", "build", *argv, "--participants", "3").exit_code == 0
+    estimated = one_line_error(cli("estimate", "build", *argv))
+    built = one_line_error(cli("build", *argv))
+    assert estimated == built and "were made with another setup" in estimated

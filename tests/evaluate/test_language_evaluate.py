@@ -35,7 +35,7 @@ def written_record(tag: str, language_field: str | None = None) -> dict:
             "dialogue": {"num_turns": len(turns), "turns": turns},
             "seed": {"seed_id": "arxiv:0000.00000", "domain": "ml_research", "task_type": "planning",
                      "title": "t", "abstract": "a"},
-            "quality": {}, "language": language_field or tag}
+            "quality": {}, "language": tag if language_field is None else language_field}
 
 
 def prompts(server) -> list[str]:
@@ -147,4 +147,11 @@ def test_a_records_language_is_read_as_its_registry_tag(tmp_path):
     assert [(c.case_id, c.language) for c in load_cases(tmp_path)] == [("a/de", "de"), ("a/en", None), ("a/ja", "ja")]
     write_case(tmp_path, "a/xx.json", written_record("de", "tlh"))
     with pytest.raises(InputError, match=r"a/xx.json: field language: no rules for 'tlh'; supported: en, de, es, fr, zh, ja"):
+        load_cases(tmp_path)
+
+
+def test_an_empty_language_field_is_refused_not_read_as_english(tmp_path):
+    # an unset variable written into a record must not quietly make a case English
+    write_case(tmp_path, "a/blank.json", written_record("de", ""))
+    with pytest.raises(InputError, match=r"a/blank.json: field language: is empty \(leave the field out for English\)"):
         load_cases(tmp_path)
