@@ -94,7 +94,26 @@ def _scenario(c: AcceptedCase) -> str:
     return c.profiles.meeting_scenario
 
 
+def _meetings(c: AcceptedCase) -> int:
+    """Meetings of the case: 1, the paper's, or K of a series (``build --meetings K``)."""
+    return max((getattr(t, "meeting", 1) for t in c.dialogue.turns), default=1)
+
+
+def _series_line(c: AcceptedCase, p: Any) -> str:
+    """A series point's plan, one line: the meeting it is first said in and the one it comes to
+    light in (planned: not an implicitness failure), or that it stays hidden; ``""`` for one meeting."""
+    if getattr(p, "planted_in", None) is None:
+        return ""
+    later = (f"comes to light in meeting {p.surfaces_in} (as planned)" if p.surfaces_in
+             else f"stays hidden through meeting {_meetings(c)}")
+    return f"\nSeries of {_meetings(c)} meetings: first said in meeting {p.planted_in}; {later}"
+
+
 def _point(c: AcceptedCase, ma_id: str) -> str:
+    return _point_text(c, ma_id) + _series_line(c, next(p for p in c.profiles.misalignment_points if p.id == ma_id))
+
+
+def _point_text(c: AcceptedCase, ma_id: str) -> str:
     names = {m.id: m.name for m in c.profiles.members}
     p = next(p for p in c.profiles.misalignment_points if p.id == ma_id)
     if getattr(p, "between", None):  # a multi-party case: each reading's holders, and who holds neither
@@ -112,9 +131,26 @@ def _point(c: AcceptedCase, ma_id: str) -> str:
             f"Why it goes undetected: {p.why_undetected}")
 
 
+def _at(t: Any) -> str:
+    """``", meeting k"`` after a series turn's speaker (``build --meetings K``), else ``""``."""
+    return f", meeting {t.meeting}" if getattr(t, "meeting", None) is not None else ""
+
+
 def _turns(c: AcceptedCase) -> list[dict[str, str]]:
-    return [{"author": f"{t.speaker_name} ({t.speaker_id})", "text": f"{t.utterance}\n(thinks: {t.inner_thought})"}
+    return [{"author": f"{t.speaker_name} ({t.speaker_id}{_at(t)})", "text": f"{t.utterance}\n(thinks: {t.inner_thought})"}
             for t in c.dialogue.turns]
+
+
+def _transcript(c: AcceptedCase) -> str:
+    """The CSV's dialogue column; a series has a ``--- meeting k ---`` line before each meeting."""
+    lines, shown = [], None
+    for t in c.dialogue.turns:
+        meeting = getattr(t, "meeting", None)
+        if meeting is not None and meeting != shown:
+            lines.append(f"--- meeting {meeting} ---")
+            shown = meeting
+        lines.append(f"[{t.turn_idx}] {t.speaker_name} ({t.speaker_id}) says: {t.utterance} | thinks: {t.inner_thought}")
+    return "\n".join(lines)
 
 
 def ls_task(c: AcceptedCase, s: SampledCase, ma_ids: list[str]) -> dict[str, Any]:
@@ -132,8 +168,7 @@ def csv_rows(c: AcceptedCase, s: SampledCase) -> list[dict[str, Any]]:
     rubric = load_rubric()
     dims = [d.name for _, d in rubric.all_dimensions()]
     base = {"case_id": c.case_id, "item_set": s.item_set, "domain": c.domain, "task_type": c.task_type}
-    transcript = "\n".join(f"[{t.turn_idx}] {t.speaker_name} ({t.speaker_id}) says: {t.utterance} | thinks: "
-                           f"{t.inner_thought}" for t in c.dialogue.turns)
+    transcript = _transcript(c)
     rows = []
     for stage, item in s.items():
         per_point = rubric.stage(stage).per_point  # a misalignment point, else the dialogue

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from ioa_synth.build.tables import BUILD_TABLES
 from ioa_synth.runs.catalog import CATALOG_FILE, Catalog
 from ioa_synth.build.record_files import record_file
-from ioa_synth.protocol.multiparty import stage1_model
+from ioa_synth.protocol.series import record_models
 from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.seeds.tuples import SeedTuple
@@ -181,7 +181,8 @@ def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
     untyped = {i for i, p in enumerate(points) if isinstance(p, dict) and p.get("type") is None}
     profiles["misalignment_points"] = [{**p, "type": "other"} if i in untyped else p for i, p in enumerate(points)]
     profiles.setdefault("conversation_outline", [])
-    parsed = stage1_model(profiles).model_validate(profiles)  # a multi-party record keeps its sides
+    model, dialogue_model = record_models(profiles, record["dialogue"]["turns"])
+    parsed = model.model_validate(profiles)  # a multi-party record keeps its sides, a series its meetings
     if untyped:  # validated with a taxonomy type, then shown as not given
         parsed = parsed.model_copy(update={"misalignment_points": [
             p.model_copy(update={"type": UNTYPED}) if i in untyped else p
@@ -189,7 +190,7 @@ def record_stages(record: dict[str, Any]) -> tuple[Stage1Output, Stage2Output]:
     names = {m.id: m.name for m in parsed.members}
     turns = [t if not isinstance(t, dict) or t.get("speaker_name") else {**t, "speaker_name": names.get(t.get("speaker_id"))}
              for t in record["dialogue"]["turns"]]
-    return parsed, Stage2Output.model_validate({"turns": turns})
+    return parsed, dialogue_model.model_validate({"turns": turns})
 
 
 def load_accepted(row: dict[str, Any], catalog: Catalog) -> AcceptedCase:
@@ -204,8 +205,9 @@ def load_accepted(row: dict[str, Any], catalog: Catalog) -> AcceptedCase:
             attempts = 0, 0
         else:
             quality = record["quality"]
-            profiles = stage1_model(record["profiles"]).model_validate(record["profiles"])
-            dialogue = Stage2Output.model_validate({"turns": record["dialogue"]["turns"]})
+            model, dialogue_model = record_models(record["profiles"], record["dialogue"]["turns"])
+            profiles = model.model_validate(record["profiles"])
+            dialogue = dialogue_model.model_validate({"turns": record["dialogue"]["turns"]})
             attempts = int(quality["stage1"]["attempt"]), int(quality["stage2"]["attempt"])
     except (OSError, json.JSONDecodeError) as exc:
         raise BuildDirError(f"{row['case_id']}: cannot read its record {path} ({exc})") from exc

@@ -42,7 +42,7 @@ from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.protocol.rubric import Rubric, load_rubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
 from ioa_synth.build.estimate_multi import multi_skeletons
-from ioa_synth.build.estimate_series import series_kinds
+from ioa_synth.build.estimate_series import judge_carried, series_kinds, with_series_notes
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
 from ioa_synth.seeds.tuples import SeedTuple
@@ -208,7 +208,8 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
     counted = sampled(todo)
-    sk = [_skeletons(c, plan_mode, rubric, gen, judge, plan.participants, plan.language) for c in counted]
+    sk = with_series_notes([_skeletons(c, plan_mode, rubric, gen, judge, plan.participants, plan.language)
+                            for c in counted], plan.meetings, gen, judge)  # build --meetings K: the series note
 
     def mean(key: str) -> float:
         return sum(s[key] for s in sk) / len(sk) if sk else 0.0
@@ -232,7 +233,8 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
             max(0.0, min(2.0, (seen - skeleton) / carried))
         return skeleton + share[kind] * carried
 
-    s1j, s2g, s2j = shown("s1j", 1, "judge", e1), shown("s2g", 2, "generator", e1), shown("s2j", 2, "judge", e1 + e2)
+    s1j, s2g = shown("s1j", 1, "judge", e1), shown("s2g", 2, "generator", e1)
+    s2j = shown("s2j", 2, "judge", judge_carried(e1, e2, plan.meetings))  # a series: K meetings' dialogues
     n = float(len(todo))
     r1, r2 = rates["stage1"], rates["stage2"]
     discard = 1 - r1["after_regeneration"] * r2["after_regeneration"]
@@ -256,7 +258,7 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
         CallKind("judge", "stage 2 judge", reach2 * (2 - r2["first_attempt"]) * r2["judged"] * retried(2, "judge"),
                  s2j, c2),
     ]
-    kinds = series_kinds(kinds, plan.meetings, e2, share["s2j"])
+    kinds = series_kinds(kinds, plan.meetings, e2)
     assumptions = {
         "command": "build", "split": plan.split, "cases": len(todo), "already_finished": finished,
         "prompts_counted_for_cases": len(counted),

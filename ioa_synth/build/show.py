@@ -24,13 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ioa_synth.build.builddir import build_participants, open_catalog, record_stages
+from ioa_synth.build.builddir import build_meetings, build_participants, open_catalog, record_stages
 from ioa_synth.build.importer import imported_source
 from ioa_synth.build.record_files import record_file
 from ioa_synth.llm.replies import reply_json
 from ioa_synth.protocol.rubric import load_rubric
 from ioa_synth.build.stages import DIALOGUE, PROFILES, STAGES, StageSpec
-from ioa_synth.build.stages_multi import stages_for
+from ioa_synth.build.show_series import series_dialogues
+from ioa_synth.build.stages_series import build_stages
 from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
 from ioa_synth.runs.recorder import load_replay
 from ioa_synth.build.run_settings import build_language
@@ -42,13 +43,16 @@ class ShowError(ValueError):
     """An unknown case, or an attempt the case does not have; the message says which."""
 
 
-def _generations(cat: Catalog, case_id: str) -> tuple[dict[tuple[int, int], str], set[tuple[int, int]]]:
+def _generations(cat: Catalog, case_id: str, meetings: int = 1) -> tuple[dict[tuple[int, int], str],
+                                                                           set[tuple[int, int]]]:
     """The generator's reply per (stage, attempt), and the (stage, attempt) keys whose inner
     thoughts are not written yet. A stage written in two passes (the scaffold's lines and
     inner thoughts, :mod:`ioa_synth.protocol.plan_passes`) is the joined dialogue, its
     thoughts empty while the second pass has not answered."""
     stored = load_replay(cat, [case_id])
     gens = {(s, a): text for (_, s, role, a), text in stored.items() if role == "generator"}
+    if meetings > 1:  # build --meetings K: a stage-2 attempt is one call per meeting, shown as one series
+        return gens | series_dialogues(stored), set()
     thoughts = {(s, a): text for (_, s, role, a), text in stored.items() if role == THOUGHTS_ROLE}
     joined: dict[tuple[int, int], str] = {}
     pending: set[tuple[int, int]] = set()
@@ -184,7 +188,8 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Pat
             listed = ", ".join(known[:5]) + (f" and {len(known) - 5} more" if len(known) > 5 else "")
             raise ShowError(f"unknown case id {case_id!r} (this build has {listed or 'no cases'})")
         row = rows[0]
-        gens, pending = _generations(cat, case_id)
+        k = build_meetings(Path(home or out_dir))
+        gens, pending = _generations(cat, case_id, k)
         source = imported_source(cat, case_id)
         if source is not None and not gens:
             return _imported_view(cat, row, source, attempt)
@@ -199,7 +204,7 @@ def case_view(out_dir: Path, case_id: str, attempt: int | None = None, home: Pat
         source = _written_from(cat, case_id, a2) if a2 is not None else None
         if source is not None and attempt is None:
             a1 = source
-        specs = stages_for(build_participants(Path(home or out_dir)))  # a multi-party build: its own rules
+        specs = build_stages(build_participants(Path(home or out_dir)), k)  # N people, K meetings: their rules
         stage1 = _stage_view(cat, case_id, specs[1], a1, have[1], gens, None)
         profiles = _parse(specs[1].output, gens[(PROFILES.stage, source)])[0] if source is not None else None
         stage2 = _stage_view(cat, case_id, specs[2], a2, have[2], gens, profiles, pending)

@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ioa_synth.build.show_series import meeting_label
 from ioa_synth.build.stages import stage_spec
 from ioa_synth.protocol.rubric import load_rubric
 
@@ -66,8 +67,11 @@ def _render_profiles(console: Console, p: dict[str, Any]) -> None:
     readers = ("side a understands", "side b understands") if multi else ("M1 understands", "M2 understands")
     for col in ("id", "type / topic", "surface form", *readers, "why undetected"):
         points.add_column(col)
+    meetings = max((t.get("meeting", 1) for t in p["conversation_outline"]), default=1)
     for m in p["misalignment_points"]:
         ma, a, b = m["id"], m["member_a_understanding"], m["member_b_understanding"]
+        if m.get("planted_in") is not None:  # build --meetings K: when it enters and comes to light
+            ma += f"\n{meeting_label(m, meetings)}"
         if "between" in m:
             if m.get("neutral"):
                 ma += f"\nneutral: {', '.join(m['neutral'])}"
@@ -76,11 +80,15 @@ def _render_profiles(console: Console, p: dict[str, Any]) -> None:
     console.print(points)
     if not p["conversation_outline"]:
         return
+    series = any("meeting" in t for t in p["conversation_outline"])
     outline = Table(title="conversation outline")
-    for col in ("turn", "speaker", "description", "MAs"):
+    for col in ("meeting",) * series + ("turn", "speaker", "description", "MAs"):
         outline.add_column(col)
-    for t in p["conversation_outline"]:
-        outline.add_row(str(t["turn"]), t["speaker"], t["description"], ", ".join(t["ma_ids"]))
+    for i, t in enumerate(p["conversation_outline"]):
+        new = series and (i == 0 or p["conversation_outline"][i - 1]["meeting"] != t["meeting"])
+        outline.add_row(*(str(t["meeting"]) if new else "",) * series, str(t["turn"]), t["speaker"], t["description"],
+                        ", ".join(t["ma_ids"]), end_section=series and i + 1 < len(p["conversation_outline"])
+                        and p["conversation_outline"][i + 1]["meeting"] != t["meeting"])
     console.print(outline)
 
 
@@ -88,7 +96,11 @@ def _render_dialogue(console: Console, d: dict[str, Any], thoughts_pending: bool
     if thoughts_pending:
         console.print(Text("the lines are written; the inner thoughts are not yet (the build writes them in a "
                            "second call), and the gates and the judge come after them", style="yellow"))
+    meeting = None
     for t in d["turns"]:
+        if t.get("meeting") is not None and t["meeting"] != meeting:  # build --meetings K: a rule between meetings
+            meeting = t["meeting"]
+            console.rule(f"meeting {meeting}", style="dim")
         console.print(Text.assemble((f"[{t['turn_idx']}] {t['speaker_name']} ({t['speaker_id']})", "bold")))
         thought = t["inner_thought"] or ("(not written yet)" if thoughts_pending else "")
         console.print(Text(f"    thinks: {thought}", style="italic dim"))

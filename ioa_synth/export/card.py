@@ -24,10 +24,11 @@ def size_category(n: int) -> str:
 
 
 def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str | list[str], pretty_name: str,
-                num_bytes: dict[str, int] | None = None, sides: bool = False):
+                num_bytes: dict[str, int] | None = None, sides: bool = False, series: bool = False):
     """The card's metadata (``huggingface_hub.DatasetCardData``) with the ``default``
     config's data files, split sizes (``num_bytes``: bytes per split file) and the features
-    of :func:`ioa_synth.export.records.features` (with each point's sides when ``sides``)."""
+    of :func:`ioa_synth.export.records.features` (with each point's sides when ``sides``, the
+    series fields when ``series``)."""
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
@@ -42,7 +43,7 @@ def card_header(split_files: dict[str, str], sizes: dict[str, int], license: str
     splits = SplitDict()
     for name, n in sizes.items():
         splits.add(SplitInfo(name=name, num_examples=n, num_bytes=(num_bytes or {}).get(name, 0)))
-    DatasetInfosDict({"default": DatasetInfo(features=features(sides), splits=splits)}).to_dataset_card_data(data)
+    DatasetInfosDict({"default": DatasetInfo(features=features(sides, series), splits=splits)}).to_dataset_card_data(data)
     return data
 
 
@@ -88,9 +89,10 @@ def meetings_word(people: list[int]) -> str:
 
 
 def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: str, pretty_name: str,
-              people: list[int] | None = None) -> str:
+              people: list[int] | None = None, lengths: list[int] | None = None) -> str:
     """The card's Markdown body; generated and imported cases each described as what they are
-    (meetings of ``people`` members: ``[2]``, the paper's, when not given)."""
+    (meetings of ``people`` members: ``[2]``, the paper's, when not given; series of
+    ``lengths`` meetings: ``[1]``, the paper's single meeting, when not given)."""
     from ioa_synth import __version__
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("ioa_synth.export", "templates"),
@@ -99,16 +101,19 @@ def card_body(provenance: dict[str, Any], split_sizes: dict[str, int], license: 
     return env.get_template("card.md.jinja2").render(
         p=provenance, split_sizes=split_sizes, license=license, pretty_name=pretty_name, generated=generated,
         imported=imported, toolkit_version=__version__, pct=_pct, num=_num,
-        meetings=meetings_word(people or [2]), multi=max(people or [2]) > 2)
+        meetings=meetings_word(people or [2]), multi=max(people or [2]) > 2,
+        series=[n for n in lengths or [1] if n > 1])
 
 
 def dataset_card(provenance: dict[str, Any], split_files: dict[str, str], sizes: dict[str, int], license: str,
                  pretty_name: str, num_bytes: dict[str, int] | None = None, people: list[int] | None = None,
-                 sides: bool = False) -> str:
+                 sides: bool = False, lengths: list[int] | None = None) -> str:
     """The whole ``README.md``: YAML header between ``---`` lines, then the body (``people``:
     the meeting sizes, :func:`~ioa_synth.export.records.meeting_sizes`; ``sides``: the
-    features have each point's sides, :func:`~ioa_synth.export.records.multi_party`)."""
+    features have each point's sides, :func:`~ioa_synth.export.records.multi_party`;
+    ``lengths``: meetings per case, :func:`~ioa_synth.export.records.series_lengths`)."""
     licences = card_licences(provenance, sizes, license)
     header = card_header(split_files, sizes, licences[0] if len(licences) == 1 else licences, pretty_name, num_bytes,
-                         sides=sides)
-    return f"---\n{header.to_yaml()}\n---\n\n{card_body(provenance, sizes, license, pretty_name, people)}"
+                         sides=sides, series=max(lengths or [1]) > 1)
+    body = card_body(provenance, sizes, license, pretty_name, people, lengths)
+    return f"---\n{header.to_yaml()}\n---\n\n{body}"

@@ -60,14 +60,20 @@ def export_record(case_id: str, domain: str, task_type: str, record: dict[str, A
             "members": [{k: m[k] for k in ("id", "name", "role", "expertise", "background", "private_state",
                                            "hidden_assumptions")} for m in profiles["members"]],
             "misalignment_points": [_point(p) for p in profiles["misalignment_points"]],
-            "conversation_outline": [{k: t[k] for k in ("turn", "speaker", "description", "ma_ids")}
+            "conversation_outline": [{k: t[k] for k in ("turn", "speaker", "description", "ma_ids", *_met(t))}
                                      for t in profiles.get("conversation_outline") or []],
         },
         "dialogue": {"num_turns": record["dialogue"].get("num_turns", len(record["dialogue"]["turns"])),
                      "turns": [{k: t.get(k) if k == "speaker_name" else t[k]
-                                for k in ("turn_idx", "speaker_id", "speaker_name", "inner_thought", "utterance")}
+                                for k in ("turn_idx", "speaker_id", "speaker_name", "inner_thought", "utterance",
+                                          *_met(t))}
                                for t in record["dialogue"]["turns"]]},
     }
+
+
+def _met(turn: dict[str, Any]) -> tuple[str, ...]:
+    """``("meeting",)`` for a turn of a series of meetings (``build --meetings K``), else ``()``."""
+    return ("meeting",) if "meeting" in turn else ()
 
 
 def _point(p: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +85,27 @@ def _point(p: dict[str, Any]) -> dict[str, Any]:
     if "between" in p:
         out |= {"between": {"a": list(p["between"]["a"]), "b": list(p["between"]["b"])},
                 "neutral": list(p.get("neutral") or [])}
+    if "planted_in" in p:  # a series of meetings (build --meetings K): when it enters and comes to light
+        out |= {"planted_in": p["planted_in"], "surfaces_in": p.get("surfaces_in")}
     return out
+
+
+def series_lengths(records: list[dict[str, Any]]) -> list[int]:
+    """The numbers of meetings of the export ``records``' cases (each once, ascending): ``[1]``
+    for the paper's single meetings; a series (``build --meetings K``) counts the meetings its
+    turns name."""
+    return sorted({max((t.get("meeting", 1) for t in r["dialogue"]["turns"]), default=1) for r in records})
+
+
+def with_series(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with the series fields on every point and turn, for an export that has them:
+    a single meeting is a series of one (``planted_in`` 1, ``surfaces_in`` null, ``meeting`` 1)."""
+    profiles, dialogue = record["profiles"], record["dialogue"]
+    points = [{"planted_in": 1, "surfaces_in": None} | p for p in profiles["misalignment_points"]]
+    outline = [t | {"meeting": t.get("meeting", 1)} for t in profiles["conversation_outline"]]
+    turns = [t | {"meeting": t.get("meeting", 1)} for t in dialogue["turns"]]
+    return record | {"profiles": profiles | {"misalignment_points": points, "conversation_outline": outline},
+                     "dialogue": dialogue | {"turns": turns}}
 
 
 def meeting_sizes(records: list[dict[str, Any]]) -> list[int]:
@@ -106,12 +132,15 @@ def with_sides(record: dict[str, Any]) -> dict[str, Any]:
     return record | {"profiles": record["profiles"] | {"misalignment_points": points}}
 
 
-def features(sides: bool = False):
+def features(sides: bool = False, series: bool = False):
     """The ``datasets.Features`` of an export record; ``sides``: each point's ``between``
-    (``{"a": [ids], "b": [ids]}``) and ``neutral`` (``[ids]``), for a multi-party export."""
+    (``{"a": [ids], "b": [ids]}``) and ``neutral`` (``[ids]``), for a multi-party export;
+    ``series``: each point's ``planted_in`` and ``surfaces_in`` (meetings, 1-based; null: never)
+    and each outline and dialogue turn's ``meeting``, for a series of meetings."""
     from datasets import Features, Sequence, Value
 
     text = Value("string")
+    met = {"meeting": Value("int32")} if series else {}
     return Features({
         "case_id": text, "domain": text, "task_type": text,
         "seed": {"seed_id": text, "source": text, "license": text, "doi": text, "url": text, "title": text,
@@ -124,11 +153,13 @@ def features(sides: bool = False):
                                      "member_a_understanding": text, "member_b_understanding": text,
                                      "why_undetected": text,
                                      **({"between": {"a": Sequence(text), "b": Sequence(text)},
-                                         "neutral": Sequence(text)} if sides else {})}],
+                                         "neutral": Sequence(text)} if sides else {}),
+                                     **({"planted_in": Value("int32"), "surfaces_in": Value("int32")}
+                                        if series else {})}],
             "conversation_outline": [{"turn": Value("int32"), "speaker": text, "description": text,
-                                      "ma_ids": Sequence(text)}],
+                                      "ma_ids": Sequence(text), **met}],
         },
         "dialogue": {"num_turns": Value("int32"),
                      "turns": [{"turn_idx": Value("int32"), "speaker_id": text, "speaker_name": text,
-                                "inner_thought": text, "utterance": text}]},
+                                "inner_thought": text, "utterance": text, **met}]},
     })

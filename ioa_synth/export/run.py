@@ -105,7 +105,7 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
     from ioa_synth.export.card import card_licences, case_counts, dataset_card, default_name
     from ioa_synth.export.croissant import croissant_metadata
     from ioa_synth.export.provenance import provenance
-    from ioa_synth.export.records import features, meeting_sizes, multi_party, with_sides
+    from ioa_synth.export.records import features, meeting_sizes, multi_party, series_lengths, with_series, with_sides
 
     to = Path(to)
     if to.resolve().is_relative_to(Path(out_dir).resolve()):
@@ -123,6 +123,10 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
     sides, people = multi_party(everyone), meeting_sizes(everyone)  # build --participants N > 2: who holds what
     if sides:
         records = {s: [with_sides(r) for r in records[s]] for s in kept}
+    lengths = series_lengths(everyone)  # build --meetings K > 1: when each point enters and comes to light
+    series = max(lengths) > 1
+    if series:
+        records = {s: [with_series(r) for r in records[s]] for s in kept}
     disable_progress_bars()  # one summary line, no bars, on the command line
     try:
         to.parent.mkdir(parents=True, exist_ok=True)
@@ -137,10 +141,11 @@ def export_build(out_dir: Path, to: Path, splits: list[str], license: str = "cc-
         for s in kept:
             rel = f"data/{SPLIT_NAMES[s]}.jsonl"
             (tmp / "data").mkdir(exist_ok=True)
-            Dataset.from_list(records[s], features=features(sides)).to_json(tmp / rel, lines=True, force_ascii=False)
+            Dataset.from_list(records[s], features=features(sides, series)).to_json(tmp / rel, lines=True, force_ascii=False)
             files[SPLIT_NAMES[s]], sizes[SPLIT_NAMES[s]] = rel, len(records[s])
         num_bytes = {name: (tmp / rel).stat().st_size for name, rel in files.items()}
-        (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty, num_bytes, people, sides),
+        (tmp / "README.md").write_text(dataset_card(prov, files, sizes, license, pretty, num_bytes, people, sides,
+                                                    lengths),
                                        encoding="utf-8")
         meta = croissant_metadata(tmp, files, pretty, card_licences(prov, sizes, license), prov,
                                   case_counts(prov, sizes))

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ioa_synth.protocol.multiparty import MultiMisalignmentPoint, MultiStage1Output
+from ioa_synth.protocol.multiparty import MultiMisalignmentPoint, MultiStage1Output, stage1_model
 from ioa_synth.protocol.schemas import (MisalignmentPoint, OutlineTurn, Stage1Output, Stage2Output, Turn, _items)
 from ioa_synth.text.plural import plural
 
@@ -103,6 +103,16 @@ class SeriesStage2Output(Stage2Output):
 def series_stage1_model(base: type[Stage1Output]) -> type[Stage1Output]:
     """The series form of a stage-1 model (:class:`Stage1Output` or :class:`MultiStage1Output`)."""
     return SeriesMultiStage1Output if issubclass(base, MultiStage1Output) else SeriesStage1Output
+
+
+def record_models(profiles: Mapping[str, Any], turns: list[Any]) -> tuple[type[Stage1Output], type[Stage2Output]]:
+    """The models that read a record's ``profiles`` (``base``: the one- or N-person model,
+    :func:`~ioa_synth.protocol.multiparty.stage1_model`) and ``dialogue.turns`` without
+    dropping a field: the series forms when a point has ``planted_in`` or a turn ``meeting``
+    (``build --meetings K``), else the one-meeting models (a record read exactly as before)."""
+    base = stage1_model(dict(profiles))
+    dialogue = SeriesStage2Output if any(isinstance(t, Mapping) and "meeting" in t for t in turns) else Stage2Output
+    return (series_stage1_model(base) if is_series(profiles) else base), dialogue
 
 
 def is_series(profiles: BaseModel | Mapping[str, Any]) -> bool:
@@ -232,5 +242,5 @@ def combine(meetings: list[Stage2Output]) -> SeriesStage2Output:
 __all__ = ["MAX_MEETINGS", "MIN_MEETINGS", "MIN_TURNS_PER_MEETING", "SERIES_PLAN_VERSION", "SeriesMisalignmentPoint",
            "SeriesMultiMisalignmentPoint", "SeriesMultiStage1Output", "SeriesOutlineTurn", "SeriesStage1Output",
            "SeriesStage2Output", "SeriesTurn", "ages_after", "check_meetings", "combine", "is_series", "live_after",
-           "restricted_profiles", "series_schema", "series_stage1_model", "series_stage1_problems",
+           "record_models", "restricted_profiles", "series_schema", "series_stage1_model", "series_stage1_problems",
            "series_stage2_problems"]

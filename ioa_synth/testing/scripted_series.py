@@ -11,6 +11,9 @@ The two-person series (:func:`series_stage1`, :func:`series_meetings`), written 
 | MA1 | the held-out set | 1 | 3 (Ben says the loader draws a fresh random tenth; Ada says she meant the frozen March questions) |
 | MA2 | rerun the baseline | 1 | null |
 | MA3 | good enough to ship | 2 | null |
+
+Its two-meeting form (``meetings=2``: meetings 2 and 3 said as one second meeting) plants
+MA1 and MA2 in meeting 1 and MA3 in meeting 2, where MA1 surfaces.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from typing import Any
 
 from ioa_synth.testing.scripted_case import _MEMBERS, valid_stage1
 from ioa_synth.testing.scripted_multi import valid_stage1_multi, valid_stage2_multi
-from ioa_synth.testing.scripted_replies import ProtocolResponder, Reply, chat_reply, follow_planned_types
+from ioa_synth.testing.scripted_replies import (ProtocolResponder, Reply, chat_reply, follow_planned_types,
+                                                judge_scores)
 
 #: (meeting, speaker, utterance, inner thought, MA ids, outline description) of the two-person series
 _SERIES_TURNS = [
@@ -60,29 +64,38 @@ _SERIES_TURNS = [
 #: (planted_in, surfaces_in) of MA1..MA3 of the two-person series
 _PLAN = [(1, 3), (1, None), (2, None)]
 
+#: (planted_in, surfaces_in) of MA1..MA3 of the two-person series in two meetings
+_PLAN2 = [(1, 2), (1, None), (2, None)]
+
 #: meeting of each outline turn of the three-person series (two meetings of four turns)
 _MULTI_MEETINGS = [1, 1, 1, 1, 2, 2, 2, 2]
 #: (planted_in, surfaces_in) of MA1..MA3 of the three-person series: none surfaces
 _MULTI_PLAN = [(1, None), (1, None), (2, None)]
 
 
-def series_stage1() -> dict[str, Any]:
-    """The stage-1 output of the two-person series of three meetings."""
+def _meeting_of(m: int, meetings: int) -> int:
+    """Meeting ``m`` of the three-meeting series in a series of ``meetings`` (2: 3 joins 2)."""
+    return min(m, meetings)
+
+
+def series_stage1(meetings: int = 3) -> dict[str, Any]:
+    """The stage-1 output of the two-person series of three meetings (``meetings=2``: of two)."""
     data = valid_stage1(3)
-    for point, (planted, surfaces) in zip(data["misalignment_points"], _PLAN):
+    for point, (planted, surfaces) in zip(data["misalignment_points"], _PLAN if meetings == 3 else _PLAN2):
         point["planted_in"], point["surfaces_in"] = planted, surfaces
     data["conversation_outline"] = [{"turn": i + 1, "speaker": spk, "description": plan, "ma_ids": list(mas),
-                                     "meeting": m}
+                                     "meeting": _meeting_of(m, meetings)}
                                     for i, (m, spk, _, _, mas, plan) in enumerate(_SERIES_TURNS)]
     return data
 
 
-def series_meetings() -> list[dict[str, Any]]:
-    """The two-person series' dialogues, one generator reply per meeting (turns numbered from 1)."""
+def series_meetings(meetings: int = 3) -> list[dict[str, Any]]:
+    """The two-person series' dialogues, one generator reply per meeting (turns numbered from 1);
+    ``meetings=2``: the two-meeting form."""
     names = {m["id"]: m["name"] for m in _MEMBERS}
     out = []
-    for k in (1, 2, 3):
-        turns = [t for t in _SERIES_TURNS if t[0] == k]
+    for k in range(1, meetings + 1):
+        turns = [t for t in _SERIES_TURNS if _meeting_of(t[0], meetings) == k]
         out.append({"turns": [{"turn_idx": i + 1, "speaker_id": spk, "speaker_name": names[spk],
                                "inner_thought": thought, "utterance": said}
                               for i, (_, spk, said, thought, _, _) in enumerate(turns)]})
@@ -148,29 +161,53 @@ SERIES_ACTIONS = ("early", "no_surface", "leak")
 class SeriesResponder(ProtocolResponder):
     """:class:`~ioa_synth.testing.scripted_replies.ProtocolResponder` for a series build:
     the stage-1 generator answers with the series' plan, the stage-2 generator with the
-    meeting its prompt names ("meeting k of a series"); ``three``: the three-person series.
-    A :data:`SERIES_ACTIONS` action breaks every meeting reply of that stage-2 attempt."""
+    meeting its prompt names ("meeting k of a series"). ``three``: the three-person series;
+    ``meetings``: the two-person series in 3 or 2 meetings; ``case``: another series as
+    ``(stage-1 JSON, [meeting 1's dialogue JSON, ...])``. The plan's points take the types
+    the request schema fixes (:func:`follow_planned_types`); ``read_types``: the stage-1 judge
+    reads each point as the type the plan it scores gave it (as a judge that agrees with the
+    plan would). A :data:`SERIES_ACTIONS` action breaks every meeting reply of that stage-2
+    attempt (the two-person series of three meetings only)."""
 
-    def __init__(self, *args: Any, three: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, three: bool = False, meetings: int = 3,
+                 case: tuple[dict[str, Any], list[dict[str, Any]]] | None = None, read_types: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.three = three
+        self.three, self.meetings, self.case, self.read_types = three, meetings, case, read_types
         self.pending: str | None = None  # the action of the stage-2 attempt under way
+        self.written_types: dict[str, str] = {}  # MA id -> type of the last plan written
+
+    def _plan(self) -> dict[str, Any]:
+        if self.case is not None:
+            return copy.deepcopy(self.case[0])
+        return multi_series_stage1() if self.three else series_stage1(self.meetings)
+
+    def _dialogues(self) -> list[dict[str, Any]]:
+        if self.case is not None:
+            return copy.deepcopy(self.case[1])
+        return multi_series_meetings() if self.three else series_meetings(self.meetings)
 
     def _reply(self, kind: str, body: dict[str, Any], action: str) -> Reply:
         if kind == "stage1_generator" and action == "ok":
-            data = multi_series_stage1() if self.three else series_stage1()
-            return chat_reply(json.dumps(follow_planned_types(data, body)), model=self.model)
+            data = follow_planned_types(self._plan(), body)
+            self.written_types = {p["id"]: p["type"] for p in data["misalignment_points"]}
+            return chat_reply(json.dumps(data, ensure_ascii=False), model=self.model)
+        if kind == "stage1_judge" and action == "ok" and self.read_types:
+            data = judge_scores(kind, body)
+            for ma, block in data["ma_scores"].items():
+                block["type"] = self.written_types.get(ma, "definitional")
+            return chat_reply(json.dumps(data), model=self.model)
         if kind == "stage2_generator":
             text = " ".join(m.get("content", "") for m in body.get("messages", []))
             k = int(re.search(r"meeting (\d) of a series", text).group(1))
-            meetings = multi_series_meetings() if self.three else series_meetings()
+            meetings = self._dialogues()
             if k == 1:
                 self.pending = action if action in SERIES_ACTIONS else None
             elif action == "ok" and self.pending:
                 action = self.pending
             if action in SERIES_ACTIONS:
                 meetings = series_breaking(action, meetings)
-            return chat_reply(json.dumps(meetings[k - 1]), model=self.model)
+            return chat_reply(json.dumps(meetings[k - 1], ensure_ascii=False), model=self.model)
         return super()._reply(kind, body, action)
 
 

@@ -136,20 +136,44 @@ def test_estimate_prices_one_stage2_generator_call_per_meeting(cli, seeds_file, 
 
 
 def test_series_kinds_ask_stage2_once_per_meeting():
-    from ioa_synth.build.estimate_series import series_kinds
+    from ioa_synth.build.estimate_series import judge_carried, series_kinds
     from ioa_synth.runs.spend import CallKind
 
     kinds = [CallKind("generator", "stage 1 generator", 4, 1000, 800),
              CallKind("generator", "stage 2 generator", 2, 1500, 600),
              CallKind("judge", "stage 2 judge", 2, 2000, 100)]
-    assert series_kinds(kinds, 1, 600, 0.45) == kinds
-    s1, s2, j2 = series_kinds(kinds, 3, 600, 0.45)
-    assert s1 == kinds[0]
+    assert series_kinds(kinds, 1, 600) == kinds
+    s1, s2, j2 = series_kinds(kinds, 3, 600)
+    assert s1 == kinds[0] and j2 == kinds[2]
     # 3 meetings: 2 * 3 calls; meeting k shows the k-1 earlier meetings' lines, half of a
     # meeting's 600 tokens each: (0 + 300 + 600) / 3 = 300 more per call on average
     assert (s2.label, s2.calls, s2.prompt) == ("stage 2 generator (3 meetings)", 6, 1800)
-    # the judge reads two more meetings: 0.45 * 600 * 2 = 540 more
-    assert (j2.calls, j2.prompt) == (2, 2540)
+    # the judge is shown the plan (800) and three meetings of 600
+    assert judge_carried(800, 600, 3) == 2600 and judge_carried(800, 600, 1) == 1400
+
+
+def test_the_series_note_is_counted_on_every_prompt():
+    from types import SimpleNamespace
+
+    from ioa_synth.build.estimate_series import note_texts, with_series_notes
+    from ioa_synth.llm.tokens import chars_counter
+
+    notes = note_texts(3)
+    # the notes the build appends: the plan's rules, each meeting's instructions, the judges' plan
+    assert "plan 3 meetings of the same members" in notes["s1g"][1]
+    assert "- MA1: first said in meeting 1; meant to come to light in meeting 3" in notes["s1j"][1]
+    assert "- meeting 3: turns 7 to 9" in notes["s2j"][1] and "- meeting" not in notes["s1j"][1]
+    assert sum("This dialogue is meeting" in t for t in notes["s2g"]) == 3  # one note per meeting
+    sizes = {k: sum(map(len, v)) for k, v in notes.items()}
+    assert 500 <= sizes["s1g"] <= 1500 and 400 <= sizes["s1j"] <= 1500 and 500 <= sizes["s2j"] <= 1500
+    setup = SimpleNamespace(counter=chars_counter())
+    skeletons = [{"s1g": 1000, "s1j": 1000, "s2g": 1000, "s2j": 1000, "s2t": 0}]
+    assert with_series_notes(skeletons, 1, setup, setup) == skeletons
+    (counted,) = with_series_notes(skeletons, 3, setup, setup)
+    # one token per 4 characters of each note text; a meeting's writer: the mean over the meetings
+    assert counted["s1g"] == 1000 + sum(len(t) // 4 for t in notes["s1g"] if t)
+    assert counted["s2g"] == pytest.approx(1000 + sum(len(t) // 4 for t in notes["s2g"] if t) / 3)
+    assert counted["s2t"] == 0
 
 
 @pytest.mark.parametrize("command", [("regenerate", "--stage", "2"), ("audit", "--split", "test")])
