@@ -32,16 +32,12 @@ from typing import Any, Callable
 
 from ioa_synth.build.assumed_rates import assumed_rates
 from ioa_synth.build.planted import split_plans
-from ioa_synth.build.prompts import with_language
-from ioa_synth.build.stages import DIALOGUE, PROFILES, judge_prompt
-from ioa_synth.core.templates import Prompt
+from ioa_synth.build.stages import DIALOGUE
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.prices import Price
-from ioa_synth.protocol.plan import CasePlan
 from ioa_synth.protocol.plan_passes import THOUGHTS_ROLE
-from ioa_synth.protocol.rubric import Rubric, load_rubric
-from ioa_synth.protocol.schemas import Stage1Output, Stage2Output
-from ioa_synth.build.estimate_multi import multi_skeletons
+from ioa_synth.protocol.rubric import load_rubric
+from ioa_synth.build.estimate_prompts import SkeletonCase, skeletons
 from ioa_synth.build.estimate_series import judge_carried, series_kinds, with_series_notes
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.spend import CallKind, Measured, fold, measure, sampled
@@ -75,64 +71,7 @@ class BuildPlan:
     language: str | None = None
 
 
-def _blank_profiles(seed_id: str, types: tuple[str, ...] | None) -> Stage1Output:
-    plan = CasePlan.for_seed(seed_id)
-    types = types or ("definitional",) * len(plan.ma_ids)
-    return Stage1Output.model_validate({
-        "meeting_scenario": "",
-        "members": [{"id": f"M{i + 1}", "name": name, "role": "", "expertise": "", "background": "",
-                     "private_state": "", "hidden_assumptions": ["", "", ""]} for i, name in enumerate(plan.names)],
-        "misalignment_points": [{"id": ma, "type": t, "topic": "", "surface_form": "", "member_a_understanding": "",
-                                 "member_b_understanding": "", "why_undetected": ""} for ma, t in zip(plan.ma_ids, types)],
-        "conversation_outline": [{"turn": n, "speaker": s, "description": "", "ma_ids": []}
-                                 for n, s in enumerate(plan.speakers, 1)]})
-
-
-def _blank_dialogue(profiles: Stage1Output) -> Stage2Output:
-    names = {m.id: m.name for m in profiles.members}
-    return Stage2Output.model_validate({"turns": [
-        {"turn_idx": t.turn, "speaker_id": t.speaker, "speaker_name": names[t.speaker], "inner_thought": "",
-         "utterance": ""} for t in profiles.conversation_outline]})
-
-
-@dataclass
-class _Case:
-    seed: SeedTuple
-    planned_types: tuple[str, ...] | None
-
-
-def _skeletons(case: _Case, plan_mode: str, rubric: Rubric, gen: ComponentSetup,
-               judge: ComponentSetup, participants: int = 2, language: str | None = None) -> dict[str, int]:
-    """Tokens of the case's prompts with every earlier output left blank (a meeting of
-    ``participants`` people: :mod:`ioa_synth.build.stages_multi` above two), each with the
-    note of ``language`` appended as the build appends it (:func:`~ioa_synth.build.prompts.with_language`)."""
-    def gen_tokens(prompt: Prompt) -> int:
-        return gen.counter.messages(with_language(prompt, language, "generator").messages)
-
-    def judge_tokens(prompt: Prompt) -> int:
-        return judge.counter.messages(with_language(prompt, language, "judge").messages)
-
-    if participants != 2:
-        return multi_skeletons(case, participants, rubric, gen_tokens, judge_tokens)
-    profiles = _blank_profiles(case.seed.seed_id, case.planned_types)
-    s1 = PROFILES.render("generator", **PROFILES.generator_context(case.seed, None, None, None, plan_mode,
-                                                                   case.planned_types))
-    passes = DIALOGUE.passes_for(plan_mode)
-    if passes is not None:  # the scaffold's stage 2: lines, then thoughts over blank lines
-        s2 = passes.lines_request(case.seed, profiles, None, None)[0]
-        blank = passes.parse_lines(_blank_dialogue(profiles).model_dump())
-        s2t = gen_tokens(passes.thoughts_request(profiles, blank, None)[0])
-    else:
-        s2 = DIALOGUE.render("generator", **DIALOGUE.generator_context(case.seed, profiles, None, None, plan_mode,
-                                                                       case.planned_types))
-        s2t = 0
-    j1 = judge_prompt(PROFILES, case, profiles, profiles, rubric, PROFILES.reads_types and bool(case.planned_types))
-    j2 = judge_prompt(DIALOGUE, case, profiles, _blank_dialogue(profiles), rubric,
-                      DIALOGUE.reads_types and bool(case.planned_types))
-    return {"s1g": gen_tokens(s1), "s2g": gen_tokens(s2), "s2t": s2t, "s1j": judge_tokens(j1), "s2j": judge_tokens(j2)}
-
-
-def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
+def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[SkeletonCase], int]:
     """The cases still to build (with their planned types) and how many are finished."""
     stored: dict[str, tuple[str, str]] = {}
     types: dict[str, tuple[str, ...]] = {}
@@ -149,7 +88,7 @@ def _cases(catalog: Catalog | None, plan: BuildPlan) -> tuple[list[_Case], int]:
         if status in ("accepted", "discarded"):
             finished += 1
             continue
-        case = _Case(seed, types.get(case_id) if case_id else None)
+        case = SkeletonCase(seed, types.get(case_id) if case_id else None)
         todo.append(case)
         if case.planned_types is None:
             new.append(case)
@@ -200,7 +139,7 @@ def _read_folder(plan: BuildPlan, out_dir: Path, catalog: Catalog | None,
 
 
 def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]], measured: Measured,
-            todo: list[_Case], finished: int, rates: dict[str, dict[str, float]],
+            todo: list[SkeletonCase], finished: int, rates: dict[str, dict[str, float]],
             rate_source: dict[str, dict[str, str]], config: ToolkitConfig, prices: dict[str, Price] | None,
             batch: bool) -> dict[str, Any]:
     setups = setups_of()
@@ -208,7 +147,7 @@ def _folded(plan: BuildPlan, setups_of: Callable[[], dict[str, ComponentSetup]],
     rubric = load_rubric()
     plan_mode = config.generator.plan or ("scaffold" if gen.embedded else "protocol")
     counted = sampled(todo)
-    sk = with_series_notes([_skeletons(c, plan_mode, rubric, gen, judge, plan.participants, plan.language)
+    sk = with_series_notes([skeletons(c, plan_mode, rubric, gen, judge, plan.participants, plan.language)
                             for c in counted], plan.meetings, gen, judge)  # build --meetings K: the series note
 
     def mean(key: str) -> float:
