@@ -17,28 +17,14 @@ after 3: MA1 surfaced (3 > 3 is false), MA2, MA3 -> {MA2, MA3}.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from ioa_helpers import one_line_error, q
 
 from ioa_synth.protocol.series import ages_after, live_after
 from ioa_synth.testing.scripted_series import SeriesResponder, series_stage1
-from ioa_synth.testing.scripted_server import request_kind
 
-
-def _build(cli, seeds: Path, out: Path, *extra: str):
-    return cli("build", "--seeds", seeds, "--split", "test", "--out", out, "--workers", "1", "--type-mix", "none",
-               *extra)
-
-
-def _bodies(server, kind: str) -> list[dict]:
-    return [r["body"] for r in server.requests if request_kind(r["body"]) == kind]
-
-
-def _records(out: Path) -> list[dict]:
-    return [json.loads(Path(p).read_text(encoding="utf-8"))
-            for (p,) in q(out, "SELECT path FROM cases WHERE status = 'accepted' ORDER BY case_id")]
+from .build_helpers import accepted_records, bodies, build_cli
 
 
 def test_live_sets_and_ages_by_hand():
@@ -52,9 +38,9 @@ def test_live_sets_and_ages_by_hand():
 def test_a_three_meeting_series_plants_and_surfaces_each_point_in_its_meeting(cli, endpoint, seeds_file, tmp_path):
     server = endpoint(responder=SeriesResponder())
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--meetings", "3")
+    res = build_cli(cli, seeds_file(1), out, "--meetings", "3")
     assert res.exit_code == 0, res.output
-    (record,) = _records(out)
+    (record,) = accepted_records(out)
     plan = {p["id"]: (p["planted_in"], p["surfaces_in"]) for p in record["profiles"]["misalignment_points"]}
     assert plan == {"MA1": (1, 3), "MA2": (1, None), "MA3": (2, None)}
     turns = record["dialogue"]["turns"]
@@ -62,7 +48,7 @@ def test_a_three_meeting_series_plants_and_surfaces_each_point_in_its_meeting(cl
     assert [t["turn_idx"] for t in turns] == list(range(1, 10)) and record["dialogue"]["num_turns"] == 9
     assert [t["meeting"] for t in record["profiles"]["conversation_outline"]] == [1, 1, 1, 1, 2, 2, 3, 3, 3]
     # one generator call per meeting; meeting k is shown the earlier meetings' lines
-    gens = _bodies(server, "stage2_generator")
+    gens = bodies(server, "stage2_generator")
     assert len(gens) == 3
     assert "meeting 1 of a series of 3" in gens[0]["messages"][0]["content"]
     assert "earlier meetings" not in gens[0]["messages"][-1]["content"]
@@ -71,17 +57,17 @@ def test_a_three_meeting_series_plants_and_surfaces_each_point_in_its_meeting(cl
     assert "good enough to ship" in gens[1]["messages"][-1]["content"]  # MA3 is planted in meeting 2
     assert "good enough to ship" not in gens[0]["messages"][-1]["content"]  # and not shown before it
     # the schema and the judges see the series
-    (s1,) = _bodies(server, "stage1_generator")
+    (s1,) = bodies(server, "stage1_generator")
     point = s1["response_format"]["json_schema"]["schema"]["properties"]["misalignment_points"]["prefixItems"][0]
     assert point["properties"]["planted_in"]["maximum"] == 3
-    (j2,) = _bodies(server, "stage2_judge")
+    (j2,) = bodies(server, "stage2_judge")
     assert "meeting 3: turns 7 to 9" in j2["messages"][-1]["content"]
     roles = q(out, "SELECT role, tags->>'meeting' FROM llm_calls WHERE stage = 2 AND role LIKE 'generator%' "
                    "ORDER BY role")
     assert roles == [("generator", "1"), ("generator:meeting2", "2"), ("generator:meeting3", "3")]
     manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert manifest["settings"]["meetings"] == 3 and manifest["args"]["meetings"] == 3
-    again = _build(cli, seeds_file(1), out, "--meetings", "2")  # another series length: a changed setup
+    again = build_cli(cli, seeds_file(1), out, "--meetings", "2")  # another series length: a changed setup
     one_line_error(again, "meetings")
 
 
@@ -93,20 +79,20 @@ def test_a_point_planted_early_or_not_surfacing_fails_the_series_gates(cli, endp
                                                                        action, said):
     server = endpoint(responder=SeriesResponder(script={"stage2_generator": [action, "ok", "ok", "ok"]}))
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--meetings", "3")
+    res = build_cli(cli, seeds_file(1), out, "--meetings", "3")
     assert res.exit_code == 0, res.output
     ((status,),) = q(out, "SELECT status FROM cases")
     assert status == "accepted"  # the regeneration fixed it
-    regen = _bodies(server, "stage2_generator")[3]["messages"][-1]["content"]
+    regen = bodies(server, "stage2_generator")[3]["messages"][-1]["content"]
     assert said in regen
 
 
 def test_a_two_meeting_series_of_three_people_passes(cli, endpoint, seeds_file, tmp_path):
     endpoint(responder=SeriesResponder(three=True))
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--meetings", "2", "--participants", "3")
+    res = build_cli(cli, seeds_file(1), out, "--meetings", "2", "--participants", "3")
     assert res.exit_code == 0, res.output
-    (record,) = _records(out)
+    (record,) = accepted_records(out)
     points = record["profiles"]["misalignment_points"]
     assert [(p["planted_in"], p["surfaces_in"]) for p in points] == [(1, None), (1, None), (2, None)]
     assert points[0]["between"] == {"a": ["M1", "M3"], "b": ["M2"]}
@@ -116,7 +102,7 @@ def test_a_two_meeting_series_of_three_people_passes(cli, endpoint, seeds_file, 
 @pytest.mark.parametrize("k", ["0", "6", "x"])
 def test_a_bad_meeting_count_is_one_error_line(cli, seeds_file, tmp_path, k):
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--meetings", k)
+    res = build_cli(cli, seeds_file(1), out, "--meetings", k)
     one_line_error(res, "--meetings")
     assert not out.exists()
 
@@ -180,7 +166,7 @@ def test_the_series_note_is_counted_on_every_prompt():
 def test_regenerate_and_audit_refuse_a_series_build_in_one_line(cli, endpoint, seeds_file, tmp_path, command):
     server = endpoint(responder=SeriesResponder())
     out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out, "--meetings", "2").exit_code == 0
+    assert build_cli(cli, seeds_file(1), out, "--meetings", "2").exit_code == 0
     asked = len(server.requests)
     res = cli(*command[:1], "--out", out, *command[1:])
     one_line_error(res, "series of 2 meetings")

@@ -16,29 +16,16 @@ from ioa_synth.llm.client import Endpoint
 from ioa_synth.llm.config import ComponentConfig
 from ioa_synth.runs.fingerprint import fingerprint
 from ioa_synth.testing.scripted_multi import MultiResponder
-from ioa_synth.testing.scripted_server import request_kind
 
-
-def _build(cli, seeds: Path, out: Path, *extra: str):
-    return cli("build", "--seeds", seeds, "--split", "test", "--out", out, "--workers", "1", "--type-mix", "none",
-               *extra)
-
-
-def _bodies(server, kind: str) -> list[dict]:
-    return [r["body"] for r in server.requests if request_kind(r["body"]) == kind]
-
-
-def _records(out: Path) -> list[dict]:
-    return [json.loads(Path(p).read_text(encoding="utf-8"))
-            for (p,) in q(out, "SELECT path FROM cases WHERE status = 'accepted' ORDER BY case_id")]
+from .build_helpers import accepted_records, bodies, build_cli
 
 
 def test_a_three_person_build_plants_sides_by_participant(cli, endpoint, seeds_file, tmp_path):
     server = endpoint(responder=MultiResponder())
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--participants", "3")
+    res = build_cli(cli, seeds_file(1), out, "--participants", "3")
     assert res.exit_code == 0, res.output
-    (record,) = _records(out)
+    (record,) = accepted_records(out)
     members = [m["id"] for m in record["profiles"]["members"]]
     assert members == ["M1", "M2", "M3"]
     sides = {p["id"]: (p["between"], p["neutral"]) for p in record["profiles"]["misalignment_points"]}
@@ -46,20 +33,20 @@ def test_a_three_person_build_plants_sides_by_participant(cli, endpoint, seeds_f
                      "MA3": ({"a": ["M3"], "b": ["M1", "M2"]}, [])}
     assert {t["speaker_id"] for t in record["dialogue"]["turns"]} == {"M1", "M2", "M3"}
     # the requests: N members and the sides in the stage-1 schema, the multi-party prompts
-    (s1,) = _bodies(server, "stage1_generator")
+    (s1,) = bodies(server, "stage1_generator")
     schema = s1["response_format"]["json_schema"]["schema"]["properties"]
     assert [m["properties"]["id"]["const"] for m in schema["members"]["prefixItems"]] == ["M1", "M2", "M3"]
     point = schema["misalignment_points"]["prefixItems"][0]["properties"]
     assert point["between"]["properties"]["a"]["items"]["enum"] == ["M1", "M2", "M3"]
     assert "meeting of 3 people" in s1["messages"][-1]["content"]
-    (j1,) = _bodies(server, "stage1_judge")
+    (j1,) = bodies(server, "stage1_judge")
     assert "side a (M1, M3) understands" in j1["messages"][-1]["content"]
-    (j2,) = _bodies(server, "stage2_judge")
+    (j2,) = bodies(server, "stage2_judge")
     assert "neutral members included" in j2["messages"][-1]["content"]
     manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert manifest["settings"]["participants"] == 3 and manifest["args"]["participants"] == 3
     # resuming with another meeting size is refused (the fingerprint has the size)
-    again = _build(cli, seeds_file(1), out, "--participants", "4")
+    again = build_cli(cli, seeds_file(1), out, "--participants", "4")
     one_line_error(again, "participants")
 
 
@@ -70,11 +57,11 @@ def test_a_participant_off_a_side_holding_its_reading_fails_the_gate(cli, endpoi
                                                                     first, second, status):
     server = endpoint(responder=MultiResponder(script={"stage2_generator": [first, second]}))
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--participants", "3")
+    res = build_cli(cli, seeds_file(1), out, "--participants", "3")
     assert res.exit_code == 0, res.output
     ((got, reason),) = q(out, "SELECT status, discard_reason FROM cases")
     assert got == status
-    regen = _bodies(server, "stage2_generator")[1]["messages"][-1]["content"]
+    regen = bodies(server, "stage2_generator")[1]["messages"][-1]["content"]
     if first == "wrong_side":
         assert "turn 3: M3 (Chiara Zanetti) holds MA1's side-b reading" in regen
         assert "that reading is held only by M2" in regen
@@ -82,14 +69,14 @@ def test_a_participant_off_a_side_holding_its_reading_fails_the_gate(cli, endpoi
         assert "every participant must speak (M3 never does)" in regen
     if status == "discarded":
         assert "stage 2 failed twice" in reason
-    assert len(_bodies(server, "stage2_judge")) == (status == "accepted")  # no judge call for a failed gate
+    assert len(bodies(server, "stage2_judge")) == (status == "accepted")  # no judge call for a failed gate
 
 
 @pytest.mark.parametrize("value, needle", [("1", "--participants"), ("7", "--participants"),
                                            ("x", "--participants")])
 def test_a_bad_participant_count_is_one_error_line_and_writes_nothing(cli, seeds_file, tmp_path, value, needle):
     out = tmp_path / "out"
-    res = _build(cli, seeds_file(1), out, "--participants", value)
+    res = build_cli(cli, seeds_file(1), out, "--participants", value)
     assert res.exit_code == 2
     one_line_error(res, needle)
     assert not out.exists()
@@ -99,9 +86,9 @@ def test_two_participants_is_the_paper_build_byte_for_byte(cli, endpoint, seeds_
     endpoint()
     seeds = seeds_file(2)
     plain, two = tmp_path / "plain", tmp_path / "two"
-    assert _build(cli, seeds, plain).exit_code == 0
-    assert _build(cli, seeds, two, "--participants", "2").exit_code == 0
-    for a, b in zip(_records(plain), _records(two), strict=True):
+    assert build_cli(cli, seeds, plain).exit_code == 0
+    assert build_cli(cli, seeds, two, "--participants", "2").exit_code == 0
+    for a, b in zip(accepted_records(plain), accepted_records(two), strict=True):
         assert a == b and all("between" not in p and "neutral" not in p for p in a["profiles"]["misalignment_points"])
     for folder in (plain, two):
         manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
@@ -141,14 +128,14 @@ def test_estimate_prices_a_multi_party_build_from_its_own_prompts(cli, seeds_fil
 def test_regenerate_and_audit_of_a_three_person_build_keep_its_stages(cli, endpoint, seeds_file, tmp_path):
     server = endpoint(responder=MultiResponder(script={"stage2_generator": ["wrong_side", "wrong_side"]}))
     out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    assert build_cli(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
     assert q(out, "SELECT status FROM cases") == [("discarded",)]
     res = cli("regenerate", "--out", out, "--workers", "1", "--stage", "2")
     assert res.exit_code == 0, res.output
-    (record,) = _records(out)
+    (record,) = accepted_records(out)
     assert record["profiles"]["misalignment_points"][0]["between"] == {"a": ["M1", "M3"], "b": ["M2"]}
-    assert len(_bodies(server, "stage2_generator")) == 3  # the regeneration: multi-party prompt and gates
-    assert "meeting of 3 people" in _bodies(server, "stage2_generator")[-1]["messages"][0]["content"]
+    assert len(bodies(server, "stage2_generator")) == 3  # the regeneration: multi-party prompt and gates
+    assert "meeting of 3 people" in bodies(server, "stage2_generator")[-1]["messages"][0]["content"]
     audit_server = endpoint(responder=MultiResponder(), env="AUDIT_JUDGE")
     res = cli("audit", "--out", out, "--split", "test", "--workers", "1")
     assert res.exit_code == 0, res.output
@@ -172,7 +159,7 @@ def _export(cli, out: Path, to: Path) -> list[dict]:
 def test_check_and_export_of_a_three_person_build_keep_each_points_sides(cli, endpoint, seeds_file, tmp_path):
     endpoint(responder=MultiResponder())
     out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    assert build_cli(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
     (record,) = _export(cli, out, tmp_path / "hub")
     assert [m["id"] for m in record["profiles"]["members"]] == ["M1", "M2", "M3"]
     assert {t["speaker_id"] for t in record["dialogue"]["turns"]} == {"M1", "M2", "M3"}
@@ -191,7 +178,7 @@ def test_check_and_export_of_a_three_person_build_keep_each_points_sides(cli, en
 def test_a_two_person_export_has_no_sides(cli, endpoint, seeds_file, tmp_path):
     endpoint()
     out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out).exit_code == 0
+    assert build_cli(cli, seeds_file(1), out).exit_code == 0
     (record,) = _export(cli, out, tmp_path / "hub")
     assert all(list(p) == ["id", "type", "topic", "surface_form", "member_a_understanding",
                            "member_b_understanding", "why_undetected"] for p in record["profiles"]["misalignment_points"])
@@ -204,7 +191,7 @@ def test_annotate_export_and_show_name_each_readings_holders_in_a_three_person_b
                                                                                      tmp_path):
     endpoint(responder=MultiResponder())
     out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    assert build_cli(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
     res = cli("annotate", "export", "--out", out, "--split", "test", "--per-cell", "1", "--calibration", "0",
               "--format", "csv")
     assert res.exit_code == 0, res.output
@@ -221,7 +208,7 @@ def test_annotate_export_and_show_name_each_readings_holders_in_a_three_person_b
 def test_show_reports_the_side_gate_of_a_three_person_case(cli, endpoint, seeds_file, tmp_path):
     endpoint(responder=MultiResponder(script={"stage2_generator": ["wrong_side", "wrong_side"]}))
     out = tmp_path / "out"
-    assert _build(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
+    assert build_cli(cli, seeds_file(1), out, "--participants", "3").exit_code == 0
     res = cli("show", "--out", out)
     assert res.exit_code == 0, res.output
     shown = " ".join(res.stdout.replace("│", " ").split())
