@@ -25,7 +25,9 @@ def eval_progress(console: Console, total: int) -> BuildProgress:
 
 def summary_table(summary: dict[str, Any], title: str) -> Table:
     """Rows: all scored cases, then per domain and per task type (P/R/F1 in %), then
-    per-type recall; the caption gives mean K, mean |B| and the category-C breakdown."""
+    per-type recall, then for a series of meetings (``build --meetings K``) P/R/F1 after each
+    meeting (recall pooled: points hit / points live then) and recall by MA age; the caption
+    gives mean K, mean |B| and the category-C breakdown."""
     t = Table(title=title)
     for col in ("group", "cases", "precision", "recall", "F1"):
         t.add_column(col, justify="left" if col == "group" else "right")
@@ -38,6 +40,14 @@ def summary_table(summary: dict[str, Any], title: str) -> Table:
         t.add_section()
         for name, g in summary["type_recall"].items():
             t.add_row(f"MA type {name}", f"{g['hit']}/{g['total']} MAs", "", fmt(g["recall"], percent=True), "")
+    if summary.get("by_meeting"):  # build --meetings K: recall of the points live after each meeting, by age
+        t.add_section()
+        for k, g in summary["by_meeting"].items():
+            t.add_row(f"after meeting {k}", f"{g['probes']} probes", fmt(g["precision"], percent=True),
+                      f"{fmt(g['recall'], percent=True)} ({g['hit']}/{g['live']})", fmt(g["f1"], percent=True))
+        t.add_section()
+        for a, g in summary["by_age"].items():
+            t.add_row(f"MA age {a}", f"{g['live']} live", "", f"{fmt(g['recall'], percent=True)} ({g['hit']}/{g['live']})", "")
     c = summary["c_breakdown"]
     t.caption = (f"mean K {fmt(summary['mean_k'])}, mean |B| {fmt(summary['mean_b'])}; category C: "
                  + ", ".join(f"{k} {v}" for k, v in c.items()))

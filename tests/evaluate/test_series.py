@@ -110,6 +110,14 @@ def test_a_series_is_probed_after_each_meeting_against_the_points_live_then(cli,
         {"1": (2, 1, 0.5), "2": (3, 2, 0.6667), "3": (2, 1, 0.5)}
     assert {a: (v["live"], v["hit"], v["recall"]) for a, v in summary["by_age"].items()} == \
         {"0": (3, 2, 0.6667), "1": (3, 1, 0.3333), "2": (1, 1, 1.0)}
+    # the closing table and the report show the same numbers a researcher reads
+    assert "after meeting 2" in res.stdout and "66.7% (2/3)" in res.stdout and "MA age 2" in res.stdout
+    rep = cli("report", out, "--by", "domain")
+    assert rep.exit_code == 0, rep.output
+    report = json.loads((out / "reports" / "report_domain.json").read_text(encoding="utf-8"))
+    assert report["by_meeting"] == summary["by_meeting"] and report["by_age"] == summary["by_age"]
+    md = (out / "reports" / "report_domain.md").read_text(encoding="utf-8")
+    assert "A series of meetings: after each meeting" in md and "recall by MA age" in md
 
 
 def test_a_single_meeting_summary_has_no_series_keys(cli, trio, tmp_path):

@@ -21,6 +21,7 @@ from ioa_synth.evaluate.analysis import tables
 from ioa_synth.evaluate.analysis.consistency import rollout_agreement
 from ioa_synth.evaluate.analysis.render import Table, bar_chart_png, markdown_document
 from ioa_synth.evaluate.analysis.results import C_REASONS, Results
+from ioa_synth.evaluate.series import series_summary
 from ioa_synth.reports.output import fmt, report_files, reports_dir
 from ioa_synth.core.atomic import write_all_atomic
 from ioa_synth.text.plural import plural
@@ -38,7 +39,8 @@ def build_report(results: Results, by: str, type_of: Callable[[str, str], str | 
     participants: {M1..MN: {answers, picks, agreeing, agreement}}}``
     (:func:`~.consistency.rollout_agreement`); groups are ``{group, cases, precision, recall,
     f1, mean_k, mean_b}`` or, for ``type``, ``{group, hit, total, recall}`` (``type_of``: type
-    labels, see :func:`tables.type_recall`). Raises ``ValueError`` for an unknown ``by`` and
+    labels, see :func:`tables.type_recall`); with series probes (``build --meetings K``) also
+    ``by_meeting`` and ``by_age`` (:func:`~ioa_synth.evaluate.series.series_summary`). Raises ``ValueError`` for an unknown ``by`` and
     :class:`ReportError` when no case was scored."""
     if by not in tables.GROUPINGS:
         raise ValueError(f"--by must be one of {', '.join(tables.GROUPINGS)} (got {by!r})")
@@ -52,7 +54,7 @@ def build_report(results: Results, by: str, type_of: Callable[[str, str], str | 
     k = results.run.settings.rollouts
     stability = {"rollouts": k, "participants": rollout_agreement(scored)} if k > 1 else None
     return {"results": results.describe(), "by": by, "overall": tables.means(scored), "groups": groups,
-            "c_breakdown": tables.c_breakdown(scored), "stability": stability}
+            "c_breakdown": tables.c_breakdown(scored), "stability": stability} | series_summary(scored)
 
 
 def report_tables(report: dict[str, Any]) -> list[Table]:
@@ -82,6 +84,16 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
                          [[f"P{i} ({who})", str(v["answers"]), str(v["picks"]), str(v["agreeing"]),
                            fmt(v["agreement"], percent=True)]
                           for i, (who, v) in enumerate(st["participants"].items(), start=1)]))
+    if report.get("by_meeting"):
+        out.append(Table("A series of meetings: after each meeting (recall: points hit / points live then)",
+                         ["after meeting", "probes", "P", "R", "F1", "live", "hit"],
+                         [[k, str(g["probes"]), fmt(g["precision"], percent=True), fmt(g["recall"], percent=True),
+                           fmt(g["f1"], percent=True), str(g["live"]), str(g["hit"])]
+                          for k, g in report["by_meeting"].items()]))
+        out.append(Table("A series of meetings: recall by MA age (meetings since it was planted)",
+                         ["age", "live", "hit", "recall"],
+                         [[a, str(g["live"]), str(g["hit"]), fmt(g["recall"], percent=True)]
+                          for a, g in report["by_age"].items()]))
     return out
 
 
