@@ -42,8 +42,10 @@ _IN_SENTENCE = r"[ #-\-/-;=@-Z~a-z¡-ɏ‘’“”–—…]"
 #: Since version 10 the inner dots are those of "e.g." and "i.e." only, and "?!" is not
 #: written: the model ran letters and dots on (".x.x.x.x."), glued a speaker's cue on after
 #: a stop as if it were an abbreviation (".m.Ueda continues") and wrote 400 characters of
-#: "?!!!??" before a phrase (clean-clone demo runs, 2026-12-07; all gate failures since).
-_STOP_INSIDE = r"[0-9][.][0-9]|[.][ge][.]|[.][.][.] "
+#: "?!!!??" before a phrase (clean-clone demo runs, 2026-12-07; all gate failures since). The
+#: inner dots of "e.g." and "i.e." are followed by a comma or a space: a v10 demo line had
+#: "e.g.... using", which the gate on punctuation run on rejects.
+_STOP_INSIDE = r"[0-9][.][0-9]|[.][ge][.][, ]|[.][.][.] "
 
 #: Most sentences in a scaffold-mode line or inner thought (the prompts ask for one to three).
 MAX_SENTENCES = 3

@@ -242,6 +242,7 @@ def test_scaffold_lines_and_thoughts_are_one_to_three_whole_sentences():
                      # run-on debris of two accepted demo cases, 2026-12-07 (plan version 10)
                      ("We agree.m.Ueda continues.", False), ("So it is.x.x.x.x. Fine.", False),
                      ("Yes?!!!?? fine.", False), ("We keep m.{}} the set.", False),
+                     ("We use the data, e.g.... using tests.", False), ("So, e.g. the set, fine.", True),
                      ("So ```obj['turns'] = turns.", False), ("Use [the set] now.", False),
                      ("We meet at 10 am, e.g. on Monday; 5 = five, #3 and ~5% @ Ana's (sic).", True),
                      # past the third sentence through a closing mark: demo lines, 2026-12-07 (plan version 8)
