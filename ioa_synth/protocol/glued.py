@@ -18,6 +18,7 @@ lacks ("dataset", "pretrained", "dataloader", "allreduce", "throughput") does no
 from __future__ import annotations
 
 import re
+import string
 from functools import lru_cache
 
 #: Closed-class words the demo model glued to the next word.
@@ -53,10 +54,43 @@ MARKS_RUN_ON = re.compile(r"[!?]{4,}|[!?]{2,}\.")
 REPEATABLE_MARKS = "*-=_~#+/\\|<>,;:()[]{}'\"^%&@$`"
 
 
+#: A stop glued to the dots of an abbreviation ("data.e.g. using", "ata.e.g..." in a v10 demo
+#: line): ``.x.y.`` after two letters ("a.k.a." after a space stays).
+GLUED_ABBREVIATION = re.compile(r"\.[a-z]\.[a-z]\.")
+#: The same word, or run of up to :data:`REPEAT_LONGEST` words, this many times in a row
+#: ("using... using... using... using..." 18 times in the lines of a case the gates accepted,
+#: 2026-12-07): real speech says "no, no, no", not four. Numbers are left out ("0, 0, 0, 0").
+REPEAT_TIMES, REPEAT_LONGEST = 4, 3
+_EDGE_MARKS = string.punctuation + "…“”‘’–—"
+
+
+def repeated_words(text: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the first run of one to :data:`REPEAT_LONGEST` words said
+    :data:`REPEAT_TIMES` times in a row in ``text`` (case and punctuation ignored), or ``None``.
+    About 0.1 ms per 4 KB (words compared as bytes, no regex backtracking)."""
+    words = [w.strip(_EDGE_MARKS) for w in text.lower().split()]
+    for p in range(1, REPEAT_LONGEST + 1):
+        need = (REPEAT_TIMES - 1) * p
+        same = bytes([a == b and a != "" and not a.isdigit() for a, b in zip(words, words[p:])])
+        at = same.find(b"\x01" * need)
+        if at >= 0:
+            tokens = [m.span() for m in re.finditer(r"\S+", text)]
+            return tokens[at][0], tokens[at + need + p - 1][1]
+    return None
+
+
 def sentence_debris(text: str) -> tuple[int, int] | None:
     """``(start, end)`` of the first debris in ``text`` (:data:`SENTENCE_DEBRIS`,
-    :data:`MARKS_RUN_ON`, six of one of :data:`REPEATABLE_MARKS`), or ``None``."""
+    :data:`MARKS_RUN_ON`, six of one of :data:`REPEATABLE_MARKS`, :data:`GLUED_ABBREVIATION`,
+    :func:`repeated_words`), or ``None``."""
     spans = [m.span() for m in (rx.search(text) for rx in SENTENCE_DEBRIS) if m]
+    for m in GLUED_ABBREVIATION.finditer(text):
+        if text[max(0, m.start() - 2):m.start()].isalpha() and m.start() >= 2:
+            spans.append(m.span())
+            break
+    repeated = repeated_words(text)
+    if repeated:
+        spans.append(repeated)
     if any(pair in text for pair in ("??", "!!", "?!", "!?")):
         m = MARKS_RUN_ON.search(text)
         if m:
@@ -110,4 +144,4 @@ def run_together(text: str) -> str | None:
     return glued_word(text)
 
 
-__all__ = ["FUNCTION_WORDS", "SENTENCE_DEBRIS", "glued_word", "run_together", "sentence_debris"]
+__all__ = ["FUNCTION_WORDS", "SENTENCE_DEBRIS", "glued_word", "repeated_words", "run_together", "sentence_debris"]

@@ -522,7 +522,12 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
                         # single letters and dots run on, a stop after question marks
                         ("How will we approach this project??.m.Ueda continues: fine.", "??."),
                         ("You have a good idea there, Leilani.m.Whitefi acknowledges this.", ".m.W"),
-                        ("We select features carefully, losure.x.x.x.x. Then we test.", "x.x.x.x.")):
+                        ("We select features carefully, losure.x.x.x.x. Then we test.", "x.x.x.x."),
+                        # the case a v10 demo run accepted (2026-12-07): a word said 18 times, a stop
+                        # glued to an abbreviation's dots
+                        ("Thank you for your input... " + "using... " * 18 + "the set.", "nput... using"),
+                        ("We keep the data.e.g. for the audit.", ".e.g."),
+                        ("We ship it, we ship it, we ship it, we ship it today.", "e ship it, we s")):
         for field in ("utterance", "inner_thought"):
             d = copy.deepcopy(SEPSIS_DIALOGUE)
             d["turns"][2][field] = junk if field == "utterance" else "I " + junk[0].lower() + junk[1:]
@@ -531,7 +536,8 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
     for fine in ("We ran allreduce over the dataloader, e.g. in v2.1, and it's fine... or is it?",
                  "She said 'done.' Then we shipped threading.Lock fixes.", "The throughput went up, didn't it?",
                  "Informationally, the hyperparameters and the leaderboard look fine.",
-                 "Really?! That is great!!! Did it pass??? ... yes -- it did."):
+                 "Really?! That is great!!! Did it pass??? ... yes -- it did.",
+                 "No, no, no, not that set; a.k.a. the held-out one, e.g. 0, 0, 0, 0 errors."):
         d = copy.deepcopy(SEPSIS_DIALOGUE)
         d["turns"][2]["utterance"] = fine
         assert not [f for f in stage2_gate_failures(Stage2Output.model_validate(d), p) if "run together" in f], fine
