@@ -35,7 +35,7 @@ from ioa_synth.build.planted import (judged_type_rows, judged_types, mismatch_fe
 from ioa_synth.build.prompts import CAPABILITY, with_language
 from ioa_synth.build.records import JUDGE_INCONSISTENCY, record_bytes, store_outcome, verdict_rows
 from ioa_synth.build.stage2_inputs import Stage2Inputs
-from ioa_synth.build.stages import DIALOGUE, PROFILES, StageSpec, judge_prompt, next_stage
+from ioa_synth.build.stages import DIALOGUE, PROFILES, StageSpec, judge_prompt, next_stage, shown_gate_failures
 from ioa_synth.build.stages_series import build_stages, meeting_role
 from ioa_synth.core.templates import Prompt, compile_templates
 from ioa_synth.llm.ahead import RequestsAhead
@@ -217,7 +217,7 @@ class Pipeline:
                 gates = spec.gates(gen, profiles, prepared.reference if prepared is not None else None)
             if gates:
                 feedback = "The output failed these content checks:\n" + "\n".join(
-                    f"- {g}" for g in spec.gate_feedback(gates, gen))
+                    f"- {g}" for g in shown_gate_failures(spec, gates, gen, profiles, self.plan_mode))
                 reasons.append(f"attempt {attempt}: gate failures: " + "; ".join(gates))
                 continue
             self._prepare_next(case, spec, first_attempt, gen)

@@ -30,6 +30,7 @@ from ioa_synth.core.templates import Prompt, render_template
 from ioa_synth.protocol.gates import ProfileReference, stage1_gate_failures, stage2_gate_failures
 from ioa_synth.protocol.plan import stage2_schema
 from ioa_synth.protocol.plan_modes import stage1_request_schema
+from ioa_synth.protocol.plan_text import unquoted
 from ioa_synth.protocol.planting import TYPE_DEFINITIONS
 from ioa_synth.protocol.rubric import Rubric, StageRubric
 from ioa_synth.protocol.schemas import Stage1Output, Stage2Output, stage1_problems, stage2_problems
@@ -127,6 +128,19 @@ def _without_surface_forms(failures: list[str], gen: Stage1Output) -> list[str]:
             failure = failure.replace(f" ({q})", "").replace(f" {q}", "")
         out.append(failure)
     return out
+
+
+def shown_gate_failures(spec: StageSpec, failures: list[str], output: Any, profiles: Stage1Output | None,
+                        plan_mode: str | None) -> list[str]:
+    """Gate ``failures`` of ``output`` as the regeneration request shows them
+    (``spec.gate_feedback``); under the scaffold plan also without the snippets of the
+    rejected text they quote (:func:`~ioa_synth.protocol.plan_text.unquoted`), keeping the
+    surface forms of the case's ``profiles``. The paper's protocol plan shows them whole."""
+    shown = spec.gate_feedback(failures, output)
+    if plan_mode != "scaffold":
+        return shown
+    keep = {p.surface_form for p in profiles.misalignment_points} if profiles is not None else set()
+    return [unquoted(f, keep) for f in shown]
 
 
 def _dialogue_gates(out: Stage2Output, profiles: Stage1Output | None, reference: ProfileReference | None) -> list[str]:

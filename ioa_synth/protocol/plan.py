@@ -73,7 +73,10 @@ FAMILY_NAMES = ("Achebe", "Brandt", "Castellanos", "Dvořák", "Eriksen", "Fonta
 #: (:data:`~ioa_synth.protocol.plan_text.LATIN_TEXT`), a sentence's inner dots are those of
 #: "e.g." and "i.e.", and "?!" is not written (:data:`~ioa_synth.protocol.plan_text._STOP_INSIDE`):
 #: two accepted demo cases held such debris, which the gates reject since.
-PLAN_VERSION = 10
+#: Version 11: a regeneration request shows the gate failures without the snippets of the
+#: rejected text they quote (:func:`~ioa_synth.protocol.plan_text.unquoted`): the model
+#: pasted a quoted snippet into five of its six new lines.
+PLAN_VERSION = 11
 
 #: Fewest characters of a scaffold-mode understanding (the gates ask for five words): the
 #: demo model otherwise wrote readings of three words ("the full matrix").

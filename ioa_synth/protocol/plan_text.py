@@ -17,6 +17,10 @@ discards such text.
 
 from __future__ import annotations
 
+import ast
+import re
+from typing import Collection
+
 #: Characters a scaffold-mode free-text field may use: printable ASCII but ``"`` and
 #: ``\`` (the grammar writes them raw inside a JSON string) and, since plan version 10, but
 #: the brackets, braces, backtick, ``<>^_|`` of code and markup, Latin-1 and Latin Extended
@@ -86,4 +90,30 @@ def free_text(low: int, high: int) -> str:
     return "%s{%d,%d}" % (LATIN_TEXT, low, high)
 
 
-__all__ = ["LATIN_TEXT", "MAX_SENTENCES", "free_text", "in_sentence", "sentence", "sentences"]
+#: A snippet of the rejected text as a gate failure quotes it, in parentheses after what it
+#: shows: `` ('ata. e.g.... using')`` or ``(702 chars, ends 'valuable insights into the key')``
+#: (Python's ``repr`` of the snippet, single- or double-quoted).
+_QUOTED_SNIPPET = re.compile(r""" \((\d+ chars), ends ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)"""
+                             r"""| \(('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)""")
+
+
+def unquoted(failure: str, keep: Collection[str] = ()) -> str:
+    """A gate ``failure`` as a scaffold-mode regeneration request shows it: without the
+    snippets of the rejected text it quotes in parentheses (`` ('ata. e.g.... using')``
+    dropped; ``(702 chars, ends '...key')`` becomes ``(702 chars)``), except a snippet whose
+    text is in ``keep`` (a stage-2 case's surface forms, which its lines must say). The
+    discard reason and ``show`` keep the whole failure.
+
+    Why (scaffold plan version 11): the 1.5B demo model pasted a quoted snippet of its
+    rejected line into its regeneration: after the run-on gate quoted 'ata. e.g.... using',
+    five of the six new lines held it and said "using..." 18 times (a clean-clone demo run,
+    2026-12-07); stage 1 already showed its failures without the rejected surface forms."""
+    def shown(m: re.Match[str]) -> str:
+        chars, quote = (m.group(1), m.group(2)) if m.group(2) is not None else (None, m.group(3))
+        if ast.literal_eval(quote) in keep:
+            return m.group()
+        return f" ({chars})" if chars else ""
+    return _QUOTED_SNIPPET.sub(shown, failure)
+
+
+__all__ = ["LATIN_TEXT", "MAX_SENTENCES", "free_text", "in_sentence", "sentence", "sentences", "unquoted"]

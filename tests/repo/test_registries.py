@@ -40,12 +40,13 @@ CAPABILITIES = ("build", "evaluate", "belief", "meetings", "annotate", "export",
 #: model went on past its third sentence through one, ".'re focusing"), and to version 9 (the meeting
 #: scenario is one to four whole sentences: the model ran it to its length limit), and to version 10 (no
 #: brackets, braces, backticks, run-on inner dots or "?!" in free text: accepted demo cases held such
-#: debris). A change here means every build directory made before
+#: debris), and to version 11 (a regeneration request shows gate failures without the
+#: snippets of rejected text they quote: the model pasted one into five lines). A change here means every build directory made before
 #: refuses to resume those components: change it only with a template, the rubric, the gates,
 #: the plan or the request settings on purpose.
 DEFAULT_SETUP = {False: ("21ab8f402b52c2d9", {"audit_judge": "130c9ae333b14736", "generator": "680e3ce04cf19d44",
                                               "judge": "130c9ae333b14736"}),
-                 True: ("2f54d365a90c7def", {"audit_judge": "cf44d323fd1af5a9", "generator": "03c5bc82ba438e49",
+                 True: ("bd8d60f8fe9f95b7", {"audit_judge": "cf44d323fd1af5a9", "generator": "dbb326aefb9a0d44",
                                              "judge": "cf44d323fd1af5a9"})}
 
 
