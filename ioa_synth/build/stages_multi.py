@@ -27,6 +27,7 @@ from ioa_synth.build.contexts import judge_context
 from ioa_synth.build.prompts import MULTI_CAPABILITY, MULTI_TEMPLATE_FILES
 from ioa_synth.build.stage2_inputs import Stage2Inputs
 from ioa_synth.build.stages import DIALOGUE, PROFILES, STAGES, StageSpec, _dialogue_gates
+from ioa_synth.core.validation import checked_count
 from ioa_synth.llm.loop_prompt import prepare_loop
 from ioa_synth.protocol.cells import MA_TYPES, TASK_TYPES
 from ioa_synth.protocol.gates import profile_reference, stage1_gate_failures
@@ -45,10 +46,8 @@ def check_participants(n: int) -> int:
     Raises:
         ValueError: any other number, with the sentence the command prints.
     """
-    if not MIN_PARTICIPANTS <= n <= MAX_PARTICIPANTS:
-        raise ValueError(f"--participants {n}: give {MIN_PARTICIPANTS} to {MAX_PARTICIPANTS} participants "
-                         f"({MIN_PARTICIPANTS} is the paper's two-person meeting)")
-    return n
+    return checked_count(n, MIN_PARTICIPANTS, MAX_PARTICIPANTS, "--participants", "participants",
+                         "the paper's two-person meeting")
 
 
 def multi_profiles_context(seed: Any, profiles: Stage1Output | None, previous: str | None, feedback: str | None,

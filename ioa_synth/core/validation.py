@@ -24,4 +24,17 @@ def more_problems(exc: ValidationError) -> str:
     return f" (and {n} more problem(s))" if n > 0 else ""
 
 
-__all__ = ["first_problem", "more_problems"]
+def checked_count(value: int, low: int, high: int, flag: str, unit: str, usual: str) -> int:
+    """``value`` when ``low <= value <= high`` (a count a command's ``flag`` takes).
+
+    Raises:
+        ValueError: any other number, with the sentence the command prints:
+            ``"--meetings 9: give 1 to 5 meetings (1 is the paper's single meeting)"``,
+            ``usual`` naming what ``low`` means.
+    """
+    if not low <= value <= high:
+        raise ValueError(f"{flag} {value}: give {low} to {high} {unit} ({low} is {usual})")
+    return value
+
+
+__all__ = ["checked_count", "first_problem", "more_problems"]

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
+from ioa_synth.core.validation import checked_count
 from ioa_synth.protocol.multiparty import MultiMisalignmentPoint, MultiStage1Output, stage1_model
 from ioa_synth.protocol.schemas import (MisalignmentPoint, OutlineTurn, Stage1Output, Stage2Output, Turn, _items)
 from ioa_synth.text.plural import plural
@@ -44,10 +45,7 @@ def check_meetings(k: int) -> int:
     Raises:
         ValueError: any other number, with the sentence the command prints.
     """
-    if not MIN_MEETINGS <= k <= MAX_MEETINGS:
-        raise ValueError(f"--meetings {k}: give {MIN_MEETINGS} to {MAX_MEETINGS} meetings "
-                         f"({MIN_MEETINGS} is the paper's single meeting)")
-    return k
+    return checked_count(k, MIN_MEETINGS, MAX_MEETINGS, "--meetings", "meetings", "the paper's single meeting")
 
 
 class SeriesMisalignmentPoint(MisalignmentPoint):
