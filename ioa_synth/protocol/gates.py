@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from ioa_synth.protocol.gate_thresholds import GateThresholds
 from ioa_synth.protocol.gates_form import form_failures, stage1_form_failures
 from ioa_synth.protocol.gates_language import language_failures
+from ioa_synth.protocol.gates_thoughts import crossed_thoughts, defined_aloud, member_private
 from ioa_synth.protocol.gates_lines import (pasted_surface_forms, prompt_markers, repeats, thoughts_repeating_lines,
                                             turns_label)
 from ioa_synth.protocol.gates_text import (TITLES, content_words, copies_description, is_placeholder, load_gates,
@@ -126,6 +127,7 @@ class ProfileReference:
     private: list[tuple[str, set[tuple[str, ...]]]]  # (field, its n-grams of stems)
     outline: set[tuple[str, ...]]  # n-grams of the outline descriptions' stems
     public: tuple[str, ...]  # what the plan states in public (:func:`_public_texts`), stemmed only on a leak
+    by_member: dict[str, list[tuple[str, set[tuple[str, ...]]]]]  # member id -> its private fields' n-grams
 
 
 @once_per_output
@@ -140,7 +142,8 @@ def profile_reference(profiles: Stage1Output, gates: GateThresholds | None = Non
                for g in ngrams(stems(t.description), gates.thought_outline_words)}
     return ProfileReference({m.id: m.name for m in profiles.members}, _surface_stems(profiles),
                             [(p.id, p.surface_form, *_wanted(p.surface_form, gates))
-                             for p in profiles.misalignment_points], private, outline, _public_texts(profiles))
+                             for p in profiles.misalignment_points], private, outline, _public_texts(profiles),
+                            member_private(profiles, private, n))
 
 
 def _public_texts(profiles: Stage1Output) -> tuple[str, ...]:
@@ -185,6 +188,8 @@ def stage2_gate_failures(dialogue: Stage2Output, profiles: Stage1Output,
     failures += thoughts_repeating_lines(dialogue, gates)
     failures += _private_leaks(dialogue, ref, gates)
     failures += _outline_echoes(dialogue, ref, gates)
+    failures += crossed_thoughts(dialogue, ref.by_member, ref.surface, ref.public, gates)
+    failures += defined_aloud(dialogue, profiles)
     return failures
 
 
