@@ -40,9 +40,12 @@ NOT_GLUED = frozenset({"onboarding", "onboard", "inpainting", "outpainting", "on
 #: run on past an ellipsis ("techniques...z....." and runs of 244-508 dots in the lines of one
 #: demo case); a speaker's cue glued on after a stop ("Leilani.m.Whitefi acknowledges",
 #: "questions??.m.Ueda continues:") and single letters and dots run on (".x.x.x.x.") in the
-#: lines of another accepted demo case, the same day.
+#: lines of another accepted demo case, the same day; and ellipses run on with a space between
+#: ("before moving forward... ... And don't forget", a demo line of 972abc3: the scaffold's
+#: grammar puts a space after an ellipsis, and the model wrote the next one there).
 SENTENCE_DEBRIS = tuple(re.compile(rx) for rx in (r"\.['’][A-Za-z]", r"\?['’][A-Za-z]", r"!['’][A-Za-z]", r"\.\.\.\.+",
-                                                  r"\.[a-z]\.(?:[A-Z]|[a-z]\.[a-z]\.)"))
+                                                  r"\.[a-z]\.(?:[A-Z]|[a-z]\.[a-z]\.)", r"\.\.\. +\.\.\.",
+                                                  r"… *…"))
 
 #: Question and exclamation marks run on ("ok?!!!!!??!!!" for 400 characters in the line of a
 #: case the gates accepted, 2026-12-07; "Really?!" and "Great!!!" stay) and a stop after them

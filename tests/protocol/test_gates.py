@@ -527,7 +527,10 @@ def test_words_and_sentences_run_together_in_a_line_or_thought_fail():
                         # glued to an abbreviation's dots
                         ("Thank you for your input... " + "using... " * 18 + "the set.", "nput... using"),
                         ("We keep the data.e.g. for the audit.", ".e.g."),
-                        ("We ship it, we ship it, we ship it, we ship it today.", "e ship it, we s")):
+                        ("We ship it, we ship it, we ship it, we ship it today.", "e ship it, we s"),
+                        # ellipses run on with a space between (a demo line of 972abc3)
+                        ("We agree before moving forward... ... And we test it.", "... ..."),
+                        ("We agree before moving forward… … And we test it.", "… …")):
         for field in ("utterance", "inner_thought"):
             d = copy.deepcopy(SEPSIS_DIALOGUE)
             d["turns"][2][field] = junk if field == "utterance" else "I " + junk[0].lower() + junk[1:]
