@@ -128,6 +128,7 @@ def estimate_screen(items: list[Item], work: Path, samples: int, config: Toolkit
     assumptions = {
         "command": "belief screen", "items": len(items), "samples": samples, "answers": len(entries),
         "already_done": len(entries) - len(asks), "judged_share": round(judged, 3), "judged_source": judged_source,
+        "judged_of": "screener answers",
         "batch": batch, "prompts_counted_for_answers": len(counted),
         "completion_tokens_per_call": {c: round(v[0], 1) for c, v in completion.items()},
         "completion_source": {c: v[1] for c, v in completion.items()},

@@ -82,7 +82,12 @@ def probe(
     inputs = probe_inputs(session_dir, detector, batch, batch_dir)
     create_batch_dir(inputs.batch)
     done = lambda name, n: typer.echo(f"detector {name}: {n} question(s)", err=True)  # noqa: E731
-    note = lambda text: typer.echo(text, err=True)  # noqa: E731 - the batches in flight
+    said: list[str] = []
+
+    def note(text: str) -> None:  # the batches in flight: said when it changes, not at every poll
+        if not said or said[-1] != text:
+            said.append(text)
+            typer.echo(text, err=True)
     try:
         with llm_command_errors():
             counts = probe_session(inputs.session, inputs.detectors, seed, local_model, on_done=done,

@@ -193,6 +193,8 @@ def test_estimates_within_10_percent_of_what_the_runs_spend(cli, monkeypatch, tm
     assert sorted(p.name for p in res_dir.rglob("*")) == before  # nothing written
     est = json.loads(res.stdout)
     assert est["assumptions"]["reasks"] == 12 and est["assumptions"]["already_done"] == 0
+    table = cli("estimate", "belief", "reask", res_dir, *REASK, "--config", cfg, "--tokenizer", "chars")
+    assert table.exit_code == 0 and "estimate: ioa-synth belief reask" in table.stdout, table.output
     sent = len(srv.requests)
     assert cli("belief", "reask", res_dir, *REASK, "--config", cfg).exit_code == 0
     _within_10_percent(est, _spent(res_dir), len(srv.requests) - sent)
@@ -207,6 +209,8 @@ def test_estimates_within_10_percent_of_what_the_runs_spend(cli, monkeypatch, tm
     assert res.exit_code == 0, res.output
     est = json.loads(res.stdout)
     assert est["assumptions"]["already_done"] == 6 and est["assumptions"]["judged_share"] == 0.5
+    table = cli("estimate", "belief", "screen", "--items", items, "--out", out, *SCREEN, "--tokenizer", "chars")
+    assert table.exit_code == 0 and "0.50 of the screener answers reach the judge (measured" in table.stdout, table.output
     sent = len(srv.requests)
     assert cli("belief", "screen", "--items", items, "--out", out, *SCREEN).exit_code == 0
     _within_10_percent(est, _spent(out.parent / "screened.calls"), len(srv.requests) - sent)

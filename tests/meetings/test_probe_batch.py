@@ -114,6 +114,8 @@ def test_estimate_meeting_probe_within_10_percent_of_what_the_probe_spends(cli, 
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before and not srv.requests  # nothing written or sent
     est = json.loads(res.stdout)
     assert est["assumptions"]["detectors"] == 2 and est["assumptions"]["already_done"] == 0
+    table = cli("estimate", "meeting", "probe", out, *specs, "--tokenizer", "chars")
+    assert table.exit_code == 0 and "detector:alphadetector" in table.stdout, table.output
     assert cli("meeting", "probe", out, *specs).exit_code == 0
     prompt, completion, calls = q(out, "SELECT sum(prompt_tokens), sum(completion_tokens), count(*) FROM llm_calls")[0]
     total = est["total"]
