@@ -62,7 +62,7 @@ def estimate_belief(job: RunJob, out: Path, config: ToolkitConfig, local_model: 
         catalog = Catalog(out, read_only=True)
     try:
         measured = measure_setups(catalog, setups, roles=lambda role: role.split(":", 1)[0])
-        shares = {kind: _shown_share(catalog, setups["agent"], kind, field) for _, kind, _, field in KINDS if field}
+        shares = {kind: shown_share(catalog, setups["agent"], kind, field) for _, kind, _, field in KINDS if field}
         judged = _judged_share(measured) if s.labelling == "prematch" else 1.0
     finally:
         if opened and catalog is not None:
@@ -164,7 +164,7 @@ def _prompt_tokens(item: Item, k: int, job: RunJob, setups: dict[str, ComponentS
     return out
 
 
-def _shown_share(catalog: Catalog | None, agent: ComponentSetup, kind: str, field: str) -> float:
+def shown_share(catalog: Catalog | None, agent: ComponentSetup, kind: str, field: str) -> float:
     """Share of the agents' ``kind`` replies that is the ``field`` a later prompt shows,
     over up to 200 stored replies (:data:`SHOWN_SHARE` without any)."""
     if catalog is None:

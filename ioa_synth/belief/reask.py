@@ -7,14 +7,18 @@ temperature 0 and labelled as the run labelled its probes (run.json ``settings.l
 
 ``sample`` (``--sample N --seed S``) re-asks a random N of the conversations, stratified by
 cell: (item source, attacker count k), the conditions of the run
-(:mod:`ioa_synth.protocol.sample`)."""
+(:mod:`ioa_synth.protocol.sample`).
+
+With ``batch`` (``--batch`` / ``--batch-dir``) the re-asks go out in waves
+(:func:`ioa_synth.runs.batch_mode.map_in_waves`): every variant probe in the first, their
+belief labels in the second; the answers are a live run's."""
 
 from __future__ import annotations
 
 import json
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 
@@ -27,11 +31,12 @@ from ioa_synth.belief.run import conversation_path
 from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.protocol.sample import stratified_sample
-from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, recorder_and_waves
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
+from ioa_synth.runs.fanout import InlinePool
 
 
 class StepsError(ValueError):
@@ -101,51 +106,87 @@ def check_rebuilt(catalog: Catalog, conv: dict[str, Any], agent: Agent, step: in
         raise ProbeMismatch(f"{where}: the probe rebuilt from the log differs from the stored request")
 
 
-def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, local_model: str | None,
-              workers: int, args: dict[str, Any], sample: int | None = None, seed: int = 0) -> dict[str, int]:
-    """Re-ask ``variant`` at ``steps`` in every conversation of ``out`` (or in ``sample`` of
-    them, stratified by (source, k) and drawn with ``seed``); return counts.
+#: One re-ask: a stored conversation, a benign agent of it and the step to re-ask.
+Reask = tuple[dict[str, Any], Agent, int]
+
+
+def reask_plan(out: Path, steps: list[int], catalog: Catalog, sample: int | None = None,
+               seed: int = 0) -> tuple[list[dict[str, Any]], list[Reask]]:
+    """The conversations of ``out`` to re-ask (all, or ``sample`` of them stratified by
+    (source, k) and drawn with ``seed``) and every re-ask of them: each benign agent at each
+    of ``steps`` the conversation reached, its default probe checked against ``catalog``.
+    ``belief reask`` and its estimate both start from it; nothing is written.
 
     Raises:
-        ioa_synth.protocol.sample.SampleError: ``sample`` above the number of conversations
-            (before any call or write)."""
+        ioa_synth.protocol.sample.SampleError: ``sample`` above the number of conversations.
+        ProbeMismatch: a rebuilt default probe differs from the stored request, or none is stored.
+        ReportError: not a belief results folder.
+    """
     convs = read_conversations(out)
     if sample is not None:
         convs = stratified_sample(convs, lambda c: (c["item"]["source"], c["k"]), sample, seed, "conversations")
-    memory = int(belief_manifest(out).settings.memory or 5)
+    memory = run_memory(out)
+    todo: list[Reask] = []
+    for conv in convs:
+        agents = [Agent(a["id"], a["name"], a["role"], a["trait"]) for a in conv["agents"]]
+        last = max(t["round"] for t in conv["turns"])
+        for step in (s for s in steps if 0 <= s <= last):
+            for agent in (a for a in agents if a.role == "benign"):
+                check_rebuilt(catalog, conv, agent, step, memory)
+                todo.append((conv, agent, step))
+    return convs, todo
+
+
+def run_memory(out: Path) -> int:
+    """The full rounds of history ``out``'s agents saw (run.json ``settings.memory``, else 5)."""
+    return int(belief_manifest(out).settings.memory or 5)
+
+
+def run_reask(out: Path, variant: str, steps: list[int], config: ToolkitConfig, local_model: str | None,
+              workers: int, args: dict[str, Any], sample: int | None = None, seed: int = 0,
+              batch: BatchMode | None = None, planned: Callable[[], None] = lambda: None) -> dict[str, int]:
+    """Re-ask ``variant`` at ``steps`` in every conversation of ``out`` (or in ``sample`` of
+    them, stratified by (source, k) and drawn with ``seed``: :func:`reask_plan`); return
+    counts. With ``batch`` the calls go out in waves of batches. ``planned()`` is called once
+    the plan passed its checks, before any endpoint is opened (the command makes its
+    ``--batch-dir`` there).
+
+    Raises:
+        what :func:`reask_plan` raises (before any call or write); what
+        :func:`~ioa_synth.runs.context.open_run` raises; BatchWaiting (a ``--batch-dir``
+        wave waits for its output file)."""
+    memory = run_memory(out)
     describe, check = template_setup("belief run", "belief reask")
 
     counts = {"asked": 0, "conversations": 0}
     with Catalog(out, tables=[BELIEF_TABLES]) as catalog:
-        todo = deque()
-        for conv in convs:
-            agents = [Agent(a["id"], a["name"], a["role"], a["trait"]) for a in conv["agents"]]
-            last = max(t["round"] for t in conv["turns"])
-            for step in (s for s in steps if 0 <= s <= last):
-                for agent in (a for a in agents if a.role == "benign"):
-                    check_rebuilt(catalog, conv, agent, step, memory)
-                    todo.append((conv, agent, step))
+        convs, plan = reask_plan(out, steps, catalog, sample, seed)
+        todo = deque(plan)
+        planned()
         with open_run(catalog, "belief reask", ["agent", "belief_judge"], config, local_model, args,
                       describe=describe, check=check, in_kind="belief") as run:
-            recorder = run.recorder(replay_of=sorted({c["item"]["item_id"] for c in convs}))
             progress = BuildProgress(Console(stderr=True), total=len(todo), label="reask", statuses=("asked",))
+            recorder, waves = recorder_and_waves(run, batch, sorted({c["item"]["item_id"] for c in convs}),
+                                                 note=progress.note)
             run.attach(progress)
             answers: dict[int, list[dict[str, Any]]] = {}
-            with progress, worker_pool(workers, "belief-reask") as pool:
-                calls = Calls(recorder, run.clients, pool, prematch=run_labelling(out) == "prematch")
+            # a re-ask's two calls (the probe, then its label) depend on each other: no pool to fan out to
+            calls = Calls(recorder, run.clients, InlinePool(), prematch=run_labelling(out) == "prematch")
 
-                def one(entry: tuple[dict[str, Any], Agent, int]) -> dict[str, Any]:
-                    conv, agent, step = entry
-                    return probe(calls, Item.model_validate(conv["item"]), agent, conv["turns"], step, conv["k"],
-                                 memory, variant)
+            def one(entry: Reask) -> dict[str, Any]:
+                conv, agent, step = entry
+                return probe(calls, Item.model_validate(conv["item"]), agent, conv["turns"], step, conv["k"],
+                             memory, variant)
 
-                def done(entry: tuple[dict[str, Any], Agent, int], rec: dict[str, Any]) -> None:
-                    answers.setdefault(id(entry[0]), []).append(rec)
-                    progress.advance("asked")
+            def done(entry: Reask, rec: dict[str, Any]) -> None:
+                answers.setdefault(id(entry[0]), []).append(rec)
+                progress.advance("asked")
 
-                run_interruptible(lambda e: pool.submit(one, e), todo, done, workers, run.guard)
+            with progress:
+                map_in_waves(run, waves, todo, one, done, workers=workers, unit="re-ask", name="belief-reask")
             for conv in convs:
-                new = answers.get(id(conv), [])
+                # in the order of the plan, whichever re-ask finished first (live workers, waves)
+                new = sorted(answers.get(id(conv), []), key=lambda p: (p["step"], p["agent"]))
                 if not new:
                     continue
                 fresh = {(p["step"], p["agent"]) for p in new}

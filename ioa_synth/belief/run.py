@@ -35,7 +35,6 @@ from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.llm.errors import StopRun
 from ioa_synth.llm.client import LLMCallError
 from ioa_synth.core.templates import all_template_hashes
-from ioa_synth.runs.scheduler import worker_pool
 from ioa_synth.reports.progress import BuildProgress
 from ioa_synth.core.atomic import write_json_atomic
 from ioa_synth.runs.catalog import Catalog
@@ -43,8 +42,7 @@ from ioa_synth.runs.fingerprint import FINGERPRINT_VERSION
 from ioa_synth.runs.context import RunContext, open_run
 from ioa_synth.runs.manifest import ManifestError, read_manifest
 from ioa_synth.runs.setup_check import SetupChanged, SetupCheck, stored_results
-from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, start_batch
-from ioa_synth.runs.fanout import InlinePool
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, recorder_and_waves, unit_pool
 from ioa_synth.runs.spend import record_run_estimate
 
 __all__ = ["CHECK_SETUP", "COMPONENTS", "PROBE_TEMPERATURE", "SETUP_VERSION", "RunJob", "SetupChanged",
@@ -185,11 +183,8 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
         else:
             pending.append((it, k))
     replay_of = sorted({it.item_id for it, _ in pending})
-    waves = None
-    if batch is not None:  # a conversation is driven again after each wave: its calls are counted once it ends
-        recorder, waves = start_batch(run, batch, replay_of, note=lambda text: progress.note(text))
-    else:
-        recorder = run.recorder(replay_of=replay_of)  # counted on Ctrl-C
+    # in batch mode a conversation is driven again after each wave: its calls are counted once it ends
+    recorder, waves = recorder_and_waves(run, batch, replay_of, note=lambda text: progress.note(text))
     work = StudyWork(job.settings, [(f"{it.item_id}_k{k}", k) for it, k in pending],
                      reused=lambda: recorder.reused_calls)
     progress = BuildProgress(console, total=len(pending), label="conversations",
@@ -219,7 +214,7 @@ def _run_conversations(job: RunJob, out: Path, run: RunContext, console: Console
 
     # conversations in flight: enough that the call pool always has ready calls
     slots = max(1, min(len(pending), 2 * job.workers + 2))
-    with progress, (worker_pool(job.workers, "belief-call") if waves is None else InlinePool()) as pool:
+    with progress, unit_pool(waves, job.workers, "belief-call") as pool:
         calls = Calls(recorder, run.clients, pool, prematch=job.settings.labelling == "prematch")
         map_in_waves(run, waves, deque(pending), one, done, workers=slots, unit="conversation", name="belief-conv")
     stats["errors"] = errors[:20]

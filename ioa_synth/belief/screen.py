@@ -9,6 +9,10 @@ the private probes); an item passes when its share of ``true`` answers is at lea
 Calls are stored in ``<out stem>.calls/catalog.duckdb`` (keys: item, sample index,
 ``screener:sample::`` / ``belief_judge:screen::``) and replayed on a re-run; the
 per-item shares and reasons go to ``<out stem>.screen.json``.
+
+With ``batch`` (``--batch`` / ``--batch-dir``) the samples go out in waves
+(:func:`ioa_synth.runs.batch_mode.map_in_waves`): every screener answer in the first, then
+the judge's labels of the answers string matching left open; the labels are a live run's.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from ioa_synth.belief.tables import BELIEF_TABLES
 from ioa_synth.belief.judges import Answer, parser
 from ioa_synth.llm.config import ToolkitConfig
 from ioa_synth.core.templates import render_template
-from ioa_synth.runs.scheduler import run_interruptible, worker_pool
 from ioa_synth.reports.progress import BuildProgress
+from ioa_synth.runs.batch_mode import BatchMode, map_in_waves, recorder_and_waves
 from ioa_synth.runs.catalog import Catalog
 from ioa_synth.runs.context import open_run
+from ioa_synth.runs.fanout import InlinePool
 from ioa_synth.text.plural import plural
 
 SCREEN_LABEL_OF = {"endorses_true": "true", "endorses_manipulated": "manipulated", "neither": "neither",
@@ -70,34 +75,43 @@ def decide(items: list[Item], labels: dict[str, list[str]], th: Thresholds) -> t
     return kept, report
 
 
+def screen_prompt(item: Item):
+    """The screener's prompt for ``item`` (no context: the question alone)."""
+    return render_template("belief/screen.jinja2", question=item.question)
+
+
 def screen_items(items: list[Item], work: Path, th: Thresholds, config: ToolkitConfig, local_model: str | None,
-                 workers: int, args: dict[str, Any]) -> dict[str, list[str]]:
-    """Ask and label every sample; return ``{item_id: [label per sample]}``."""
+                 workers: int, args: dict[str, Any], batch: BatchMode | None = None) -> dict[str, list[str]]:
+    """Ask and label every sample; return ``{item_id: [label per sample]}``. With ``batch``
+    the calls go out in waves of batches.
+
+    Raises:
+        what :func:`~ioa_synth.runs.context.open_run` raises; LLMCallError (a sample without
+        a usable answer stops the screening); BatchWaiting (a ``--batch-dir`` wave waits for
+        its output file)."""
     describe, check = template_setup("belief screen")
 
     labels: dict[str, list[str | None]] = defaultdict(lambda: [None] * th.samples)
     with Catalog(work, tables=[BELIEF_TABLES]) as catalog, open_run(catalog, "belief screen", ["screener", "belief_judge"], config,
                                             local_model, args, describe=describe, check=check, in_kind="belief") as run:
-        recorder = run.recorder(replay_of=[i.item_id for i in items])
         todo = deque((item, i) for item in items for i in range(th.samples))
         progress = BuildProgress(Console(stderr=True), total=len(todo), label="samples", statuses=("labelled",))
+        recorder, waves = recorder_and_waves(run, batch, [i.item_id for i in items], note=progress.note)
         run.attach(progress)
+        calls = Calls(recorder, run.clients, InlinePool())  # a sample's two calls depend on each other
 
-        with progress, worker_pool(workers, "belief-screen") as pool:
-            calls = Calls(recorder, run.clients, pool)
+        def one(entry: tuple[Item, int]) -> str:
+            item, i = entry
+            ans = ask(recorder, run.clients["screener"], study_call(item.item_id, i, "screener", "sample", None, None),
+                      screen_prompt(item), "belief_answer", parser(Answer))
+            verdict = label_answer(calls, item, ans.answer,
+                                   study_call(item.item_id, i, "belief_judge", "screen", None, None), judge_both=False)
+            return "both" if verdict is None else SCREEN_LABEL_OF[verdict.verdict]
 
-            def one(entry: tuple[Item, int]) -> str:
-                item, i = entry
-                prompt = render_template("belief/screen.jinja2", question=item.question)
-                ans = ask(recorder, run.clients["screener"], study_call(item.item_id, i, "screener", "sample", None, None),
-                          prompt, "belief_answer", parser(Answer))
-                verdict = label_answer(calls, item, ans.answer,
-                                       study_call(item.item_id, i, "belief_judge", "screen", None, None), judge_both=False)
-                return "both" if verdict is None else SCREEN_LABEL_OF[verdict.verdict]
+        def done(entry: tuple[Item, int], label: str) -> None:
+            labels[entry[0].item_id][entry[1]] = label
+            progress.advance("labelled")
 
-            def done(entry: tuple[Item, int], label: str) -> None:
-                labels[entry[0].item_id][entry[1]] = label
-                progress.advance("labelled")
-
-            run_interruptible(lambda e: pool.submit(one, e), todo, done, workers, run.guard)
+        with progress:
+            map_in_waves(run, waves, todo, one, done, workers=workers, unit="sample", name="belief-screen")
     return {k: [x for x in v if x is not None] for k, v in labels.items()}

@@ -9,9 +9,10 @@ from typing import Optional
 import typer
 
 from ioa_synth.cli.batch_options import batch_dir_option, batch_option, create_batch_dir
-from ioa_synth.cli.belief_inputs import int_list, load_items_or_fail, run_inputs
+from ioa_synth.cli.belief_inputs import (DEFAULT_REASK_STEPS, check_items_out, reask_inputs, reask_refusals,
+                                         run_inputs, screen_inputs)
 from ioa_synth.cli.common import (check_choice, config_or_fail, existing_results_folder, fail,
-                                  llm_command_errors, refuse_other_kind, writable_out)
+                                  llm_command_errors, refuse_other_kind)
 from ioa_synth.cli.options import (config_option, json_option, limit_option, local_model_option, sample_option,
                                    seed_option, workers_option)
 from ioa_synth.cli.options import prompts_option
@@ -21,29 +22,6 @@ belief_app = typer.Typer(help="The hidden belief collapse study: items, screenin
                          no_args_is_help=True)
 items_app = typer.Typer(help="Import study items.", no_args_is_help=True)
 belief_app.add_typer(items_app, name="items")
-
-#: The paper's re-ask steps (§3); ``belief reask`` drops those past a shorter run.
-DEFAULT_REASK_STEPS = "1,4,8,16"
-
-
-def _check_items_out(out: Path, source: Path) -> None:
-    """Exit 2 with one line, before any work, when ``out`` (an items file a command writes)
-    is a folder, the input file itself, or an existing file that is not an items file (a
-    user's file is never overwritten; an earlier output of the same command is, so a re-run
-    resumes from its stored calls)."""
-    from ioa_synth.belief.items import ItemsError, load_items
-
-    if out.exists() and out.is_dir():
-        fail(f"--out {out} is a folder; name the items file to write")
-    if out.exists() and source.exists() and out.resolve() == source.resolve():
-        fail(f"--out {out} is the input file; name another file to write")
-    if out.is_file():
-        try:
-            load_items(out)
-        except ItemsError:
-            fail(f"--out {out} exists and is not an items file; name a new file to write (nothing was written)")
-    writable_out(out.parent)
-
 
 @items_app.command("import")
 def items_import(
@@ -63,7 +41,7 @@ def items_import(
     from ioa_synth.belief.writer import write_items as complete
 
     check_choice("--format", fmt, FORMATS)
-    _check_items_out(out, file)
+    check_items_out(out, file)
     cfg = config_or_fail(config)
     try:
         drafts, dropped = import_items(file, fmt)
@@ -195,9 +173,15 @@ def screen(
     config: Optional[Path] = config_option(),
     workers: int = workers_option("Calls"),
     local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
-    """Keep the items the screener knows without context (calls kept under <stem>.calls/)."""
+    """Keep the items the screener knows without context (calls kept under <stem>.calls/).
+
+    Exit status: 0, 2 bad input or setup, 75 a --batch-dir wave waits for its output file,
+    130 interrupted.
+    """
     from rich.table import Table
 
     from ioa_synth.belief.items import write_items
@@ -205,13 +189,16 @@ def screen(
     from ioa_synth.reports.output import wide_console
     from ioa_synth.core.atomic import write_json_atomic
 
-    _check_items_out(out, items)
-    cfg = config_or_fail(config)
-    all_items = load_items_or_fail(items)
     th = Thresholds(samples, min_true, max_manipulated, max_both, cap_per_relation)
+    inputs = screen_inputs(items, out, th, config, batch, batch_dir)
+    create_batch_dir(inputs.batch)
+    all_items = inputs.items
     args = {"items": str(items), "out": str(out), **th.__dict__}
+    if inputs.batch is not None:  # recorded only when given: the args of a live run stay as they were
+        args |= {"batch": True, "batch_dir": str(batch_dir) if batch_dir else None}
     with llm_command_errors():
-        labels = screen_items(all_items, out.parent / f"{out.stem}.calls", th, cfg, local_model, workers, args)
+        labels = screen_items(all_items, inputs.work, th, inputs.config, local_model, workers, args,
+                              batch=inputs.batch)
     kept, report = decide(all_items, labels, th)
     write_json_atomic(out.parent / f"{out.stem}.screen.json", {"thresholds": th.__dict__, "items": report})
     write_items(out, kept)
@@ -239,31 +226,27 @@ def reask(
     local_model: Optional[str] = local_model_option(),
     sample: Optional[int] = sample_option("conversations", "cell (item source x attacker count k)"),
     seed: int = seed_option("Seed of the --sample draw"),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
     """Re-ask a probe variant from the stored log (no conversation re-run); the rebuilt default
-    probe must equal the stored one byte for byte."""
-    from ioa_synth.belief.reask import ProbeMismatch, StepsError, reask_steps, run_reask
-    from ioa_synth.protocol.sample import SampleError
-    from ioa_synth.belief.report import ReportError, write_report
+    probe must equal the stored one byte for byte.
 
-    check_choice("--variant", variant, ("own", "anonymized", "group"))
-    step_list = int_list("--steps", steps if steps is not None else DEFAULT_REASK_STEPS)
-    existing_results_folder(results)
-    refuse_other_kind(results, "belief", "RESULTS", hint="give the --out folder of an 'ioa-synth belief run'")
-    try:
-        step_list, note = reask_steps(results, step_list, given=steps is not None)
-    except (ReportError, StepsError) as exc:
-        fail(str(exc))
-    if note:
-        typer.echo(note, err=True)
-    cfg = config_or_fail(config)
+    Exit status: 0, 2 bad input or setup, 75 a --batch-dir wave waits for its output file,
+    130 interrupted.
+    """
+    from ioa_synth.belief.reask import run_reask
+    from ioa_synth.belief.report import write_report
+
+    inputs = reask_inputs(results, variant, steps, config, batch, batch_dir)
+    step_list = inputs.steps
     args = {"results": str(results), "variant": variant, "steps": step_list, "sample": sample, "seed": seed}
-    try:
-        with llm_command_errors():
-            counts = run_reask(results, variant, step_list, cfg, local_model, workers, args, sample, seed)
-    except (ReportError, ProbeMismatch, SampleError) as exc:
-        fail(str(exc))
+    if inputs.batch is not None:  # recorded only when given: the args of a live run stay as they were
+        args |= {"batch": True, "batch_dir": str(batch_dir) if batch_dir else None}
+    with reask_refusals(), llm_command_errors():  # the --batch-dir is made once the plan passed its checks
+        counts = run_reask(results, variant, step_list, inputs.config, local_model, workers, args, sample, seed,
+                           batch=inputs.batch, planned=lambda: create_batch_dir(inputs.batch))
     write_report(results)
     typer.echo(f"{counts['asked']} {variant} answer(s) in {counts['conversations']} conversation(s); "
                "summary.json updated")

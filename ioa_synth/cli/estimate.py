@@ -1,10 +1,11 @@
-"""``ioa-synth estimate build|evaluate|belief run|collab run ...``: calls, tokens and cost of
-a run before any call.
+"""``ioa-synth estimate build|evaluate|belief run|belief reask|belief screen|collab run|meeting
+probe ...``: calls, tokens and cost of a run before any call.
 
 The arguments after the command are that command's own, read by that command's parser
 and checked by that command's own code (:func:`~ioa_synth.cli.build.build_inputs`,
 :func:`~ioa_synth.cli.evaluate.evaluate_inputs`, :func:`~ioa_synth.cli.belief_inputs.run_inputs`,
-:func:`~ioa_synth.cli.collab_inputs.run_inputs`),
+:func:`~ioa_synth.cli.belief_inputs.reask_inputs`, :func:`~ioa_synth.cli.belief_inputs.screen_inputs`,
+:func:`~ioa_synth.cli.collab_inputs.run_inputs`, :func:`~ioa_synth.cli.meeting_inputs.probe_inputs`),
 so the estimate refuses what the command refuses, with the same line; ``--prices``,
 ``--pass-rates``, ``--tokenizer`` and ``--json`` are the estimate's. No endpoint is opened,
 nothing written.
@@ -22,17 +23,17 @@ from ioa_synth.cli.app import app
 from ioa_synth.cli.common import PANEL_BUILD, fail
 from ioa_synth.cli.options import json_option
 
-ESTIMATED = ("build", "evaluate", "belief", "collab")
-#: The subcommand estimated of a command group (``estimate belief run ...``).
-SUBCOMMAND = {"belief": "run", "collab": "run"}
+ESTIMATED = ("build", "evaluate", "belief", "collab", "meeting")
+#: The subcommands estimated of a command group (``estimate belief run ...``).
+SUBCOMMAND = {"belief": ("run", "reask", "screen"), "collab": ("run",), "meeting": ("probe",)}
 
 
 @app.command(rich_help_panel=PANEL_BUILD, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def estimate(
     ctx: typer.Context,
     command: str = typer.Argument(..., metavar="COMMAND",
-                                  help="The command to estimate, build, evaluate, 'belief run' or 'collab run', "
-                                  "followed by its arguments"),
+                                  help="The command to estimate, build, evaluate, 'belief run', 'belief reask', "
+                                  "'belief screen', 'collab run' or 'meeting probe', followed by its arguments"),
     prices: Optional[Path] = typer.Option(None, "--prices", help="USD per million tokens per component or model "
                                           '(JSON: {"generator": {"input": 2.5, "output": 10, "batch": 0.5}})'),
     pass_rates: Optional[Path] = typer.Option(None, "--pass-rates", help="Build pass rates to assume (JSON: "
@@ -41,8 +42,8 @@ def estimate(
                                             "gguf:<path>, or an embedded model's name (default: per component)"),
     as_json: bool = json_option("Print JSON instead of a table"),
 ) -> None:
-    """Estimate the calls, tokens and cost of 'build', 'evaluate', 'belief run' or 'collab run'
-    with the same arguments (ioa-synth estimate build --split test --out DIR ...), before any
+    """Estimate the calls, tokens and cost of 'build', 'evaluate', 'belief run', 'belief reask',
+    'belief screen', 'collab run' or 'meeting probe' with the same arguments (ioa-synth estimate build --split test --out DIR ...), before any
     call: nothing is sent or written.
 
     Exit status: 0, or 2 for bad input.
@@ -65,15 +66,21 @@ def estimate(
     rest, name = list(ctx.args), command
     if command in SUBCOMMAND:
         wanted = SUBCOMMAND[command]
-        if not rest or rest[0] != wanted:
-            fail(f"estimate {command} estimates '{command} {wanted}': give 'ioa-synth estimate {command} {wanted} ...'")
-        target, rest, name = target.get_command(ctx, wanted), rest[1:], f"{command} {wanted}"
+        if not rest or rest[0] not in wanted:
+            named = " or ".join(f"'{command} {w}'" for w in wanted)
+            fail(f"estimate {command} estimates {named}: give 'ioa-synth estimate {command} {wanted[0]} ...'"
+                 + (f" (or {', '.join(wanted[1:])})" if len(wanted) > 1 else ""))
+        target, rest, name = target.get_command(ctx, rest[0]), rest[1:], f"{command} {rest[0]}"
     sub = target.make_context(name, rest, parent=ctx.parent)
+    from ioa_synth.cli.estimate_more import ESTIMATES
+
     try:
         if command == "build":
             est = _build(sub.params, price_table, rates, tokenizer)
         elif command == "evaluate":
             est = _evaluate(sub.params, price_table, tokenizer)
+        elif name in ESTIMATES:
+            est = ESTIMATES[name](sub.params, price_table, tokenizer)
         elif command == "belief":
             est = _belief(sub.params, price_table, tokenizer)
         else:

@@ -10,7 +10,9 @@ from typing import List, Optional
 
 import typer
 
+from ioa_synth.cli.batch_options import batch_dir_option, batch_option, create_batch_dir
 from ioa_synth.cli.label_types import load_type_labels, types_option
+from ioa_synth.cli.meeting_inputs import open_session as _session, probe_inputs
 from ioa_synth.cli.common import (check_choice, check_out_folder, config_or_fail, fail, llm_command_errors,
                                   writable_out)
 from ioa_synth.cli.options import config_option, detector_option, json_option, local_model_option, seed_option
@@ -20,16 +22,6 @@ from ioa_synth.text.plural import plural
 meeting_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                           help="Probe real meetings: import a transcript, write blinded question sets, collect "
                                "answers and labels on web pages, report per detector.")
-
-
-def _session(folder: Path):
-    from ioa_synth.meetings.session import Session, SessionError
-
-    check_out_folder(folder, "SESSION_DIR")
-    try:
-        return Session(folder)
-    except SessionError as exc:
-        fail(str(exc))
 
 
 @meeting_app.command("import")
@@ -74,25 +66,32 @@ def probe(
     detector: List[str] = detector_option(),
     seed: Optional[int] = seed_option("Seed of the blind label assignment (default: per session)", default=None),
     local_model: Optional[str] = local_model_option(),
+    batch: bool = batch_option(),
+    batch_dir: Optional[Path] = batch_dir_option(),
     prompts: Optional[Path] = prompts_option(),
 ) -> None:
-    """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ..."""
+    """Each detector writes one question set (transcript only); the sets get blind labels A, B, C ...
+
+    Exit status: 0, 1 a detector gave no usable set, 2 bad input or setup, 75 a --batch-dir
+    wave waits for its output file, 130 interrupted.
+    """
     from ioa_synth.llm.errors import LLMCallError
-    from ioa_synth.probing.detectors import prober_config
-    from ioa_synth.meetings.probe import MAX_DETECTORS, parse_detector, probe_session
+    from ioa_synth.meetings.probe import probe_session
     from ioa_synth.meetings.session import SessionError
 
-    session = _session(session_dir)
-    if len(detector) > MAX_DETECTORS:
-        fail(f"at most {MAX_DETECTORS} detectors (got {len(detector)})")
-    try:
-        detectors = [parse_detector(spec, prober_config) for spec in detector]
-    except ValueError as exc:
-        fail(str(exc))
+    inputs = probe_inputs(session_dir, detector, batch, batch_dir)
+    create_batch_dir(inputs.batch)
     done = lambda name, n: typer.echo(f"detector {name}: {n} question(s)", err=True)  # noqa: E731
+    said: list[str] = []
+
+    def note(text: str) -> None:  # the batches in flight: said when it changes, not at every poll
+        if not said or said[-1] != text:
+            said.append(text)
+            typer.echo(text, err=True)
     try:
         with llm_command_errors():
-            counts = probe_session(session, detectors, seed, local_model, on_done=done)
+            counts = probe_session(inputs.session, inputs.detectors, seed, local_model, on_done=done,
+                                   batch=inputs.batch, note=note)
     except SessionError as exc:
         fail(str(exc))
     except LLMCallError as exc:

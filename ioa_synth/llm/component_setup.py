@@ -33,15 +33,17 @@ class ComponentSetup:
 
 
 def component_setup(component: str, config: ToolkitConfig, local_model: str | None = None,
-                    tokenizer: str | None = None) -> ComponentSetup:
-    """The :class:`ComponentSetup` of ``component`` under ``config`` and the environment.
+                    tokenizer: str | None = None, prefixes: tuple[str, ...] = ()) -> ComponentSetup:
+    """The :class:`ComponentSetup` of ``component`` under ``config`` and the environment
+    (``prefixes``: environment prefixes tried first, as :func:`~ioa_synth.llm.config.env_endpoint`'s:
+    a detector's ``IOA_DETECTOR_<NAME>``).
 
     Raises:
         ConfigError: its base URL variable is blank.
         ioa_synth.llm.tokens.TokenizerError: a ``tokenizer`` given that cannot be built.
     """
     cfg = config.component(component)
-    base, _ = env_endpoint(component)
+    base, _ = env_endpoint(component, prefixes)
     embedded = base is None
     if embedded:
         from ioa_synth.llm.local_weights import installed_local_models

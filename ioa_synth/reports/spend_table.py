@@ -77,9 +77,9 @@ def assumption_lines(est: dict[str, Any]) -> list[str]:
         for of, x in (v.items() if isinstance(v, dict) else [("", v)]):
             src = sources.get(name, {}).get(of, "") if isinstance(v, dict) else sources.get(name, "")
             lines.append(f"{name}{' ' + of if of else ''}: {x:,.2f} ({src})")
-    if a.get("labelling") == "prematch":  # belief run --prematch: the answers the judge still sees
-        lines.append(f"belief labels: {a.get('judged_share', 1.0):.2f} of the private answers reach the judge "
-                     f"({a.get('judged_source', '')})")
+    if a.get("labelling") == "prematch" or "judged_of" in a:  # string matching first: the answers the judge sees
+        lines.append(f"belief labels: {a.get('judged_share', 1.0):.2f} of the {a.get('judged_of', 'private answers')} "
+                     f"reach the judge ({a.get('judged_source', '')})")
     for kind, v in a.get("completion_tokens_per_call", {}).items():
         lines.append(f"{kind}: {v:,.0f} completion tokens per call ({a.get('completion_source', {}).get(kind, '')})")
     return lines

@@ -1,7 +1,15 @@
 """A run's batch mode: its clients answered by batch lines (:mod:`ioa_synth.runs.batch`,
 :func:`start_batch`), and its scheduler (:meth:`~ioa_synth.runs.context.RunContext.map`)
 driving the units in waves, a unit parked while one of its calls waits for a batch
-(:func:`map_in_waves`, :mod:`ioa_synth.runs.waves`)."""
+(:func:`map_in_waves`, :mod:`ioa_synth.runs.waves`).
+
+A run that may go either way takes its recorder and waves from :func:`recorder_and_waves`
+(``waves`` ``None``: live calls) and, when a unit hands calls to a pool, that pool from
+:func:`unit_pool`::
+
+    recorder, waves = recorder_and_waves(run, batch, unit_ids, note=progress.note)
+    map_in_waves(run, waves, deque(units), work, on_done, workers=n, unit="item")
+"""
 
 from __future__ import annotations
 
@@ -15,7 +23,9 @@ from ioa_synth.runs.batch import BatchCalls
 from ioa_synth.runs.batch_recorder import BatchRecorder
 from ioa_synth.runs.context import RunContext
 from ioa_synth.runs.interrupt import RunInterrupted
-from ioa_synth.runs.recorder import load_replay
+from ioa_synth.runs.fanout import InlinePool
+from ioa_synth.runs.recorder import CallRecorder, load_replay
+from ioa_synth.runs.scheduler import worker_pool
 from ioa_synth.runs.waves import BatchWaves
 
 
@@ -52,6 +62,24 @@ def start_batch(run: RunContext, mode: BatchMode, replay_of: list[str],
     recorder = BatchRecorder(run.catalog, run.start(), replay, on_tokens=run.tokens.add, batch=calls)
     run.recorders.append(recorder)
     return recorder, BatchWaves(run.catalog, calls, run.clients, mode.batch_dir, run.guard.stop, note)
+
+
+def recorder_and_waves(run: RunContext, mode: BatchMode | None, replay_of: list[str],
+                       note: Callable[[str], None]) -> tuple[CallRecorder, BatchWaves | None]:
+    """The recorder of ``run``'s calls (replaying the stored calls of the units
+    ``replay_of``) and, with ``mode`` (``--batch`` / ``--batch-dir``), the run's waves
+    (:func:`start_batch`; ``note`` hears of the batches in flight); for live calls
+    (``mode`` ``None``) :meth:`RunContext.recorder` and no waves."""
+    if mode is None:
+        return run.recorder(replay_of=replay_of), None
+    return start_batch(run, mode, replay_of, note)
+
+
+def unit_pool(waves: BatchWaves | None, workers: int, name: str) -> Any:
+    """The pool a unit hands its independent calls to (``submit(fn, *args) -> Future``,
+    a context manager): ``workers`` threads for live calls, an
+    :class:`~ioa_synth.runs.fanout.InlinePool` in batch mode (so that they park together)."""
+    return worker_pool(workers, name) if waves is None else InlinePool()
 
 
 def map_in_waves(run: RunContext, waves: BatchWaves | None, units: deque, work: Callable[[Any], Any],

@@ -1,6 +1,7 @@
-"""``estimate build|evaluate|belief run|collab run`` refuses exactly what the command refuses,
-with the command's own line (one code path: ``build_inputs`` / ``evaluate_inputs`` / belief's
-and collab's ``run_inputs``), and the batch options are checked
+"""``estimate build|evaluate|belief run|belief reask|belief screen|collab run|meeting probe``
+refuses exactly what the command refuses, with the command's own line (one code path:
+``build_inputs`` / ``evaluate_inputs`` / belief's and collab's ``run_inputs``, belief's
+``reask_inputs`` and ``screen_inputs``, the meeting's ``probe_inputs``), and the batch options are checked
 before anything is contacted or created: ``--batch`` with ``--batch-dir``, ``--batch-dir``
 without a ``model`` per component."""
 
@@ -23,6 +24,7 @@ EVAL_MODELS = {c: {"model": "m"} for c in ("prober", "simulator", "validity_filt
 BELIEF_ITEMS = ROOT / "samples" / "belief" / "items.jsonl"
 BELIEF_MODELS = {c: {"model": "m"} for c in ("agent", "belief_judge", "stance_judge")}
 HP = ROOT / "samples" / "collab" / "hidden_profile_sample.json"
+VTT = ROOT / "samples" / "meetings" / "sample.vtt"
 
 
 @pytest.fixture
@@ -55,16 +57,23 @@ def hits(monkeypatch):
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, Path]:
     """A build directory made by ``build import`` (``D``), its export (``hub``), a user's
-    folder (``U``), config files naming every model (``bm``, ``em``) and one with a
-    nonsensical ``max_tokens`` (``neg``); ``x`` and ``bd`` are never made."""
+    folder (``U``), a finished one-round ``belief run`` (``BR``, against a scripted server),
+    a meeting session (``S``), config files naming every model (``bm``, ``em``), a detector
+    without a model (``detnm``) and one with a nonsensical ``max_tokens`` (``neg``); ``x``
+    and ``bd`` are never made."""
+    import os
+
     from typer.testing import CliRunner
 
     from ioa_synth.cli import app
+    from ioa_synth.testing.belief_scripted import BeliefScript
+    from ioa_synth.testing.scripted_server import ScriptedServer
 
     tmp = tmp_path_factory.mktemp("refused")
     made = {"D": tmp / "D", "hub": tmp / "hub", "U": tmp / "U", "bm": tmp / "bm.json", "em": tmp / "em.json",
             "neg": tmp / "neg.json", "x": tmp / "x", "bd": tmp / "bd", "blm": tmp / "blm.json",
-            "cm": tmp / "cm.json", "det": tmp / "det.json"}
+            "cm": tmp / "cm.json", "det": tmp / "det.json", "BR": tmp / "BR", "S": tmp / "S",
+            "detnm": tmp / "detnm.json"}
     run = CliRunner().invoke
     assert run(app, ["build", "import", str(SAMPLE), "--split", "test", "--out", str(made["D"])]).exit_code == 0
     assert run(app, ["export", "--out", str(made["D"]), "--to", str(made["hub"]), "--splits", "test"]).exit_code == 0
@@ -75,6 +84,18 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     made["blm"].write_text(json.dumps(BELIEF_MODELS))
     made["cm"].write_text(json.dumps({"discusser": {"model": "m"}}))
     made["det"].write_text(json.dumps({"prober": {"model": "m"}}))
+    made["detnm"].write_text(json.dumps({"prober": {}}))
+    assert run(app, ["meeting", "import", str(VTT), "--out", str(made["S"])]).exit_code == 0
+    saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    with ScriptedServer(BeliefScript(agents=2)) as srv:
+        os.environ.update(OPENAI_BASE_URL=srv.base_url, OPENAI_API_KEY="sk-test-refused-0123456789")
+        try:
+            res = run(app, ["belief", "run", "--items", str(BELIEF_ITEMS), "--out", str(made["BR"]), "--agents", "2",
+                            "--attackers", "0", "--rounds", "1", "--limit", "1", "--config", str(made["blm"])])
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    assert res.exit_code == 0, res.output
     made["neg"].write_text(json.dumps({"generator": {"request_options": {"max_tokens": -5}},
                                        "prober": {"request_options": {"max_tokens": -5}}}))
     return made
@@ -135,6 +156,32 @@ REFUSED = {
          "--batch", "--batch-dir", "{bd}"],
         ["--bench", "hidden-profile", "--tasks", "{HP}", "--out", "{x}", "--configs", "mcq:d", "--detector", "d={det}",
          "--batch-dir", "{bd}"],                                           # no model for the discusser
+    ],
+    "belief reask": [
+        ["{x}", "--variant", "own", "--steps", "1"],                           # no results folder
+        ["{hub}", "--variant", "own", "--steps", "1"],                         # a folder of another kind
+        ["{BR}", "--variant", "nosuch", "--steps", "1"],
+        ["{BR}", "--variant", "own", "--steps", "5"],                          # past the run's one round
+        ["{BR}", "--variant", "own", "--steps", "1", "--sample", "9"],         # more than its conversations
+        ["{BR}", "--variant", "own", "--steps", "1", "--config", "{blm}", "--batch", "--batch-dir", "{bd}"],
+        ["{BR}", "--variant", "own", "--steps", "1", "--batch-dir", "{bd}"],   # no model
+    ],
+    "belief screen": [
+        ["--item", "{BELIEF_ITEMS}", "--out", "{x}/s.jsonl"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}/s.jsonl", "--samples", "0"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{U}"],                         # a folder
+        ["--items", "{BELIEF_ITEMS}", "--out", "{U}/notes.txt"],               # a user's file
+        ["--items", "{x}/nosuch.jsonl", "--out", "{x}/s.jsonl"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}/s.jsonl", "--config", "{blm}", "--batch", "--batch-dir", "{bd}"],
+        ["--items", "{BELIEF_ITEMS}", "--out", "{x}/s.jsonl", "--config", "{blm}", "--batch-dir", "{bd}"],  # no screener model
+    ],
+    "meeting probe": [
+        ["{x}", "--detector", "d={det}"],                                      # no session
+        ["{S}", "--detector", "noequals"],
+        ["{S}", "--detector", "d={blm}"],                                      # a config without a prober block
+        ["{S}", "--detector", "d={det}", "--detector", "d={det}"],             # a name twice
+        ["{S}", "--detector", "d={det}", "--batch", "--batch-dir", "{bd}"],
+        ["{S}", "--detector", "d={detnm}", "--batch-dir", "{bd}"],             # no model
     ],
 }
 CASES = [(command, i) for command, argv in REFUSED.items() for i in range(len(argv))]
